@@ -1,0 +1,79 @@
+"""The async Sandbox interface that every backend (Docker, local) implements."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import TracebackType
+
+from greenloop_sandbox.report import TestReport
+
+
+class SandboxError(Exception):
+    """A sandbox problem the user can act on; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """Outcome of one command run inside a sandbox."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+    duration: float
+    timed_out: bool = False
+    truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+class Sandbox(abc.ABC):
+    """An isolated place to run one workspace's commands and tests.
+
+    Lifecycle: `await sb.start()` (or `async with`), `await sb.sync(files)` as
+    often as the snapshot changes (only changed files are sent after the first
+    sync), `exec` / `run_tests` / `install`, then `await sb.close()`, which
+    must leave no container or process behind, even after cancellation.
+    """
+
+    name: str = "abstract"
+
+    @abc.abstractmethod
+    async def start(self) -> None: ...
+
+    @abc.abstractmethod
+    async def sync(self, files: Mapping[str, bytes], deleted: frozenset[str] = frozenset()) -> int:
+        """Make the sandbox's workspace equal the snapshot; return how many files were written."""
+
+    @abc.abstractmethod
+    async def exec(
+        self,
+        command: str | list[str],
+        *,
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+        workdir: str | None = None,
+    ) -> ExecResult: ...
+
+    @abc.abstractmethod
+    async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None) -> TestReport: ...
+
+    @abc.abstractmethod
+    async def install(self, packages: list[str]) -> ExecResult:
+        """Add packages to the environment (cached per package set); never touches the workspace."""
+
+    @abc.abstractmethod
+    async def close(self) -> None: ...
+
+    async def __aenter__(self) -> Sandbox:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+

@@ -1,0 +1,41 @@
+"""Options every subcommand shares, and how they become settings overrides."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from greenloop.settings import Settings, load_settings
+
+
+def common_parser() -> argparse.ArgumentParser:
+    """A parent parser with the options shared by all subcommands."""
+    common = argparse.ArgumentParser(add_help=False)
+    group = common.add_argument_group("shared options")
+    group.add_argument("--model", help="model name sent to the endpoint")
+    group.add_argument("--base-url", help="OpenAI-compatible endpoint (default: embedded local model)")
+    group.add_argument("--sandbox", choices=["auto", "docker", "local"], help="sandbox backend")
+    group.add_argument("--seed", type=int, help="seed sent with every model call")
+    group.add_argument("--max-iterations", type=int, help="test-fix iterations before giving up")
+    return common
+
+
+def overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """CLI flags -> nested settings overrides (only the flags given)."""
+    out: dict[str, dict[str, Any]] = {}
+
+    def put(section: str, key: str, value: Any) -> None:
+        if value is not None:
+            out.setdefault(section, {})[key] = value
+
+    put("llm", "model", getattr(args, "model", None))
+    put("llm", "base_url", getattr(args, "base_url", None))
+    put("llm", "seed", getattr(args, "seed", None))
+    put("sandbox", "backend", getattr(args, "sandbox", None))
+    put("loop", "max_iterations", getattr(args, "max_iterations", None))
+    return out
+
+
+def settings_from_args(args: argparse.Namespace, workspace: Path | None) -> Settings:
+    return load_settings(workspace, overrides_from_args(args))

@@ -1,0 +1,163 @@
+"""The one settings model: every greenloop parameter, its default and meaning.
+
+Sources, lowest to highest priority: defaults, `greenloop.toml` or
+`[tool.greenloop]` in the workspace's `pyproject.toml`, `GREENLOOP_*`
+environment variables (nested with `__`, e.g. `GREENLOOP_LLM__MODEL`), then
+explicit overrides (CLI flags, the editor's configuration).
+`docs/configuration.md` is generated from this file.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from greenloop.errors import GreenloopError
+
+
+class ModelPrice(BaseModel):
+    """USD per million tokens."""
+
+    prompt: float = 0.0
+    completion: float = 0.0
+
+
+class LLMSettings(BaseModel):
+    base_url: str | None = Field(
+        default=None,
+        description="OpenAI-compatible endpoint. Unset: OPENAI_BASE_URL, else the embedded local model.",
+    )
+    api_key: SecretStr | None = Field(default=None, description="API key. Unset: OPENAI_API_KEY. Never logged.")
+    model: str = Field(default="local", description="Model name sent to the endpoint.")
+    temperature: float = Field(default=0.2, ge=0.0, le=2.0, description="Sampling temperature.")
+    seed: int | None = Field(default=1234, description="Seed sent with every call and stored with the run.")
+    max_tokens: int = Field(default=2048, gt=0, description="Completion token cap per call.")
+    timeout: float = Field(default=300.0, gt=0, description="Seconds before one HTTP request is abandoned.")
+    max_retries: int = Field(default=4, ge=0, description="Retries on 429, 5xx, timeouts, connection errors.")
+    repair_attempts: int = Field(default=2, ge=0, description="Times invalid structured output is sent back.")
+    prices: dict[str, ModelPrice] = Field(
+        default_factory=dict, description="Price table by model name (USD per million tokens)."
+    )
+
+
+class LocalModelSettings(BaseModel):
+    enabled: bool = Field(default=True, description="Start the embedded model when no endpoint is configured.")
+    size: Literal["0.5b", "1.5b"] = Field(default="0.5b", description="Qwen2.5-Coder-Instruct size.")
+    n_ctx: int = Field(default=8192, description="Context window of the embedded server.")
+    threads: int = Field(default=2, description="CPU threads for the embedded server.")
+    deterministic: bool = Field(default=False, description="--n_batch 1 --n_ubatch 1: same reply for same request.")
+
+
+class SandboxSettings(BaseModel):
+    backend: Literal["auto", "docker", "local"] = Field(
+        default="auto", description="'auto': Docker when an engine answers, else the local backend."
+    )
+    template: str = Field(default="auto", description="python | node | rust | auto (detected from the files).")
+    test_timeout: float = Field(default=300.0, gt=0, description="Seconds before a test run is killed.")
+    exec_timeout: float = Field(default=120.0, gt=0, description="Seconds before any other command is killed.")
+    memory: str = Field(default="2g", description="Container memory limit.")
+    cpus: float = Field(default=2.0, gt=0, description="Container CPU limit.")
+    pids: int = Field(default=512, gt=0, description="Container process limit.")
+    output_limit: int = Field(default=1_000_000, gt=0, description="Bytes of output kept per command.")
+
+
+class RetrievalSettings(BaseModel):
+    enabled: bool = Field(default=True, description="Ranked code context; off sends whole files instead.")
+    context_tokens: int = Field(default=3000, gt=0, description="Token budget of the code context.")
+    top_k: int = Field(default=8, gt=0, description="Locations shown in full.")
+
+
+class LoopSettings(BaseModel):
+    max_iterations: int = Field(default=5, ge=1, description="Test-fix iterations before giving up.")
+    max_tokens: int = Field(default=200_000, gt=0, description="Token budget of one run (all calls).")
+    max_cost: float = Field(default=1.0, ge=0, description="Cost budget of one run in USD.")
+    max_seconds: float = Field(default=1800.0, gt=0, description="Wall-time budget of one run.")
+    diagnosis: bool = Field(default=True, description="Free-text diagnosis call before the plan.")
+    history: bool = Field(default=True, description="Earlier attempts go into each prompt.")
+
+
+class GenerateSettings(BaseModel):
+    parallel_files: int = Field(default=2, ge=1, description="Files generated at once.")
+    small_steps: bool = Field(default=False, description="Each component gets its own tests and loop.")
+    clarify: bool = Field(default=False, description="Ask clarifying questions before planning.")
+
+
+class RunsSettings(BaseModel):
+    enabled: bool = Field(default=True, description="Record every run in the run store.")
+    store: str | None = Field(default=None, description="SQLite file. Unset: .greenloop/runs.sqlite3.")
+
+
+class Settings(BaseSettings):
+    """All of greenloop's parameters."""
+
+    model_config = SettingsConfigDict(env_prefix="GREENLOOP_", env_nested_delimiter="__", extra="forbid")
+
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    local_model: LocalModelSettings = Field(default_factory=LocalModelSettings)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    loop: LoopSettings = Field(default_factory=LoopSettings)
+    generate: GenerateSettings = Field(default_factory=GenerateSettings)
+    runs: RunsSettings = Field(default_factory=RunsSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _FileSource(settings_cls))
+
+
+_file_values: ContextVar[dict[str, Any]] = ContextVar("greenloop_file_settings", default={})
+
+
+class _FileSource(PydanticBaseSettingsSource):
+    """Values from the workspace's config file (set by `load_settings`)."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return _file_values.get().get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(_file_values.get())
+
+
+def read_config_file(workspace: Path | None) -> dict[str, Any]:
+    """`greenloop.toml`, else `[tool.greenloop]` of `pyproject.toml`, else {}."""
+    if workspace is None:
+        return {}
+    for name, table in (("greenloop.toml", None), ("pyproject.toml", ("tool", "greenloop"))):
+        path = workspace / name
+        if not path.is_file():
+            continue
+        try:
+            data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise GreenloopError(f"{path}: not valid TOML ({exc}); fix or remove it.") from exc
+        if table is None:
+            return data
+        for key in table:
+            data = data.get(key, {}) if isinstance(data, dict) else {}
+        if data:
+            return data
+    return {}
+
+
+def load_settings(workspace: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
+    """Settings for a workspace: file, then env, then `overrides` (nested dicts)."""
+    token = _file_values.set(read_config_file(workspace))
+    try:
+        return Settings(**(overrides or {}))
+    except ValueError as exc:
+        raise GreenloopError(f"Invalid greenloop settings: {exc}") from exc
+    finally:
+        _file_values.reset(token)
