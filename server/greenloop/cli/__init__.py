@@ -16,7 +16,7 @@ from greenloop.errors import GreenloopError
 
 # Subcommand modules, in the order `--help` lists them. A module that is not
 # there yet (work in progress) is skipped rather than breaking the CLI.
-SUBCOMMANDS = ["serve", "fix", "improve", "generate", "locate", "sandbox", "runs", "bench", "doctor"]
+SUBCOMMANDS = ["serve", "fix", "improve", "generate", "locate", "sandbox", "runs", "bench", "model", "doctor"]
 
 
 def build_parser() -> argparse.ArgumentParser:
