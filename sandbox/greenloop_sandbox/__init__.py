@@ -4,7 +4,32 @@ A standalone library: it imports nothing from `greenloop`. Backends share one
 async interface (`Sandbox`); templates describe a language's environment.
 """
 
-from greenloop_sandbox.base import ExecResult, Sandbox, SandboxError
+from greenloop_sandbox.base import DEFAULT_LIMITS, ExecResult, Limits, Sandbox, SandboxError
+from greenloop_sandbox.docker_backend import DockerSandbox
+from greenloop_sandbox.engine import docker_available
+from greenloop_sandbox.local_backend import LocalSandbox
 from greenloop_sandbox.report import TestCase, TestFailure, TestReport
+from greenloop_sandbox.templates import EnvTemplate, load_template, template_names
+from greenloop_sandbox.tree import Snapshot, detect_template, read_tree
 
-__all__ = ["ExecResult", "Sandbox", "SandboxError", "TestCase", "TestFailure", "TestReport"]
+BACKENDS = ("auto", "docker", "local")
+
+
+def open_sandbox(template: str, *, backend: str = "auto", limits: Limits = DEFAULT_LIMITS,
+                 label: str | None = None) -> Sandbox:
+    """A sandbox for `template` (not started yet); 'auto' = Docker when an engine answers, else local."""
+    env = load_template(template)
+    if backend not in BACKENDS:
+        raise SandboxError(f"Unknown sandbox backend {backend!r}; use one of: {', '.join(BACKENDS)}.")
+    if backend == "auto":
+        backend = "docker" if docker_available() else "local"
+    if backend == "docker":
+        return DockerSandbox(env, limits=limits, label=label)
+    return LocalSandbox(env, limits=limits, label=label)
+
+
+__all__ = [
+    "DockerSandbox", "EnvTemplate", "ExecResult", "Limits", "LocalSandbox", "Sandbox", "SandboxError",
+    "Snapshot", "TestCase", "TestFailure", "TestReport", "detect_template", "docker_available",
+    "load_template", "open_sandbox", "read_tree", "template_names",
+]

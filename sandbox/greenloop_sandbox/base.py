@@ -15,6 +15,22 @@ class SandboxError(Exception):
 
 
 @dataclass(frozen=True)
+class Limits:
+    """Resource limits of one sandbox (Docker enforces all; local: rlimits, see LocalSandbox)."""
+
+    memory: str = "2g"
+    cpus: float = 2.0
+    pids: int = 512
+    exec_timeout: float = 120
+    test_timeout: float = 300
+    output_limit: int = 1_000_000
+    file_size: int = 1 << 30
+
+
+DEFAULT_LIMITS = Limits()
+
+
+@dataclass(frozen=True)
 class ExecResult:
     """Outcome of one command run inside a sandbox."""
 
@@ -53,17 +69,21 @@ class Sandbox(abc.ABC):
         self,
         command: str | list[str],
         *,
-        timeout: float | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
         env: Mapping[str, str] | None = None,
         workdir: str | None = None,
     ) -> ExecResult: ...
 
     @abc.abstractmethod
-    async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None) -> TestReport: ...
+    async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None) -> TestReport: ...  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
 
     @abc.abstractmethod
     async def install(self, packages: list[str]) -> ExecResult:
         """Add packages to the environment (cached per package set); never touches the workspace."""
+
+    @abc.abstractmethod
+    async def run_setup(self, command: str) -> ExecResult:
+        """Run a command at environment-build time (a DebugPlan "run" action); kept across restarts."""
 
     @abc.abstractmethod
     async def close(self) -> None: ...

@@ -41,6 +41,7 @@ class TestReport(BaseModel):
     cases: list[TestCase] = Field(default_factory=list)
     duration: float = 0.0
     exit_code: int | None = None
+    timed_out: bool = Field(default=False, description="The test command was killed at its timeout.")
     raw: str = Field(default="", description="Combined stdout/stderr of the test command (capped).")
     parser: str = Field(default="", description="Which parser produced this report.")
 

@@ -1,0 +1,307 @@
+"""DockerSandbox: one warm, locked-down container per session, reused through `exec`."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import logging
+import os
+import tarfile
+import tempfile
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from greenloop_sandbox import images, packages
+from greenloop_sandbox.base import DEFAULT_LIMITS, ExecResult, Limits, Sandbox, SandboxError
+from greenloop_sandbox.docker_exec import USER, run_in_container
+from greenloop_sandbox.engine import docker_client
+from greenloop_sandbox.output import cap_text
+from greenloop_sandbox.parsers import ParseInput, parse_report
+from greenloop_sandbox.reaper import owner_labels, reap_containers
+from greenloop_sandbox.report import TestReport
+from greenloop_sandbox.templates import EnvTemplate
+from greenloop_sandbox.tree import SyncState, check_relpath, is_executable_text
+
+log = logging.getLogger(__name__)
+
+WORKSPACE = "/workspace"
+REPORT_DIR = "/tmp/greenloop-report"
+_reaped = False
+
+
+class DockerSandbox(Sandbox):
+    """Strong isolation: network none, non-root, memory/cpu/pids limits, no host env, no socket."""
+
+    name = "docker"
+
+    def __init__(self, template: EnvTemplate, *, limits: Limits = DEFAULT_LIMITS, label: str | None = None) -> None:
+        self.template = template
+        self.limits = limits
+        self.label = label
+        self.session_id = uuid.uuid4().hex[:12]
+        self.image: str | None = None
+        self._client: Any = None
+        self._container: Any = None
+        self._state = SyncState()
+        self._files: dict[str, bytes] = {}
+        self._lock = asyncio.Lock()
+
+    # lifecycle -----------------------------------------------------------------
+    async def start(self) -> None:
+        global _reaped
+        self._client = await asyncio.to_thread(docker_client)
+        if not _reaped:
+            _reaped = True
+            removed = await asyncio.to_thread(reap_containers, self._client)
+            if removed:
+                log.info("removed %d leftover sandbox container(s) of crashed sessions", len(removed))
+        self.image = await asyncio.to_thread(images.build_template_image, self._client, self.template)
+        try:
+            await self._start_container()
+        except BaseException:
+            await asyncio.shield(asyncio.to_thread(_remove_named, self._client, f"greenloop-{self.session_id}"))
+            raise
+
+    async def _start_container(self) -> None:
+        assert self.image is not None
+        ncpu = os.cpu_count() or 1
+        kwargs: dict[str, Any] = dict(
+            command=["sleep", "infinity"], detach=True, init=True, user="0:0", network_mode="none",
+            mem_limit=self.limits.memory, memswap_limit=self.limits.memory,
+            nano_cpus=int(min(self.limits.cpus, ncpu) * 1e9), pids_limit=self.limits.pids,
+            cap_drop=["ALL"], security_opt=["no-new-privileges"], working_dir=WORKSPACE,
+            labels=owner_labels(self.session_id, self.label), name=f"greenloop-{self.session_id}",
+            environment={"HOME": "/home/sandbox"}, ulimits=[_ulimit("fsize", self.limits.file_size)],
+        )
+        run = asyncio.ensure_future(asyncio.to_thread(self._client.containers.run, self.image, **kwargs))
+        try:
+            self._container = await asyncio.shield(run)
+        except asyncio.CancelledError:
+            self._container = await _quietly(run)
+            await self.close()
+            raise
+
+    async def close(self) -> None:
+        container, self._container = self._container, None
+        if container is None:
+            return
+        removal = asyncio.ensure_future(asyncio.to_thread(_remove, container))
+        try:
+            await asyncio.shield(removal)
+        except asyncio.CancelledError:
+            await _quietly(removal)
+            raise
+
+    # workspace -------------------------------------------------------------------
+    async def sync(self, files: Mapping[str, bytes], deleted: frozenset[str] = frozenset()) -> int:
+        async with self._lock:
+            self._require()
+            changed, gone = self._state.plan(files, deleted)
+            if changed:
+                data = await asyncio.to_thread(_tar_files, changed)
+                await asyncio.to_thread(self._container.put_archive, WORKSPACE, data)
+            if gone:
+                res = await self._run(["rm", "-f", "--", *gone], timeout=60)
+                if res.exit_code != 0:
+                    raise SandboxError(f"Removing deleted files in the sandbox failed: {res.stderr[-500:]}")
+            self._state.apply(changed, gone)
+            self._files = {p: d for p, d in files.items() if p not in deleted}
+            return len(changed)
+
+    # commands ----------------------------------------------------------------------
+    async def exec(self, command: str | list[str], *, timeout: float | None = None,  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
+                   env: Mapping[str, str] | None = None, workdir: str | None = None) -> ExecResult:
+        async with self._lock:
+            self._require()
+            return await self._run(command, timeout=timeout or self.limits.exec_timeout, env=env, workdir=workdir)
+
+    async def _run(self, command: str | list[str], *, timeout: float, env: Mapping[str, str] | None = None,  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
+                   workdir: str | None = None) -> ExecResult:
+        cwd = WORKSPACE if not workdir or workdir == "." else str(PurePosixPath(WORKSPACE, check_relpath(workdir)))
+        full_env = {**self.template.env, "HOME": "/home/sandbox", **(env or {})}
+        return await run_in_container(self._client, self._container.id, command, timeout=timeout, env=full_env,
+                                      workdir=cwd, output_limit=self.limits.output_limit)
+
+    async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None) -> TestReport:  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
+        report_path = f"{REPORT_DIR}/{self.template.report}" if self.template.report else ""
+        command = f"rm -rf {REPORT_DIR}; mkdir -p {REPORT_DIR}; " + self.template.test_argv(report_path, test_ids)
+        async with self._lock:
+            self._require()
+            res = await self._run(command, timeout=timeout or self.limits.test_timeout)
+            report_text = await asyncio.to_thread(self._read_file, report_path) if report_path else None
+        return await asyncio.to_thread(_build_report, self.template, res, report_text, self.limits.output_limit)
+
+    def _read_file(self, path: str) -> str | None:
+        import docker.errors
+
+        try:
+            stream, _ = self._container.get_archive(path)
+        except docker.errors.NotFound:
+            return None
+        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+            member = tar.next()
+            fh = tar.extractfile(member) if member else None
+            return fh.read().decode("utf-8", errors="replace") if fh else None
+
+    # environment -----------------------------------------------------------------------
+    async def install(self, packages_: list[str]) -> ExecResult:
+        pkgs = packages.check_packages(packages_)
+        manager = self.template.package_manager
+        step = f"install:{manager}:{' '.join(pkgs)}"
+        return await self._add_layer(step, lambda ctx: self._install_layer(ctx, manager, pkgs))
+
+    async def run_setup(self, command: str) -> ExecResult:
+        snap = hashlib.sha256(repr(sorted(self._state.hashes.items())).encode()).hexdigest()[:16]
+        step = f"run:{command}:{snap}"
+        return await self._add_layer(step, lambda ctx: self._setup_layer(ctx, command))
+
+    async def _add_layer(self, step: str, make: Callable[[Path], Awaitable[ExecResult]]) -> ExecResult:
+        """Build (or reuse) the layer `step` on the current image and move the session onto it."""
+        async with self._lock:
+            self._require()
+            assert self.image is not None
+            tag = images.layer_tag(self.image, step)
+            cached = await asyncio.to_thread(images.image_exists, self._client, tag)
+            result = ExecResult(0, f"cached layer {tag}\n", "", 0.0)
+            if not cached:
+                with tempfile.TemporaryDirectory(prefix="greenloop-layer-") as tmp:
+                    result = await make(Path(tmp))
+                    if result.exit_code == 0:
+                        result = await self._build_layer(tag, Path(tmp))
+            if result.exit_code == 0:
+                await self._switch(tag)
+            return result
+
+    async def _install_layer(self, ctx: Path, manager: str, pkgs: list[str]) -> ExecResult:
+        assert self.image is not None
+        dockerfile, folder = packages.layer_dockerfile(self.image, manager, pkgs)
+        (ctx / folder).mkdir(exist_ok=True)
+        dest = ctx / folder if manager == "pip" else ctx / "resolve"
+        dest.mkdir(exist_ok=True)
+        for argv in packages.resolve_argv(manager, pkgs, dest):
+            res = await packages.run_host(argv, cwd=dest)
+            if res.exit_code != 0:
+                return res
+        if manager == "npm":
+            (ctx / folder).rmdir()
+            (dest / "node_modules").rename(ctx / folder)
+        elif manager == "cargo":
+            (ctx / folder).rmdir()
+            (dest / "vendor").rename(ctx / folder)
+        (ctx / "Dockerfile").write_text(dockerfile)
+        return ExecResult(0, "", "", 0.0)
+
+    async def _setup_layer(self, ctx: Path, command: str) -> ExecResult:
+        assert self.image is not None
+        await asyncio.to_thread(_write_tree, ctx / "ws", self._files)
+        (ctx / "Dockerfile").write_text(
+            f"FROM {self.image}\nUSER root\nCOPY --chown=1000:1000 ws/ {WORKSPACE}/\n"
+            f"RUN cd {WORKSPACE} && sh -c {_shq(command)} && chown -R 1000:1000 {WORKSPACE}\nUSER sandbox\n")
+        return ExecResult(0, "", "", 0.0)
+
+    async def _build_layer(self, tag: str, ctx: Path) -> ExecResult:
+        dockerfile = await asyncio.to_thread((ctx / "Dockerfile").read_text)
+        names = await asyncio.to_thread(lambda: [p for p in ctx.iterdir() if p.name != "Dockerfile"])
+        files: dict[str, bytes | Path] = {p.name: p for p in names}
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        ok, text = await asyncio.to_thread(images.build_image, self._client, tag, dockerfile, files)
+        out, cut = cap_text(text, self.limits.output_limit)
+        return ExecResult(0 if ok else 1, out, "" if ok else out[-4000:], loop.time() - start, truncated=cut)
+
+    async def _switch(self, tag: str) -> None:
+        """Replace the warm container with one from `tag` and put the workspace back."""
+        old, self._container = self._container, None
+        if old is not None:
+            await asyncio.to_thread(_remove, old)
+        self.image = tag
+        await self._start_container()
+        files, self._state = self._files, SyncState()
+        if files:
+            data = await asyncio.to_thread(_tar_files, files)
+            await asyncio.to_thread(self._container.put_archive, WORKSPACE, data)
+            self._state.apply(files, [])
+
+    def _require(self) -> None:
+        if self._container is None:
+            raise SandboxError("The sandbox is not running: call `await sandbox.start()` first (or it was closed).")
+
+
+def _build_report(template: EnvTemplate, res: ExecResult, report_text: str | None, limit: int) -> TestReport:
+    raw, _ = cap_text(res.stdout + ("\n" + res.stderr if res.stderr else ""), limit)
+    report = parse_report(template.parser, ParseInput(output=raw, report=report_text, exit_code=res.exit_code,
+                                                      root=WORKSPACE))
+    report.raw, report.exit_code, report.timed_out = raw, res.exit_code, res.timed_out
+    report.duration = res.duration
+    if res.timed_out and report.failures:
+        report.failures[0].message = f"test run timed out after {res.duration:.0f}s; " + report.failures[0].message
+    return report
+
+
+def _tar_files(files: Mapping[str, bytes]) -> bytes:
+    """A tar of `files` owned by the sandbox user, parent folders included."""
+    buf = io.BytesIO()
+    dirs: set[str] = set()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for rel, data in sorted(files.items()):
+            for parent in reversed(PurePosixPath(rel).parents[:-1]):
+                if str(parent) not in dirs:
+                    dirs.add(str(parent))
+                    tar.addfile(_info(str(parent), tarfile.DIRTYPE, 0o755))
+            info = _info(rel, tarfile.REGTYPE, 0o755 if is_executable_text(data) else 0o644)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def _info(name: str, kind: bytes, mode: int) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.mode, info.uid, info.gid = kind, mode, 1000, 1000
+    info.uname = info.gname = "sandbox"
+    return info
+
+
+def _write_tree(root: Path, files: Mapping[str, bytes]) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, data in files.items():
+        path = root / check_relpath(rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+def _remove(container: Any) -> None:
+    try:
+        container.remove(force=True)
+    except Exception as exc:  # already gone
+        log.debug("remove %s: %s", getattr(container, "name", "?"), exc)
+
+
+def _remove_named(client: Any, name: str) -> None:
+    """Remove a container that was created but whose start failed or was cancelled."""
+    try:
+        client.containers.get(name).remove(force=True)
+    except Exception as exc:  # never created
+        log.debug("remove %s: %s", name, exc)
+
+
+def _ulimit(name: str, value: int) -> Any:
+    import docker.types
+
+    return docker.types.Ulimit(name=name, soft=value, hard=value)
+
+
+def _shq(text: str) -> str:
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+async def _quietly(fut: asyncio.Future[Any]) -> Any:
+    try:
+        return await fut
+    except Exception:
+        return None
+
+
+__all__ = ["USER", "DockerSandbox"]

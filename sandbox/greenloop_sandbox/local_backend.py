@@ -1,0 +1,208 @@
+"""LocalSandbox: a temp copy of the workspace, commands in their own process group (weaker isolation)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from greenloop_sandbox.base import DEFAULT_LIMITS, ExecResult, Limits, Sandbox, SandboxError
+from greenloop_sandbox.local_env import filtered_env, limits_preexec, probe_isolation
+from greenloop_sandbox.output import CappedOutput, cap_text
+from greenloop_sandbox.packages import check_packages, local_install_argv, run_host
+from greenloop_sandbox.parsers import ParseInput, parse_report
+from greenloop_sandbox.reaper import process_start
+from greenloop_sandbox.report import TestReport
+from greenloop_sandbox.templates import EnvTemplate
+from greenloop_sandbox.tree import SyncState, check_relpath, is_executable_text
+
+log = logging.getLogger(__name__)
+PREFIX = "greenloop-local-"
+
+
+class LocalSandbox(Sandbox):
+    """No container: isolation is a process group, rlimits and (where allowed) `unshare` namespaces.
+
+    Weaker than Docker: commands see the host's filesystem and toolchains (with a
+    filtered environment); rlimits are per process, and RLIMIT_NPROC does not bind root.
+    """
+
+    name = "local"
+
+    def __init__(self, template: EnvTemplate, *, limits: Limits = DEFAULT_LIMITS, label: str | None = None) -> None:
+        self.template = template
+        self.limits = limits
+        self.label = label
+        self.root: Path | None = None
+        self.note = ""
+        self._state = SyncState()
+        self._lock = asyncio.Lock()
+
+    @property
+    def workspace(self) -> Path:
+        if self.root is None:
+            raise SandboxError("The sandbox is not running: call `await sandbox.start()` first (or it was closed).")
+        return self.root / "workspace"
+
+    async def start(self) -> None:
+        iso = await asyncio.to_thread(probe_isolation)
+        self.note = iso.note
+        await asyncio.to_thread(reap_local_dirs)
+        root = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-{process_start(os.getpid())}-"))
+        for sub in ("workspace", "report", "target", "site-packages"):
+            (root / sub).mkdir()
+        self.root = root
+
+    async def close(self) -> None:
+        root, self.root = self.root, None
+        if root is not None:
+            await asyncio.shield(asyncio.to_thread(shutil.rmtree, root, True))
+
+    async def sync(self, files: Mapping[str, bytes], deleted: frozenset[str] = frozenset()) -> int:
+        async with self._lock:
+            ws = self.workspace
+            changed, gone = self._state.plan(files, deleted)
+            await asyncio.to_thread(_write_files, ws, changed, gone)
+            self._state.apply(changed, gone)
+            return len(changed)
+
+    async def exec(self, command: str | list[str], *, timeout: float | None = None,  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
+                   env: Mapping[str, str] | None = None, workdir: str | None = None) -> ExecResult:
+        async with self._lock:
+            return await self._run(command, timeout or self.limits.exec_timeout, env, workdir)
+
+    def _env(self, extra: Mapping[str, str] | None) -> dict[str, str]:
+        assert self.root is not None
+        env = filtered_env(os.environ)
+        site = str(self.root / "site-packages")
+        env["PYTHONPATH"] = site + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env.update(CARGO_TARGET_DIR=str(self.root / "target"), PYTHONDONTWRITEBYTECODE="1")
+        env.update(self.template.env)
+        env.update(extra or {})
+        return env
+
+    async def _run(self, command: str | list[str], timeout: float, env: Mapping[str, str] | None,  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
+                   workdir: str | None) -> ExecResult:
+        cwd = self.workspace if not workdir or workdir == "." else self.workspace / check_relpath(workdir)
+        argv = ["sh", "-c", command] if isinstance(command, str) else list(command)
+        iso = probe_isolation()
+        out, err = CappedOutput(self.limits.output_limit), CappedOutput(self.limits.output_limit)
+        start = time.monotonic()
+        proc = await asyncio.create_subprocess_exec(
+            *iso.prefix, *argv, cwd=cwd, env=self._env(env), stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
+            preexec_fn=limits_preexec(self.limits))
+        assert proc.stdout is not None and proc.stderr is not None
+        readers = [asyncio.create_task(_pump(proc.stdout, out)), asyncio.create_task(_pump(proc.stderr, err))]
+        timed_out = False
+        try:
+            try:
+                await asyncio.wait_for(proc.wait(), timeout)
+            except TimeoutError:
+                timed_out = True
+        finally:
+            _kill_group(proc.pid)
+            await asyncio.shield(_finish(proc, readers))
+        if timed_out:
+            err.feed(f"\n[greenloop: killed after {timeout:g}s timeout]\n".encode())
+        code = proc.returncode if proc.returncode is not None else -9
+        return ExecResult(137 if code < 0 else code, out.text(), err.text(), time.monotonic() - start,
+                          timed_out=timed_out, truncated=out.truncated or err.truncated)
+
+    async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None) -> TestReport:  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
+        async with self._lock:
+            assert self.root is not None
+            report_dir = self.root / "report"
+            shutil.rmtree(report_dir, ignore_errors=True)
+            report_dir.mkdir()
+            report_path = str(report_dir / self.template.report) if self.template.report else ""
+            res = await self._run(self.template.test_argv(report_path, test_ids),
+                                  timeout or self.limits.test_timeout, None, None)
+            text = await asyncio.to_thread(_read_optional, report_path)
+        raw, _ = cap_text(res.stdout + ("\n" + res.stderr if res.stderr else ""), self.limits.output_limit)
+        data = ParseInput(output=raw, report=text, exit_code=res.exit_code, root=str(self.workspace.resolve()))
+        report = await asyncio.to_thread(parse_report, self.template.parser, data)
+        report.raw, report.exit_code, report.timed_out, report.duration = raw, res.exit_code, res.timed_out, \
+            res.duration
+        return report
+
+    async def install(self, packages: list[str]) -> ExecResult:
+        pkgs = check_packages(packages)
+        async with self._lock:
+            assert self.root is not None
+            return await run_host(local_install_argv(self.template.package_manager, pkgs, self.root), cwd=self.root)
+
+    async def run_setup(self, command: str) -> ExecResult:
+        return await self.exec(command)
+
+
+def _read_optional(path: str) -> str | None:
+    return Path(path).read_text(errors="replace") if path and Path(path).is_file() else None
+
+
+async def _pump(stream: asyncio.StreamReader, sink: CappedOutput) -> None:
+    while chunk := await stream.read(65536):
+        sink.feed(chunk)
+
+
+async def _finish(proc: asyncio.subprocess.Process, readers: list[asyncio.Task[None]]) -> None:
+    """Reap the process; stop reading when an escaped straggler keeps the pipes open."""
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+    await proc.wait()
+    _, pending = await asyncio.wait(readers, timeout=2.0)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*readers, return_exceptions=True)
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _write_files(ws: Path, changed: Mapping[str, bytes], gone: list[str]) -> None:
+    for rel in gone:
+        path = _safe_path(ws, rel)
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+    for rel, data in changed.items():
+        path = _safe_path(ws, rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_symlink():
+            path.unlink()
+        elif path.is_dir():
+            shutil.rmtree(path)
+        path.write_bytes(data)
+        if is_executable_text(data):
+            path.chmod(0o755)
+
+
+def _safe_path(ws: Path, rel: str) -> Path:
+    """ws/rel, after removing any symlink a command planted on the way (never write through one)."""
+    path = ws
+    for part in Path(check_relpath(rel)).parts[:-1]:
+        path = path / part
+        if path.is_symlink() or (path.exists() and not path.is_dir()):
+            path.unlink()
+    return path / Path(rel).name
+
+
+def reap_local_dirs() -> list[Path]:
+    """Remove temp folders of local sandboxes whose owner process is gone."""
+    removed = []
+    for path in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
+        parts = path.name[len(PREFIX):].split("-")
+        if len(parts) < 3 or not parts[0].isdigit():
+            continue
+        if process_start(int(parts[0])) != parts[1]:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed

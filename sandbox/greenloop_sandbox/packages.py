@@ -1,0 +1,122 @@
+"""Package installs without network in the sandbox: resolve on the host, then install offline.
+
+`resolve` fetches a package set on the host into a folder (pip wheelhouse, npm
+node_modules, cargo vendor dir); `layer_dockerfile` installs that folder into a
+new image layer with no network. `local_install_argv` is the local backend's
+equivalent (installs into the sandbox folder, not the host's environment).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+from pathlib import Path
+
+from greenloop_sandbox.base import ExecResult, SandboxError
+from greenloop_sandbox.output import cap_text
+
+_SAFE = re.compile(r"^[A-Za-z0-9@/_.\-\[\],=<>!~^*+: ]+$")
+CARGO_CONFIG = """[source.crates-io]
+replace-with = "vendored-sources"
+
+[source.vendored-sources]
+directory = "/opt/greenloop/vendor"
+"""
+
+
+def check_packages(packages: list[str]) -> list[str]:
+    """The package specs, stripped; SandboxError for anything that looks like an option or shell."""
+    out = [p.strip() for p in packages if p.strip()]
+    for p in out:
+        if p.startswith("-") or not _SAFE.match(p):
+            raise SandboxError(f"{p!r} is not a package spec (name, optionally with a version).")
+    return sorted(set(out))
+
+
+async def run_host(argv: list[str], cwd: Path, limit: int = 200_000, timeout: float = 600) -> ExecResult:  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
+    """Run a resolver command on the host (it needs the host network); never raises for its failure."""
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.DEVNULL)
+    except FileNotFoundError:
+        return ExecResult(127, "", f"{argv[0]}: not found on the host; install it to resolve packages.", 0.0)
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        return ExecResult(124, "", f"{argv[0]} timed out after {timeout}s", loop.time() - start, timed_out=True)
+    except asyncio.CancelledError:
+        proc.kill()
+        await proc.wait()
+        raise
+    stdout, cut1 = cap_text(out.decode(errors="replace"), limit)
+    stderr, cut2 = cap_text(err.decode(errors="replace"), limit)
+    return ExecResult(proc.returncode or 0, stdout, stderr, loop.time() - start, truncated=cut1 or cut2)
+
+
+def resolve_argv(manager: str, packages: list[str], dest: Path) -> list[list[str]]:
+    """Host commands that fetch `packages` into `dest` for an offline install."""
+    if manager == "pip":
+        argv = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "-q", "-d", str(dest)]
+        if sys.version_info[:2] != (3, 11):  # the image's python (Debian bookworm)
+            argv += ["--python-version", "3.11", "--only-binary=:all:"]
+        return [argv + packages]
+    if manager == "npm":
+        return [["npm", "install", "--prefix", str(dest), "--no-audit", "--no-fund", "--ignore-scripts",
+                 "--no-package-lock", "--loglevel=error", *packages]]
+    if manager == "cargo":
+        _write_cargo_manifest(dest, packages)
+        return [["cargo", "vendor", "--manifest-path", str(dest / "Cargo.toml"), "--versioned-dirs",
+                 str(dest / "vendor")]]
+    raise SandboxError(f"Unknown package manager {manager!r} in the template.")
+
+
+def _write_cargo_manifest(dest: Path, packages: list[str]) -> None:
+    deps = []
+    for spec in packages:
+        m = re.match(r"^([A-Za-z0-9_\-]+)\s*(?:@|==|=)?\s*(.*)$", spec)
+        if not m:
+            raise SandboxError(f"{spec!r} is not a crate spec (name, name@version or name=version).")
+        deps.append(f'{m[1]} = "{m[2].strip() or "*"}"')
+    (dest / "src").mkdir(parents=True, exist_ok=True)
+    (dest / "src" / "lib.rs").write_text("")
+    (dest / "Cargo.toml").write_text(
+        '[package]\nname = "greenloop-vendor"\nversion = "0.0.0"\nedition = "2021"\n\n[dependencies]\n'
+        + "\n".join(deps) + "\n")
+
+
+def layer_dockerfile(parent: str, manager: str, packages: list[str]) -> tuple[str, str]:
+    """(Dockerfile, context folder name) that install the resolved folder offline on `parent`."""
+    quoted = " ".join(f"'{p}'" for p in packages)
+    head = f"FROM {parent}\nUSER root\n"
+    tail = "USER sandbox\n"
+    if manager == "pip":
+        return head + ("COPY wheels /opt/greenloop/wheels\n"
+                       "RUN python3 -m pip install --no-index --find-links /opt/greenloop/wheels "
+                       f"--break-system-packages --disable-pip-version-check -q {quoted}\n") + tail, "wheels"
+    if manager == "npm":
+        return head + "COPY node_modules /node_modules/\n" + tail, "node_modules"
+    if manager == "cargo":
+        return head + ("COPY vendor /opt/greenloop/vendor/\n"
+                       "RUN printf '%s' '" + CARGO_CONFIG.replace("\n", "\\n") + "' > /home/sandbox/.cargo/config.toml"
+                       " && chown -R sandbox:sandbox /home/sandbox/.cargo\n") + tail, "vendor"
+    raise SandboxError(f"Unknown package manager {manager!r} in the template.")
+
+
+def local_install_argv(manager: str, packages: list[str], prefix: Path) -> list[str]:
+    """The local backend's install: into the sandbox folder (site-packages / node_modules / cargo cache)."""
+    if manager == "pip":
+        return [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "-q",
+                "--target", str(prefix / "site-packages"), *packages]
+    if manager == "npm":
+        return ["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--no-package-lock",
+                "--loglevel=error", *packages]
+    if manager == "cargo":
+        _write_cargo_manifest(prefix / "cargo-fetch", packages)
+        return ["cargo", "fetch", "--manifest-path", str(prefix / "cargo-fetch" / "Cargo.toml")]
+    raise SandboxError(f"Unknown package manager {manager!r} in the template.")

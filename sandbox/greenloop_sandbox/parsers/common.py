@@ -1,0 +1,52 @@
+"""What every parser gets, and the fallback report when a run produced nothing parseable."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from greenloop_sandbox.report import TestFailure, TestReport
+
+
+@dataclass(frozen=True)
+class ParseInput:
+    """The test command's outcome as a parser sees it."""
+
+    output: str                 # combined stdout/stderr (capped)
+    report: str | None = None   # the report file's text, when the template writes one
+    exit_code: int = 0
+    root: str = "/workspace"    # the workspace root inside the sandbox, to make paths relative
+
+
+def relpath(path: str, root: str) -> str:
+    """`path` relative to the workspace root (file:// and the root prefix removed)."""
+    path = path.removeprefix("file://")
+    root = root.rstrip("/") + "/"
+    return path[len(root):] if path.startswith(root) else path
+
+
+def no_report(data: ParseInput, why: str) -> TestReport:
+    """One error case carrying the output's tail, for runs that produced no usable report."""
+    tail = "\n".join(data.output.strip().splitlines()[-30:])
+    return TestReport(
+        errors=1,
+        exit_code=data.exit_code,
+        failures=[TestFailure(test_id="<test run>", message=why, traceback=tail, kind="error")],
+    )
+
+
+_LOCATION = re.compile(r"(?P<path>[^\s:()'\"]+\.[A-Za-z]+):(?P<line>\d+)(?::\d+)?")
+
+
+def first_location(text: str, root: str, prefer: str | None = None) -> tuple[str | None, int | None]:
+    """The first `path:line` in `text` inside the workspace (`prefer`red file first)."""
+    found: list[tuple[str, int]] = []
+    for m in _LOCATION.finditer(text):
+        path = relpath(m["path"], root)
+        if path.startswith("/") or "node:internal" in path or path.startswith("node:"):
+            continue
+        found.append((path, int(m["line"])))
+    for path, line in found:
+        if prefer is not None and path == prefer:
+            return path, line
+    return found[0] if found else (None, None)

@@ -1,0 +1,73 @@
+"""Language templates as data: `templates/<name>/template.toml` + `Dockerfile` -> EnvTemplate."""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from greenloop_sandbox.base import SandboxError
+
+TEMPLATES_DIR = Path(__file__).with_name("templates")
+
+
+@dataclass(frozen=True)
+class EnvTemplate:
+    """One language's environment: image recipe, test command, report parser, package manager."""
+
+    name: str
+    description: str
+    base: str
+    dockerfile: str
+    test_command: str
+    parser: str
+    package_manager: str
+    report: str = ""
+    setup: tuple[str, ...] = ()
+    markers: tuple[str, ...] = ()
+    toolchain: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def recipe_hash(self) -> str:
+        """Short hash of everything that shapes this template's image."""
+        text = "\n".join([self.name, self.base, self.dockerfile, *self.setup, repr(sorted(self.env.items()))])
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    def test_argv(self, report_path: str, test_ids: list[str] | None = None) -> str:
+        """The shell command that runs the tests, writing the report (if any) to `report_path`."""
+        tests = " ".join(shlex.quote(t) for t in test_ids or [])
+        return self.test_command.format(report=shlex.quote(report_path), tests=tests).strip()
+
+
+def template_names() -> list[str]:
+    return sorted(p.parent.name for p in TEMPLATES_DIR.glob("*/template.toml"))
+
+
+def load_template(name: str) -> EnvTemplate:
+    """The template called `name`; SandboxError listing the known ones otherwise."""
+    known = template_names()
+    if name not in known:
+        raise SandboxError(f"Unknown sandbox template {name!r}; known templates: {', '.join(known)}.")
+    folder = TEMPLATES_DIR / name
+    try:
+        data = tomllib.loads((folder / "template.toml").read_text(encoding="utf-8"))
+        dockerfile = (folder / "Dockerfile").read_text(encoding="utf-8")
+        return EnvTemplate(
+            name=data["name"],
+            description=data.get("description", ""),
+            base=data["base"],
+            dockerfile=dockerfile,
+            test_command=data["test_command"],
+            parser=data["parser"],
+            package_manager=data["package_manager"],
+            report=data.get("report", ""),
+            setup=tuple(data.get("setup", [])),
+            markers=tuple(data.get("markers", [])),
+            toolchain=tuple(data.get("toolchain", [])),
+            env={str(k): str(v) for k, v in data.get("env", {}).items()},
+        )
+    except (OSError, KeyError, tomllib.TOMLDecodeError) as exc:
+        raise SandboxError(f"Template {name!r} in {folder} is broken ({exc!r}); reinstall greenloop.") from exc

@@ -1,0 +1,125 @@
+"""Workspace snapshots: reading a tree safely, validating paths, and diffing snapshots."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from greenloop_sandbox.base import SandboxError
+
+log = logging.getLogger(__name__)
+
+SKIP_DIRS = frozenset({".git", "node_modules", "target", "__pycache__", ".venv", ".greenloop",
+                       ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hg", ".svn"})
+MAX_FILE_BYTES = 2 * 1024 * 1024
+
+
+class Snapshot(dict[str, bytes]):
+    """A workspace snapshot (relative posix path -> bytes); `skipped` notes what was left out and why."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.skipped: list[str] = []
+
+
+def read_tree(root: Path) -> Snapshot:
+    """Snapshot `root`: regular files only, no symlink followed out of it, big files and caches skipped."""
+    root = Path(root)
+    if not root.is_dir():
+        raise SandboxError(f"{root}: not a directory; pass the workspace folder.")
+    real_root = root.resolve()
+    snap = Snapshot()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not _is_link(Path(dirpath, d)))
+        for name in sorted(filenames):
+            path = Path(dirpath, name)
+            rel = path.relative_to(root).as_posix()
+            _add_file(snap, path, rel, real_root)
+    return snap
+
+
+def _is_link(path: Path) -> bool:
+    return path.is_symlink()
+
+
+def _add_file(snap: Snapshot, path: Path, rel: str, real_root: Path) -> None:
+    try:
+        st = path.lstat()
+        if stat.S_ISLNK(st.st_mode):
+            target = path.resolve()
+            if not target.is_relative_to(real_root) or not target.is_file():
+                snap.skipped.append(f"{rel}: symlink pointing outside the workspace (not followed)")
+                return
+            st = target.stat()
+            path = target
+        if not stat.S_ISREG(st.st_mode):
+            return
+        if st.st_size > MAX_FILE_BYTES:
+            snap.skipped.append(f"{rel}: {st.st_size} bytes, over the {MAX_FILE_BYTES} byte limit")
+            return
+        snap[rel] = path.read_bytes()
+    except OSError as exc:
+        snap.skipped.append(f"{rel}: unreadable ({exc.strerror})")
+
+
+def check_relpath(rel: str) -> str:
+    """`rel` if it is a clean workspace-relative posix path, else SandboxError."""
+    p = PurePosixPath(rel)
+    if not rel or p.is_absolute() or ".." in p.parts or "\\" in rel or "\0" in rel or p.as_posix() != rel:
+        raise SandboxError(f"{rel!r}: not a clean path inside the workspace (relative, no '..').")
+    return rel
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass
+class SyncState:
+    """What a sandbox's workspace holds now (path -> sha256), to send only what changed."""
+
+    hashes: dict[str, str] = field(default_factory=dict)
+
+    def plan(
+        self, files: Mapping[str, bytes], deleted: frozenset[str] = frozenset()
+    ) -> tuple[dict[str, bytes], list[str]]:
+        """(files to write, paths to delete) that turn the current state into `files`."""
+        changed = {check_relpath(p): d for p, d in files.items() if self.hashes.get(p) != digest(d)}
+        gone = sorted((set(self.hashes) - set(files)) | {p for p in deleted if p in self.hashes})
+        return changed, [check_relpath(p) for p in gone]
+
+    def apply(self, changed: Mapping[str, bytes], gone: list[str]) -> None:
+        for p, d in changed.items():
+            self.hashes[p] = digest(d)
+        for p in gone:
+            self.hashes.pop(p, None)
+
+
+def is_executable_text(data: bytes) -> bool:
+    """Scripts keep working after sync: a shebang makes the file executable."""
+    return data.startswith(b"#!")
+
+
+def detect_template(files: Mapping[str, bytes]) -> str:
+    """'python' | 'node' | 'rust' from marker files; SandboxError when none fits."""
+    names = set(files)
+    top = {n for n in names if "/" not in n}
+    if "Cargo.toml" in top:
+        return "rust"
+    if "package.json" in top:
+        return "node"
+    if top & {"pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "pytest.ini", "tox.ini"}:
+        return "python"
+    suffixes = {PurePosixPath(n).suffix for n in names}
+    for suffix, name in ((".py", "python"), (".rs", "rust"), (".js", "node"), (".mjs", "node"), (".ts", "node")):
+        if suffix in suffixes:
+            return name
+    raise SandboxError(
+        "Cannot tell the workspace's language (no Cargo.toml, package.json, pyproject.toml or source files); "
+        "pass --template python|node|rust."
+    )

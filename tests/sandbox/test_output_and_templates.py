@@ -1,0 +1,44 @@
+"""Output capping keeps head and tail; templates load from data and unknown names are explained."""
+
+from __future__ import annotations
+
+import pytest
+
+from greenloop_sandbox import SandboxError, load_template, open_sandbox, template_names
+from greenloop_sandbox.output import CappedOutput
+
+
+def test_capped_output_keeps_head_and_tail_and_marks_the_cut() -> None:
+    out = CappedOutput(1000)
+    out.feed(b"HEAD" + b"x" * 5000)
+    for _ in range(100):
+        out.feed(b"y" * 1000)
+    out.feed(b"TAIL")
+    text = out.text()
+    assert out.truncated
+    assert text.startswith("HEAD") and text.endswith("TAIL")
+    assert "bytes of output cut" in text
+    assert len(text) < 1200
+
+
+def test_small_output_is_untouched() -> None:
+    out = CappedOutput(1000)
+    out.feed(b"hello ")
+    out.feed(b"world")
+    assert out.text() == "hello world" and not out.truncated
+
+
+def test_templates_are_data() -> None:
+    assert template_names() == ["node", "python", "rust"]
+    py = load_template("python")
+    assert py.parser == "junit" and py.package_manager == "pip" and "{report}" in py.test_command
+    assert "FROM ${BASE}" in py.dockerfile
+    cmd = load_template("rust").test_argv("", ["tests::a b"])
+    assert "'tests::a b'" in cmd
+
+
+def test_unknown_template_lists_the_known_ones() -> None:
+    with pytest.raises(SandboxError, match="known templates: node, python, rust"):
+        load_template("cobol")
+    with pytest.raises(SandboxError, match="backend"):
+        open_sandbox("python", backend="vm")
