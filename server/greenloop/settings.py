@@ -14,21 +14,29 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from greenloop.errors import GreenloopError
 
 
-class ModelPrice(BaseModel):
+class _Section(BaseModel):
+    """A settings section: unknown keys are errors (a typo must not be silently ignored)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelPrice(_Section):
     """USD per million tokens."""
 
     prompt: float = 0.0
     completion: float = 0.0
 
 
-class LLMSettings(BaseModel):
+class LLMSettings(_Section):
+    """The model endpoint and the parameters of every call."""
+
     base_url: str | None = Field(
         default=None,
         description="OpenAI-compatible endpoint. Unset: OPENAI_BASE_URL, else the embedded local model.",
@@ -41,20 +49,39 @@ class LLMSettings(BaseModel):
     timeout: float = Field(default=300.0, gt=0, description="Seconds before one HTTP request is abandoned.")
     max_retries: int = Field(default=4, ge=0, description="Retries on 429, 5xx, timeouts, connection errors.")
     repair_attempts: int = Field(default=2, ge=0, description="Times invalid structured output is sent back.")
+    backoff: float = Field(
+        default=0.5, gt=0, description="First retry delay in seconds; doubles per retry, with jitter."
+    )
+    backoff_max: float = Field(
+        default=30.0, gt=0, description="Longest wait between retries, also the cap on a server's Retry-After."
+    )
     prices: dict[str, ModelPrice] = Field(
         default_factory=dict, description="Price table by model name (USD per million tokens)."
     )
 
 
-class LocalModelSettings(BaseModel):
+class LocalModelSettings(_Section):
+    """The embedded model: llama-cpp-python's server with Qwen2.5-Coder-Instruct, on 127.0.0.1."""
+
     enabled: bool = Field(default=True, description="Start the embedded model when no endpoint is configured.")
     size: Literal["0.5b", "1.5b"] = Field(default="0.5b", description="Qwen2.5-Coder-Instruct size.")
     n_ctx: int = Field(default=8192, description="Context window of the embedded server.")
     threads: int = Field(default=2, description="CPU threads for the embedded server.")
     deterministic: bool = Field(default=False, description="--n_batch 1 --n_ubatch 1: same reply for same request.")
+    model_file: str | None = Field(
+        default=None, description="A GGUF file to serve instead of the fetched Qwen2.5-Coder model."
+    )
+    cache_dir: str | None = Field(
+        default=None, description="Where fetched models are kept. Unset: the user cache dir (platformdirs)."
+    )
+    startup_timeout: float = Field(
+        default=120.0, gt=0, description="Seconds to wait for the embedded server to answer."
+    )
 
 
-class SandboxSettings(BaseModel):
+class SandboxSettings(_Section):
+    """Where and how tests and commands run."""
+
     backend: Literal["auto", "docker", "local"] = Field(
         default="auto", description="'auto': Docker when an engine answers, else the local backend."
     )
@@ -67,13 +94,17 @@ class SandboxSettings(BaseModel):
     output_limit: int = Field(default=1_000_000, gt=0, description="Bytes of output kept per command.")
 
 
-class RetrievalSettings(BaseModel):
+class RetrievalSettings(_Section):
+    """How much code the model sees, chosen by tree-sitter."""
+
     enabled: bool = Field(default=True, description="Ranked code context; off sends whole files instead.")
     context_tokens: int = Field(default=3000, gt=0, description="Token budget of the code context.")
     top_k: int = Field(default=8, gt=0, description="Locations shown in full.")
 
 
-class LoopSettings(BaseModel):
+class LoopSettings(_Section):
+    """The test-fix loop: its budgets and its steps."""
+
     max_iterations: int = Field(default=5, ge=1, description="Test-fix iterations before giving up.")
     max_tokens: int = Field(default=200_000, gt=0, description="Token budget of one run (all calls).")
     max_cost: float = Field(default=1.0, ge=0, description="Cost budget of one run in USD.")
@@ -82,15 +113,27 @@ class LoopSettings(BaseModel):
     history: bool = Field(default=True, description="Earlier attempts go into each prompt.")
 
 
-class GenerateSettings(BaseModel):
+class GenerateSettings(_Section):
+    """Generating a project from a prompt."""
+
     parallel_files: int = Field(default=2, ge=1, description="Files generated at once.")
     small_steps: bool = Field(default=False, description="Each component gets its own tests and loop.")
     clarify: bool = Field(default=False, description="Ask clarifying questions before planning.")
+    max_prompt_chars: int = Field(default=20_000, gt=0, description="Longest prompt accepted (characters).")
+    max_files: int = Field(default=40, ge=2, description="Most files a plan may list.")
+    file_attempts: int = Field(
+        default=3, ge=1, description="Requests per file before giving up when the reply holds no code."
+    )
 
 
-class RunsSettings(BaseModel):
+class RunsSettings(_Section):
+    """The run store: what every run did, cost and decided."""
+
     enabled: bool = Field(default=True, description="Record every run in the run store.")
     store: str | None = Field(default=None, description="SQLite file. Unset: .greenloop/runs.sqlite3.")
+    label: str | None = Field(
+        default=None, description="Step config name stored with each run (bench: the config file's stem)."
+    )
 
 
 class Settings(BaseSettings):
@@ -118,17 +161,17 @@ class Settings(BaseSettings):
         return (init_settings, env_settings, _FileSource(settings_cls))
 
 
-_file_values: ContextVar[dict[str, Any]] = ContextVar("greenloop_file_settings", default={})
+_file_values: ContextVar[dict[str, Any] | None] = ContextVar("greenloop_file_settings", default=None)
 
 
 class _FileSource(PydanticBaseSettingsSource):
     """Values from the workspace's config file (set by `load_settings`)."""
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
-        return _file_values.get().get(field_name), field_name, False
+        return (_file_values.get() or {}).get(field_name), field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        return dict(_file_values.get())
+        return dict(_file_values.get() or {})
 
 
 def read_config_file(workspace: Path | None) -> dict[str, Any]:

@@ -1,0 +1,91 @@
+"""`greenloop model fetch | serve | path`: the embedded local model (Qwen2.5-Coder via llama.cpp)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+from greenloop.cli.common import settings_from_args
+from greenloop.llm.local_model import SPECS, fetch, model_path, ready_model
+from greenloop.llm.local_server import LocalModelServer
+from greenloop.settings import LocalModelSettings
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("model", parents=[common], help="the embedded local model: fetch, serve, path",
+                       description=__doc__)
+    p.add_argument("--workspace", "-C", type=Path, default=Path("."), help="project whose settings to use")
+    actions = p.add_subparsers(dest="model_command", metavar="ACTION", required=True)
+    fetch_p = actions.add_parser("fetch", help="download, join and verify the model (cached)")
+    serve_p = actions.add_parser("serve", help="run the model's OpenAI-compatible server in the foreground")
+    path_p = actions.add_parser("path", help="print the model file's path (exit 1 when not fetched)")
+    for action in (fetch_p, serve_p, path_p):
+        action.add_argument("--size", choices=sorted(SPECS), help="model size (default: local_model.size)")
+    serve_p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    serve_p.add_argument("--deterministic", action="store_true", help="--n_batch 1 --n_ubatch 1")
+    p.set_defaults(func=run)
+
+
+def _local_settings(args: argparse.Namespace) -> LocalModelSettings:
+    workspace = args.workspace.expanduser().resolve()
+    settings = settings_from_args(args, workspace if workspace.is_dir() else None).local_model
+    if args.size:
+        settings = settings.model_copy(update={"size": args.size})
+    if getattr(args, "deterministic", False):
+        settings = settings.model_copy(update={"deterministic": True})
+    return settings
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = _local_settings(args)
+    if args.model_command == "path":
+        ready = ready_model(settings)
+        print(ready or model_path(settings))
+        return 0 if ready else 1
+    if args.model_command == "fetch":
+        path = fetch_with_progress(settings, Console(stderr=True))
+        print(path)
+        return 0
+    return asyncio.run(_serve(settings, args.port))
+
+
+def fetch_with_progress(settings: LocalModelSettings, console: Console) -> Path:
+    """`fetch` with a rich progress bar (parts downloaded, bytes joined)."""
+    ready = ready_model(settings)
+    if ready is not None:
+        console.print(f"model: {ready} (cached, verified)", highlight=False)
+        return ready
+    spec = SPECS[settings.size]
+    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task(f"{spec.name}: part 1/{len(spec.packages)}", total=spec.bytes)
+
+        def progress(phase: str, done: int, total: int) -> None:
+            if phase == "download":
+                part = min(done + 1, total)
+                bar.update(task, description=f"{spec.name}: part {part}/{total}")
+            else:
+                bar.update(task, completed=done, total=total)
+
+        path = fetch(settings, progress)
+    console.print(f"model: {path} (sha256 verified)", highlight=False)
+    return path
+
+
+async def _serve(settings: LocalModelSettings, port: int) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    async with LocalModelServer(settings, port=port) as server:
+        print(f"READY {server.base_url}", flush=True)
+        print("serving the embedded model; Ctrl-C stops it", file=sys.stderr)
+        await stop.wait()
+    return 0

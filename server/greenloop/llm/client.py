@@ -1,0 +1,359 @@
+"""The model client: chat completions over the official `openai` package, with retries and records.
+
+One `LLMClient` per run. Every round trip leaves a `CallRecord` (sent to the
+sink and summed into `usage`). Transport failures are retried here (the SDK's
+own retries are off) so that a server rejecting `response_format` is not
+retried, and so that cancelling the calling task aborts the request at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import re
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from openai import AsyncOpenAI
+from pydantic import BaseModel
+
+from greenloop.llm import tokens
+from greenloop.llm.cassette import Cassette, Exchange
+from greenloop.llm.errors import LLMError, StructuredOutputError
+from greenloop.llm.json_reply import ReplyError, parse_reply, repair_instruction, schema_instruction
+from greenloop.llm.records import CallRecord, Mode, Outcome, Usage, cost_of
+from greenloop.llm.retry import FormatRejected, as_llm_error, delay_for, is_format_rejection, retryable
+from greenloop.settings import LLMSettings
+
+T = TypeVar("T", bound=BaseModel)
+Messages = list[dict[str, str]]
+STEP_HEADER = "X-Greenloop-Step"
+_NEXT_MODE: dict[Mode, Mode] = {"json_schema": "json_object", "json_object": "prompt"}
+_LARGE_REPLY = 64_000  # characters; bigger replies are parsed in a worker thread
+
+# The structured-output mode that works, per endpoint (process-wide).
+_endpoint_modes: dict[str, Mode] = {}
+
+
+def forget_structured_modes() -> None:
+    """Forget which response_format mode each endpoint supports (tests; a server that was upgraded)."""
+    _endpoint_modes.clear()
+
+
+@dataclass
+class _Call:
+    """Bookkeeping of one round trip while it runs."""
+
+    step: str
+    mode: Mode
+    body: dict[str, Any]
+    started: float
+    started_at: float
+    attempt: int = 0
+    retries: int = 0
+    ttft: float | None = None
+    cached: bool = False
+
+
+class LLMClient:
+    """An OpenAI-compatible chat client; see the module docstring."""
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        *,
+        base_url: str,
+        api_key: str | None,
+        sink: Callable[[CallRecord], None] | None = None,
+        cassette: Cassette | None = None,
+    ) -> None:
+        self.settings = settings
+        self.base_url = base_url.rstrip("/")
+        self.sink = sink
+        self.cassette = cassette
+        self.usage = Usage()
+        self._openai = AsyncOpenAI(
+            api_key=api_key or "not-needed", base_url=self.base_url, max_retries=0, timeout=settings.timeout
+        )
+
+    @property
+    def structured_mode(self) -> Mode:
+        """The response_format mode `structured` will try first on this endpoint."""
+        return _endpoint_modes.get(self.base_url, "json_schema")
+
+    async def aclose(self) -> None:
+        await self._openai.close()
+
+    # -- public calls ------------------------------------------------------------
+    async def complete(self, messages: Messages, *, step: str, max_tokens: int | None = None) -> str:
+        """The reply text of one chat completion."""
+        call = self._start(step, "text", self._body(messages, max_tokens))
+        exchange = await self._exchange(call)
+        await self._record(call, exchange, "ok")
+        return exchange.content
+
+    async def stream(self, messages: Messages, *, step: str) -> AsyncIterator[str]:
+        """Text deltas as they arrive; the call is recorded when the stream ends."""
+        body = self._body(messages, None)
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+        call = self._start(step, "text", body)
+        if self.cassette is not None and self.cassette.replaying:
+            exchange = await self._exchange(call)
+            if exchange.content:
+                yield exchange.content
+            await self._record(call, exchange, "ok")
+            return
+        parts: list[str] = []
+        try:
+            while True:
+                try:
+                    exchange = Exchange()
+                    async for text in self._stream_attempt(call, exchange):
+                        parts.append(text)
+                        yield text
+                    break
+                except Exception as exc:
+                    if parts:
+                        raise LLMError(
+                            f"{self.base_url} cut the reply off after {len(''.join(parts))} characters "
+                            f"({exc.__cause__ or exc}). Try again; if it repeats, check the model server."
+                        ) from exc
+                    await self._retry_or_raise(call, exc)
+        except BaseException as exc:  # tokens of a broken stream are unknown: recorded as 0
+            partial = Exchange(content="".join(parts), usage={"prompt_tokens": 0, "completion_tokens": 0})
+            await self._record(call, partial, "failed", error=_describe(exc))
+            raise
+        exchange.content = "".join(parts)
+        if self.cassette is not None:
+            self.cassette.save(call.body, exchange)
+        await self._record(call, exchange, "ok")
+
+    async def structured(self, messages: Messages, schema: type[T], *, step: str) -> T:
+        """A validated `schema` instance, through response_format fallbacks and repair."""
+        json_schema = _json_schema(schema)
+        mode = self.structured_mode
+        convo = list(messages)
+        raw_replies: list[str] = []
+        attempt = 0
+        while True:
+            call = self._start(step, mode, self._structured_body(convo, json_schema, mode, step))
+            call.attempt = attempt
+            try:
+                exchange = await self._exchange(call)
+            except FormatRejected as rejected:
+                await self._record(call, None, "failed", error=f"{mode} rejected: {rejected.detail}"[:500])
+                mode = _NEXT_MODE[mode]
+                _endpoint_modes[self.base_url] = mode
+                continue
+            raw_replies.append(exchange.content)
+            try:
+                value = await self._parse(exchange.content, schema)
+            except ReplyError as problem:
+                await self._record(call, exchange, "failed", error=str(problem))
+                if attempt >= self.settings.repair_attempts:
+                    raise StructuredOutputError(
+                        f"The model's reply for step {step!r} did not match {schema.__name__} after "
+                        f"{attempt} repair request(s): {problem} Try a larger model or raise "
+                        "llm.repair_attempts.",
+                        raw_replies,
+                    ) from None
+                convo = [*convo, {"role": "assistant", "content": exchange.content},
+                         {"role": "user", "content": repair_instruction(str(problem))}]
+                attempt += 1
+                continue
+            await self._record(call, exchange, "ok" if attempt == 0 else "repaired")
+            return value
+
+    # -- requests ------------------------------------------------------------------
+    def _body(self, messages: Messages, max_tokens: int | None) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.settings.model,
+            "messages": messages,
+            "temperature": self.settings.temperature,
+            "max_tokens": max_tokens or self.settings.max_tokens,
+        }
+        if self.settings.seed is not None:
+            body["seed"] = self.settings.seed
+        return body
+
+    def _structured_body(
+        self, messages: Messages, json_schema: dict[str, Any], mode: Mode, step: str
+    ) -> dict[str, Any]:
+        if mode == "json_schema":
+            name = re.sub(r"[^a-zA-Z0-9_-]", "_", step)[:64] or "reply"
+            body = self._body(messages, None)
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": json_schema, "strict": False},
+            }
+            return body
+        body = self._body(_with_system(messages, schema_instruction(json_schema)), None)
+        if mode == "json_object":
+            body["response_format"] = {"type": "json_object", "schema": json_schema}
+        return body
+
+    def _start(self, step: str, mode: Mode, body: dict[str, Any]) -> _Call:
+        return _Call(step=step, mode=mode, body=body, started=time.perf_counter(), started_at=time.time())
+
+    async def _parse(self, text: str, schema: type[T]) -> T:
+        if len(text) > _LARGE_REPLY:
+            return await asyncio.to_thread(parse_reply, text, schema)
+        return parse_reply(text, schema)
+
+    # -- one round trip -------------------------------------------------------------
+    async def _exchange(self, call: _Call) -> Exchange:
+        """The reply (cassette or live, with retries); failures are recorded and raised."""
+        if self.cassette is not None and self.cassette.replaying:
+            return await self._replayed(call)
+        try:
+            while True:
+                try:
+                    exchange = await self._attempt(call)
+                    break
+                except Exception as exc:
+                    await self._retry_or_raise(call, exc)
+        except FormatRejected as rejected:
+            self._save(call, Exchange(status=400, error=rejected.detail, extra={"format_rejected": True}))
+            raise
+        except LLMError as exc:
+            self._save(call, Exchange(status=exc.status or 0, error=str(exc)))
+            await self._record(call, None, "failed", error=str(exc))
+            raise
+        except BaseException as exc:  # cancelled: record what we know, then let it go
+            await self._record(call, None, "failed", error=_describe(exc))
+            raise
+        self._save(call, exchange)
+        return exchange
+
+    async def _replayed(self, call: _Call) -> Exchange:
+        assert self.cassette is not None
+        call.cached = True
+        exchange = self.cassette.lookup(call.body)
+        if exchange is None:
+            error = LLMError(
+                f"Cassette {self.cassette.path} has no reply for this {call.step!r} request; "
+                "the prompt or settings changed since it was recorded. Re-record it."
+            )
+            await self._record(call, None, "failed", error=str(error))
+            raise error
+        if exchange.extra.get("format_rejected"):
+            raise FormatRejected(exchange.error)
+        if exchange.status != 200:
+            await self._record(call, None, "failed", error=exchange.error)
+            raise LLMError(exchange.error, status=exchange.status or None)
+        return exchange
+
+    async def _attempt(self, call: _Call) -> Exchange:
+        raw = await self._openai.chat.completions.with_raw_response.create(
+            **call.body, extra_headers={STEP_HEADER: call.step}
+        )
+        completion = raw.parse()
+        if not completion.choices:
+            raise ValueError("the reply has no choices")
+        choice = completion.choices[0]
+        usage = completion.usage
+        return Exchange(
+            content=choice.message.content or "",
+            usage={"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
+            if usage else None,
+            finish_reason=choice.finish_reason,
+            model=completion.model or "",
+            response_bytes=len(raw.http_response.content),
+        )
+
+    async def _stream_attempt(self, call: _Call, exchange: Exchange) -> AsyncIterator[str]:
+        stream = await self._openai.chat.completions.create(**call.body, extra_headers={STEP_HEADER: call.step})
+        try:
+            async for chunk in stream:
+                exchange.response_bytes += len(chunk.model_dump_json()) + 8
+                exchange.model = chunk.model or exchange.model
+                if chunk.usage:
+                    exchange.usage = {"prompt_tokens": chunk.usage.prompt_tokens,
+                                      "completion_tokens": chunk.usage.completion_tokens}
+                for choice in chunk.choices:
+                    exchange.finish_reason = choice.finish_reason or exchange.finish_reason
+                    text = choice.delta.content if choice.delta else None
+                    if text:
+                        if call.ttft is None:
+                            call.ttft = time.perf_counter() - call.started
+                        yield text
+        finally:
+            await stream.close()
+        if exchange.finish_reason is None:
+            raise ValueError("the stream ended without a finish_reason")
+
+    async def _retry_or_raise(self, call: _Call, exc: Exception) -> None:
+        """Sleep before the next try, or raise FormatRejected / LLMError."""
+        if call.mode in ("json_schema", "json_object") and is_format_rejection(exc):
+            raise FormatRejected(str(exc)[:500]) from exc
+        if not retryable(exc) or call.retries >= self.settings.max_retries:
+            raise as_llm_error(
+                exc, base_url=self.base_url, model=self.settings.model, retries=call.retries,
+                timeout=self.settings.timeout,
+            ) from exc
+        await asyncio.sleep(delay_for(exc, call.retries, self.settings))
+        call.retries += 1
+
+    # -- records -----------------------------------------------------------------------
+    def _save(self, call: _Call, exchange: Exchange) -> None:
+        if self.cassette is not None and not self.cassette.replaying:
+            self.cassette.save(call.body, exchange)
+
+    async def _record(
+        self, call: _Call, exchange: Exchange | None, outcome: Outcome, error: str | None = None
+    ) -> None:
+        messages: Messages = call.body["messages"]
+        prompt_tokens = completion_tokens = 0
+        estimated = False
+        if exchange is not None and exchange.usage:
+            prompt_tokens = exchange.usage["prompt_tokens"]
+            completion_tokens = exchange.usage["completion_tokens"]
+        elif exchange is not None:
+            prompt_tokens, completion_tokens = await asyncio.to_thread(_count, messages, exchange.content)
+            estimated = True
+        model = self.settings.model
+        if model not in self.settings.prices and exchange is not None and exchange.model:
+            model = exchange.model
+        record = CallRecord(
+            step=call.step, model=model, base_url=self.base_url, seed=self.settings.seed,
+            temperature=self.settings.temperature, prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens, tokens_estimated=estimated,
+            latency=time.perf_counter() - call.started, ttft=call.ttft,
+            request_bytes=len(json.dumps(call.body).encode()),
+            response_bytes=exchange.response_bytes if exchange else 0,
+            cost=cost_of(self.settings.prices, model, prompt_tokens, completion_tokens),
+            outcome=outcome, error=error, started_at=call.started_at, mode=call.mode, attempt=call.attempt,
+            retries=call.retries, finish_reason=exchange.finish_reason if exchange else None,
+            cached=call.cached, messages=messages, reply=exchange.content if exchange else "",
+        )
+        self.usage.add(record)
+        if self.sink is not None:
+            self.sink(record)
+
+
+@functools.lru_cache(maxsize=256)
+def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema (generating it costs about a millisecond; models do not change)."""
+    return schema.model_json_schema()
+
+
+def _with_system(messages: Messages, instruction: str) -> Messages:
+    """`instruction` appended to the first system message (or as a new one)."""
+    if messages and messages[0].get("role") == "system":
+        first = {**messages[0], "content": f"{messages[0].get('content', '')}\n\n{instruction}"}
+        return [first, *messages[1:]]
+    return [{"role": "system", "content": instruction}, *messages]
+
+
+def _count(messages: Messages, reply: str) -> tuple[int, int]:
+    return tokens.count_messages(messages), tokens.count_text(reply) if reply else 0
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, asyncio.CancelledError | GeneratorExit):
+        return "cancelled"
+    return f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,101 @@
+"""`greenloop doctor` rows for the model side: which endpoint, which model, and whether it answers."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+
+from greenloop.errors import GreenloopError
+from greenloop.llm.endpoint import NO_ENDPOINT, Endpoint, open_llm, resolve_endpoint
+from greenloop.llm.local_model import ready_model
+from greenloop.settings import Settings
+from greenloop_sandbox.doctor import Check
+
+PROBE_TIMEOUT = 120.0  # seconds for the "does it answer" call (CPU models are slow)
+
+
+def checks(settings: Settings) -> list[Check]:
+    """Endpoint, model, and a tiny real completion. Blocking; safe to call inside an event loop."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, _checks(settings)).result()
+
+
+async def _checks(settings: Settings) -> list[Check]:
+    endpoint = resolve_endpoint(settings)
+    rows = [_endpoint_row(endpoint)]
+    if endpoint.source == "none":
+        return rows
+    if endpoint.base_url is None:
+        rows += _embedded_rows(settings)
+    else:
+        rows.append(await _listed_model_row(endpoint.base_url, endpoint.api_key, settings.llm.model))
+    if all(r.ok for r in rows):
+        rows.append(await _answer_row(settings))
+    return rows
+
+
+def _endpoint_row(endpoint: Endpoint) -> Check:
+    if endpoint.source == "none":
+        return Check("model endpoint", False, "none configured, embedded model off", NO_ENDPOINT)
+    if endpoint.base_url is None:
+        return Check("model endpoint", True, "embedded llama.cpp server on 127.0.0.1 (started per run)")
+    key = "API key set" if endpoint.api_key else "no API key"
+    return Check("model endpoint", True, f"{endpoint.base_url} (from {endpoint.source}; {key})")
+
+
+def _embedded_rows(settings: Settings) -> list[Check]:
+    rows = []
+    if importlib.util.find_spec("llama_cpp") is None:
+        rows.append(Check("llama-cpp-python", False, "not installed",
+                          "pip install 'greenloop[local]' (or set llm.base_url / OPENAI_BASE_URL)"))
+    else:
+        rows.append(Check("llama-cpp-python", True, "installed"))
+    path = ready_model(settings.local_model)
+    if path is None:
+        rows.append(Check("model file", False, f"Qwen2.5-Coder {settings.local_model.size} not fetched yet",
+                          "greenloop model fetch"))
+    else:
+        size_mb = path.stat().st_size / 1e6
+        rows.append(Check("model file", True, f"{path} ({size_mb:.0f} MB, sha256 verified)"))
+    return rows
+
+
+async def _listed_model_row(base_url: str, api_key: str | None, model: str) -> Check:
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        async with httpx.AsyncClient(timeout=10.0) as http:
+            response = await http.get(f"{base_url.rstrip('/')}/models", headers=headers)
+    except httpx.HTTPError as exc:
+        return Check("model", False, f"cannot reach {base_url} ({type(exc).__name__}: {exc})",
+                     "start the model server, or fix llm.base_url / OPENAI_BASE_URL")
+    if response.status_code in (401, 403):
+        return Check("model", False, f"{base_url} refused the API key (HTTP {response.status_code})",
+                     "set OPENAI_API_KEY or llm.api_key")
+    if response.status_code != 200:
+        return Check("model", True, f"{model!r} (the server does not list models: HTTP {response.status_code})")
+    try:
+        names = [str(m.get("id")) for m in response.json().get("data", [])]
+    except (ValueError, AttributeError):
+        names = []
+    if names and model not in names:
+        return Check("model", False, f"{model!r} is not among the server's models: {', '.join(names[:10])}",
+                     "set llm.model (or --model) to one of them")
+    return Check("model", True, f"{model!r} is served")
+
+
+async def _answer_row(settings: Settings) -> Check:
+    llm = settings.llm.model_copy(update={"max_retries": 0, "timeout": min(settings.llm.timeout, PROBE_TIMEOUT)})
+    probe = settings.model_copy(update={"llm": llm})
+    started = time.perf_counter()
+    try:
+        async with open_llm(probe) as client:
+            reply = await client.complete([{"role": "user", "content": "Reply with the word OK."}],
+                                          step="doctor", max_tokens=4)
+    except GreenloopError as exc:
+        return Check("model answers", False, str(exc), "see the message; `greenloop model serve` shows the log")
+    seconds = time.perf_counter() - started
+    return Check("model answers", True, f"replied {reply.strip()[:20]!r} in {seconds:.1f}s")

@@ -1,0 +1,71 @@
+"""Which model server a run talks to, and `open_llm`, which opens a client to it.
+
+Resolution: `llm.base_url`, else `OPENAI_BASE_URL`, else (when
+`local_model.enabled`) the embedded llama.cpp server started for the duration.
+The API key: `llm.api_key`, else `OPENAI_API_KEY`, else none (local servers).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+
+from greenloop.errors import GreenloopError
+from greenloop.llm.cassette import Cassette
+from greenloop.llm.client import LLMClient
+from greenloop.llm.local_server import LocalModelServer
+from greenloop.llm.records import CallRecord
+from greenloop.settings import Settings
+
+REPLAY_URL = "http://replay.invalid/v1"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    base_url: str | None  # None: the embedded model
+    api_key: str | None
+    source: str  # where base_url came from: "llm.base_url" | "OPENAI_BASE_URL" | "embedded" | "none"
+
+
+def resolve_endpoint(settings: Settings) -> Endpoint:
+    """Where calls go; never starts anything."""
+    key = settings.llm.api_key.get_secret_value() if settings.llm.api_key else os.environ.get("OPENAI_API_KEY")
+    if settings.llm.base_url:
+        return Endpoint(settings.llm.base_url, key or None, "llm.base_url")
+    env_url = os.environ.get("OPENAI_BASE_URL")
+    if env_url:
+        return Endpoint(env_url, key or None, "OPENAI_BASE_URL")
+    return Endpoint(None, key or None, "embedded" if settings.local_model.enabled else "none")
+
+
+NO_ENDPOINT = (
+    "No model endpoint is configured and the embedded model is off. Set llm.base_url (greenloop.toml, "
+    "GREENLOOP_LLM__BASE_URL or --base-url) or OPENAI_BASE_URL, or set local_model.enabled = true."
+)
+
+
+@asynccontextmanager
+async def open_llm(
+    settings: Settings,
+    *,
+    sink: Callable[[CallRecord], None] | None = None,
+    cassette: Cassette | None = None,
+) -> AsyncIterator[LLMClient]:
+    """A client for the run; starts (and finally stops) the embedded model when it is the endpoint."""
+    endpoint = resolve_endpoint(settings)
+    async with AsyncExitStack() as stack:
+        base_url = endpoint.base_url
+        if base_url is None and cassette is not None and cassette.replaying:
+            base_url = REPLAY_URL
+        elif base_url is None:
+            if endpoint.source == "none":
+                raise GreenloopError(NO_ENDPOINT)
+            server = LocalModelServer(settings.local_model, alias=settings.llm.model)
+            await stack.enter_async_context(server)
+            base_url = server.base_url
+        client = LLMClient(settings.llm, base_url=base_url, api_key=endpoint.api_key, sink=sink,
+                           cassette=cassette)
+        stack.push_async_callback(client.aclose)
+        yield client

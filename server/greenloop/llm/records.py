@@ -1,0 +1,71 @@
+"""What every model call leaves behind: a `CallRecord`, summed per client into `Usage`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from greenloop.settings import ModelPrice
+
+Outcome = Literal["ok", "repaired", "failed"]
+Mode = Literal["json_schema", "json_object", "prompt", "text"]
+
+
+class CallRecord(BaseModel):
+    """One HTTP round trip to the model (transport retries folded in)."""
+
+    step: str
+    model: str
+    base_url: str
+    seed: int | None
+    temperature: float
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tokens_estimated: bool = Field(
+        default=False, description="True when the server sent no usage and greenloop counted the tokens."
+    )
+    latency: float = 0.0  # seconds from the first attempt to the last byte, retries included
+    ttft: float | None = None  # seconds to the first streamed text (streams only)
+    request_bytes: int = 0
+    response_bytes: int = 0
+    cost: float = 0.0  # USD, from settings.llm.prices
+    outcome: Outcome = "ok"
+    error: str | None = None
+    started_at: float = 0.0  # unix time
+    mode: Mode = "text"
+    attempt: int = 0  # 0 = first answer, n = the n-th repair of a structured reply
+    retries: int = 0  # transport retries (429, 5xx, timeouts, connection errors)
+    finish_reason: str | None = None
+    cached: bool = False  # served from a cassette
+    messages: list[dict[str, str]] = Field(default_factory=list)
+    reply: str = ""
+
+
+@dataclass
+class Usage:
+    """Totals over every call of one client (= one run)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    calls: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, record: CallRecord) -> None:
+        self.prompt_tokens += record.prompt_tokens
+        self.completion_tokens += record.completion_tokens
+        self.cost += record.cost
+        self.calls += 1
+
+
+def cost_of(prices: dict[str, ModelPrice], model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    """USD for a call; 0 for a model missing from the price table."""
+    price = prices.get(model)
+    if price is None:
+        return 0.0
+    return (prompt_tokens * price.prompt + completion_tokens * price.completion) / 1_000_000

@@ -1,0 +1,48 @@
+"""Root fixtures shared by every area's tests: the scripted model server and settings that use it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from greenloop.llm import LLMClient, open_llm
+from greenloop.llm.client import forget_structured_modes
+from greenloop.settings import Settings
+from tests.support.scripted_llm import ScriptedLLM
+
+# Sample projects that tests run inside sandboxes; their own tests are not ours to collect.
+collect_ignore_glob = ["fixtures/*"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_structured_modes() -> None:
+    """A reused port must not inherit the response_format mode an earlier test's server taught."""
+    forget_structured_modes()
+
+
+@pytest.fixture
+def scripted_llm() -> Iterator[ScriptedLLM]:
+    """A scripted OpenAI-compatible server on 127.0.0.1 (see tests/support/scripted_llm.py)."""
+    server = ScriptedLLM().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def scripted_settings(scripted_llm: ScriptedLLM) -> Settings:
+    """Settings whose endpoint is `scripted_llm`: fast retry backoff, no embedded model."""
+    return Settings(
+        llm={"base_url": scripted_llm.base_url, "api_key": "test-key", "model": "scripted",
+             "backoff": 0.01, "backoff_max": 0.2, "timeout": 20},
+        local_model={"enabled": False},
+    )
+
+
+@pytest.fixture
+async def llm_client(scripted_settings: Settings) -> AsyncIterator[LLMClient]:
+    """An `LLMClient` talking to `scripted_llm`."""
+    async with open_llm(scripted_settings) as client:
+        yield client

@@ -1,0 +1,84 @@
+"""Record/replay: a recorded session reruns offline, exactly, by request hash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from greenloop.errors import GreenloopError
+from greenloop.llm import CallRecord, Cassette, LLMError, open_llm
+from greenloop.llm.client import forget_structured_modes
+from greenloop.settings import Settings
+from tests.support.scripted_llm import ScriptedLLM
+
+pytestmark = pytest.mark.timeout(30)
+ASK = [{"role": "user", "content": "plan"}]
+
+
+class Step(BaseModel):
+    name: str
+
+
+async def session(settings: Settings, cassette: Cassette, records: list[CallRecord]) -> list[object]:
+    async with open_llm(settings, sink=records.append, cassette=cassette) as llm:
+        return [
+            await llm.complete(ASK, step="diagnosis"),
+            await llm.structured(ASK, Step, step="plan"),
+            "".join([d async for d in llm.stream(ASK, step="explain")]),
+            await llm.complete(ASK, step="diagnosis"),
+        ]
+
+
+async def test_a_recorded_session_replays_offline_exactly(
+    scripted_llm: ScriptedLLM, scripted_settings: Settings, tmp_path: Path
+) -> None:
+    scripted_llm.reject_response_format(status=500)
+    scripted_llm.script("first", "second", step="diagnosis")
+    scripted_llm.script("not json", '{"name": "fix"}', step="plan")
+    scripted_llm.script("streamed words", step="explain")
+    path = tmp_path / "session.jsonl"
+    live: list[CallRecord] = []
+    recorded = await session(scripted_settings, Cassette.record(path), live)
+    scripted_llm.stop()  # replay must not need the server
+    # a fresh process would not remember the endpoint's mode; replay re-walks the fallback
+    forget_structured_modes()
+    replayed_records: list[CallRecord] = []
+    replayed = await session(scripted_settings, Cassette.replay(path), replayed_records)
+    assert replayed == recorded == ["first", Step(name="fix"), "streamed words", "second"]
+    assert [(r.step, r.outcome, r.prompt_tokens, r.reply) for r in replayed_records] == [
+        (r.step, r.outcome, r.prompt_tokens, r.reply) for r in live]
+    assert all(r.cached for r in replayed_records)
+
+
+async def test_replay_of_an_unrecorded_request_fails_clearly(
+    scripted_llm: ScriptedLLM, scripted_settings: Settings, tmp_path: Path
+) -> None:
+    scripted_llm.script("yes", step="a")
+    path = tmp_path / "c.jsonl"
+    async with open_llm(scripted_settings, cassette=Cassette.record(path)) as llm:
+        await llm.complete(ASK, step="a")
+    async with open_llm(scripted_settings, cassette=Cassette.replay(path)) as llm:
+        with pytest.raises(LLMError, match="has no reply for this 'a' request"):
+            await llm.complete([{"role": "user", "content": "something else"}], step="a")
+
+
+async def test_replay_needs_no_endpoint_at_all(scripted_llm: ScriptedLLM, tmp_path: Path) -> None:
+    recorder = Settings(llm={"base_url": scripted_llm.base_url}, local_model={"enabled": False})
+    scripted_llm.script("hello", step="a")
+    path = tmp_path / "c.jsonl"
+    async with open_llm(recorder, cassette=Cassette.record(path)) as llm:
+        await llm.complete(ASK, step="a")
+    offline = Settings(local_model={"enabled": False})
+    async with open_llm(offline, cassette=Cassette.replay(path)) as llm:
+        assert await llm.complete(ASK, step="a") == "hello"
+
+
+def test_broken_or_missing_cassette_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(GreenloopError, match="does not exist"):
+        Cassette.replay(tmp_path / "missing.jsonl")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"key": "x"}\nnot json\n')
+    with pytest.raises(GreenloopError, match="line 1 is broken"):
+        Cassette.replay(bad)

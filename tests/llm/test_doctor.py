@@ -1,0 +1,58 @@
+"""`greenloop doctor`'s model rows against a real (scripted) server."""
+
+from __future__ import annotations
+
+import pytest
+
+from greenloop.llm.doctor import checks
+from greenloop.settings import Settings
+from tests.support.scripted_llm import ScriptedLLM
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_a_working_endpoint_passes_every_row(scripted_llm: ScriptedLLM, scripted_settings: Settings) -> None:
+    scripted_llm.script("OK", step="doctor")
+    rows = checks(scripted_settings)
+    assert [(r.name, r.ok) for r in rows] == [("model endpoint", True), ("model", True), ("model answers", True)]
+    assert scripted_llm.base_url in rows[0].detail and "API key set" in rows[0].detail
+    assert "'OK'" in rows[2].detail
+
+
+def test_an_unknown_model_is_reported_with_the_served_ones(
+    scripted_llm: ScriptedLLM, scripted_settings: Settings
+) -> None:
+    settings = Settings(llm={**scripted_settings.llm.model_dump(), "api_key": "k", "model": "gpt-9"},
+                        local_model={"enabled": False})
+    rows = checks(settings)
+    assert (rows[-1].name, rows[-1].ok) == ("model", False)
+    assert "local, scripted" in rows[-1].detail and "llm.model" in rows[-1].fix
+    assert scripted_llm.requests == []  # no completion is tried when the model is wrong
+
+
+def test_an_unreachable_endpoint_says_so() -> None:
+    dead = ScriptedLLM().start()
+    url = dead.base_url
+    dead.stop()
+    rows = checks(Settings(llm={"base_url": url}, local_model={"enabled": False}))
+    assert [(r.name, r.ok) for r in rows] == [("model endpoint", True), ("model", False)]
+    assert "cannot reach" in rows[1].detail
+
+
+def test_no_endpoint_and_no_embedded_model_tells_how_to_configure_one() -> None:
+    (row,) = checks(Settings(local_model={"enabled": False}))
+    assert not row.ok and "OPENAI_BASE_URL" in row.fix
+
+
+def test_embedded_model_rows_report_the_cached_file(tmp_path: object) -> None:
+    settings = Settings(local_model={"cache_dir": str(tmp_path)})
+    rows = checks(settings)
+    assert rows[0].ok and "embedded" in rows[0].detail
+    model_row = next(r for r in rows if r.name == "model file")
+    assert not model_row.ok and model_row.fix == "greenloop model fetch"

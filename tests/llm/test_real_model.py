@@ -1,0 +1,95 @@
+"""The real embedded 0.5B model (opt-in: `pytest -m real_llm`). Asserts structure, not text."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+from pydantic import BaseModel
+
+from greenloop.llm import CallRecord, open_llm
+from greenloop.llm.local_model import ready_model
+from greenloop.settings import LocalModelSettings, Settings
+
+pytestmark = [pytest.mark.real_llm, pytest.mark.timeout(600)]
+
+
+class Function(BaseModel):
+    name: str
+    arguments: list[str]
+    test_names: list[str]
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[str]:
+    """`greenloop model serve --deterministic` in the foreground, as a user would run it."""
+    if ready_model(LocalModelSettings()) is None:
+        pytest.fail("the embedded model is not fetched: run `greenloop model fetch` (CI's setup does)")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "greenloop", "model", "serve", "--deterministic"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        assert line.startswith("READY "), line
+        yield line.split()[1]
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
+
+
+def settings_for(base_url: str) -> Settings:
+    return Settings(llm={"base_url": base_url, "max_tokens": 120, "seed": 42, "temperature": 0.0},
+                    local_model={"enabled": False})
+
+
+ASK = [{"role": "user", "content": "Describe a Python function that adds two numbers: its name, "
+        "argument names, and names for two pytest tests."}]
+
+
+async def test_structured_output_validates_in_json_mode(served: str) -> None:
+    records: list[CallRecord] = []
+    async with open_llm(settings_for(served), sink=records.append) as llm:
+        result = await llm.structured(ASK, Function, step="plan")
+        assert llm.structured_mode == "json_object"  # llama-cpp rejects json_schema with a 500
+    assert result.name and isinstance(result.arguments, list)
+    assert records[-1].outcome in ("ok", "repaired")
+    assert records[-1].prompt_tokens > 0 and records[-1].completion_tokens > 0
+
+
+async def test_streaming_arrives_in_pieces(served: str) -> None:
+    records: list[CallRecord] = []
+    async with open_llm(settings_for(served), sink=records.append) as llm:
+        deltas = [d async for d in llm.stream([{"role": "user", "content": "Name three colors."}], step="s")]
+    assert len(deltas) >= 2 and "".join(deltas).strip()
+    (record,) = records
+    assert record.outcome == "ok" and record.ttft is not None and record.completion_tokens > 0
+
+
+async def test_a_seeded_call_repeats_exactly(served: str) -> None:
+    async with open_llm(settings_for(served)) as llm:
+        ask = [{"role": "user", "content": "Write a short docstring for a function that reverses a list."}]
+        first = await llm.complete(ask, step="c", max_tokens=48)
+        second = await llm.complete(ask, step="c", max_tokens=48)
+    assert first and first == second
+
+
+async def test_open_llm_starts_the_embedded_model_and_stops_it() -> None:
+    settings = Settings(llm={"max_tokens": 8}, local_model={"n_ctx": 1024})
+    async with open_llm(settings) as llm:
+        assert llm.base_url.startswith("http://127.0.0.1:")
+        text = await llm.complete([{"role": "user", "content": "Say OK."}], step="ping")
+        port = int(llm.base_url.rsplit(":", 1)[1].split("/")[0])
+    assert text.strip()
+    assert not await asyncio.to_thread(server_left_on, port)
+
+
+def server_left_on(port: int) -> bool:
+    """Is anything still listening on `port`, or a llama server process started for it?"""
+    listening = subprocess.run(["ss", "-ltn", f"sport = :{port}"], capture_output=True, text=True)
+    leftover = subprocess.run(["pgrep", "-f", f"llama_cpp.server.*--port {port}"], capture_output=True)
+    return f":{port}" in listening.stdout or leftover.returncode == 0
