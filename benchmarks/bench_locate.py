@@ -1,0 +1,209 @@
+"""Retrieval benchmark: localization on HumanEvalFix, context size, index speed.
+
+    python benchmarks/bench_locate.py [--write docs/benchmarks/retrieval.md]
+
+1. Localization: HumanEvalFix packed into one repo (164 buggy modules plus
+   tests), real pytest output; top-1/top-3 hit rate of the buggy function for
+   `locate` vs "deepest traceback frame" and BM25 over function bodies (query:
+   the failure text), all in this run.
+2. Context size: tokens of the assembled context vs the whole files named in
+   the traceback vs the whole repo.
+3. Index: cold index of ~2,000 real Python files (site-packages) with worker
+   processes vs one thread, and a warm update after one file changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import platform
+import random
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import humanevalfix_repo as hef
+from greenloop.retrieval import RepoIndex, build_context, count_tokens, locate, parse_frames
+from greenloop.retrieval import index as index_module
+from greenloop.retrieval.model import Definition
+from greenloop.retrieval.tokens import tokenizer_name
+
+_WORDS = re.compile(r"[A-Za-z][a-z]*|[A-Z]+(?![a-z])|\d+")
+
+
+def hit(path: str, symbol: str, task: hef.Task) -> bool:
+    """The buggy function, or a function nested inside it."""
+    return path == task.module and symbol.split(".")[0] == task.entry_point
+
+
+def tokens_of(text: str) -> list[str]:
+    return [w.lower() for w in _WORDS.findall(text)]
+
+
+class BM25:
+    """Okapi BM25 over function bodies (k1=1.5, b=0.75)."""
+
+    def __init__(self, docs: list[tuple[Definition, list[str]]]) -> None:
+        self.docs = [(d, Counter(words), len(words)) for d, words in docs]
+        self.avg = statistics.fmean(n for _, _, n in self.docs) or 1.0
+        frequency: Counter[str] = Counter()
+        for _, counts, _ in self.docs:
+            frequency.update(counts.keys())
+        total = len(self.docs)
+        self.idf = {w: math.log(1 + (total - f + 0.5) / (f + 0.5)) for w, f in frequency.items()}
+
+    def top(self, query: list[str], k: int) -> list[Definition]:
+        terms = set(query)
+        scored = []
+        for definition, counts, length in self.docs:
+            score = 0.0
+            for term in terms & counts.keys():
+                tf = counts[term]
+                score += self.idf[term] * tf * 2.5 / (tf + 1.5 * (1 - 0.75 + 0.75 * length / self.avg))
+            scored.append((score, definition.key, definition))
+        scored.sort(key=lambda item: (-item[0], item[1]))
+        return [d for _, _, d in scored[:k]]
+
+
+def prepare(root: Path) -> tuple[list[hef.Task], str, float, dict[str, bytes]]:
+    """Write the packed repo, run its tests for real; (tasks, pytest output, seconds, files)."""
+    tasks = hef.write_repo(root)
+    started = time.perf_counter()
+    output = hef.run_pytest(root)
+    pytest_seconds = time.perf_counter() - started
+    files = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*.py")}
+    return tasks, output, pytest_seconds, files
+
+
+async def localization(root: Path) -> tuple[list[str], dict[str, float]]:
+    tasks, output, pytest_seconds, files = await asyncio.to_thread(prepare, root)
+    index = RepoIndex()
+    await index.update(files)
+    functions = [d for d in index.definitions() if d.kind in ("function", "method") and d.path.startswith("src/")]
+    lines = {p: index.lines(p) for p in files}
+    bm25 = BM25([(d, tokens_of("\n".join(lines[d.path][d.start_line - 1 : d.end_line]))) for d in functions])
+    counts = {name: [0, 0] for name in ("locate", "deepest frame", "BM25")}
+    budgets = (3000, 1000, 400)
+    sizes: dict[str, list[int]] = {f"context {b}": [] for b in budgets} | {"traceback files": []}
+    shown: Counter[str] = Counter()
+    latencies = []
+    repo_tokens = sum(count_tokens(d.decode()) for d in files.values())
+    sections = [(hef.task_of(text, tasks), text) for _, text in hef.split_failures(output)]
+    for task, text in sections:
+        assert task is not None
+        t0 = time.perf_counter()
+        found = await locate(index, text, top_k=8)
+        latencies.append(time.perf_counter() - t0)
+        record(counts["locate"], [hit(f.path, f.symbol, task) for f in found])
+        frames = parse_frames(text, index.paths)
+        deepest = index.enclosing(frames[0].path, frames[0].line) if frames else None
+        record(counts["deepest frame"], [deepest is not None and hit(deepest.path, deepest.symbol, task)])
+        record(counts["BM25"], [hit(d.path, d.symbol, task) for d in bm25.top(tokens_of(text), 3)])
+        for budget in budgets:
+            context = build_context(index, found, budget_tokens=budget)
+            shown[f"context {budget}"] += any(hit(loc.path, loc.symbol, task) for loc in context.locations)
+            sizes[f"context {budget}"].append(context.tokens)
+        named = {f.path for f in frames}
+        shown["traceback files"] += task.module in named
+        sizes["traceback files"].append(sum(count_tokens(files[p].decode()) for p in named))
+    n = len(sections)
+    rows = ["| method | top-1 | top-3 |", "| --- | ---: | ---: |"]
+    for name, (top1, top3) in counts.items():
+        rows.append(f"| {name} | {top1 / n:.1%} | {top3 / n:.1%} |")
+    rows += ["", f"{n} failing tasks; pytest run {pytest_seconds:.1f}s; `locate` median "
+             f"{statistics.median(latencies) * 1000:.1f} ms per failure.", ""]
+    rows += ["| context source | median tokens | buggy function shown in full |", "| --- | ---: | ---: |"]
+    for budget in budgets:
+        values = sizes[f"context {budget}"]
+        rows.append(f"| assembled context, budget {budget} | {statistics.median(values):.0f} | "
+                    f"{shown[f'context {budget}'] / n:.1%} |")
+    rows.append(f"| whole files named in the traceback | {statistics.median(sizes['traceback files']):.0f} | "
+                f"{shown['traceback files'] / n:.1%} |")
+    rows.append(f"| whole repo | {repo_tokens} | 100% |")
+    return rows, {"top1": counts["locate"][0] / n}
+
+
+def record(count: list[int], hits: list[bool]) -> None:
+    count[0] += bool(hits) and hits[0]
+    count[1] += any(hits[:3])
+
+
+def index_corpus(limit: int = 2000) -> dict[str, bytes]:
+    """About 2,000 real Python files from the installed packages (seeded sample)."""
+    site = Path(next(p for p in sys.path if p.endswith("site-packages")))
+    paths = sorted(p for p in site.rglob("*.py") if p.stat().st_size < 1_000_000)
+    chosen = random.Random(7).sample(paths, min(limit, len(paths)))
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(chosen)}
+
+
+async def indexing(repeats: int) -> list[str]:
+    files = await asyncio.to_thread(index_corpus)
+    megabytes = sum(map(len, files.values())) / 1e6
+    cold: dict[str, list[float]] = {"worker processes (2)": [], "one thread (baseline)": []}
+    for _ in range(repeats):
+        for label, workers in (("worker processes (2)", 2), ("one thread (baseline)", 1)):
+            index_module._cache.clear()
+            index = RepoIndex(workers=workers)
+            t0 = time.perf_counter()
+            await index.update(files)
+            cold[label].append(time.perf_counter() - t0)
+    warm, unchanged, after = [], [], []
+    path = max(files, key=lambda p: len(files[p]) if len(files[p]) < 40_000 else 0)
+    for i in range(20):
+        snapshot = dict(files)
+        t0 = time.perf_counter()
+        await index.update(snapshot)
+        unchanged.append(time.perf_counter() - t0)
+        snapshot[path] = files[path] + f"\n\ndef added_{i}(x):\n    return x + {i}\n".encode()
+        t0 = time.perf_counter()
+        await index.update(snapshot)
+        warm.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        await locate(index, f'File "{path}", line 3, in f\n', top_k=5)
+        after.append(time.perf_counter() - t0)
+    ms = lambda values: f"{statistics.median(values) * 1000:.1f} ms"  # noqa: E731
+    rows = [f"Corpus: {len(files)} Python files, {megabytes:.1f} MB (seeded sample of site-packages).", "",
+            "| operation | median | ratio |", "| --- | ---: | ---: |"]
+    base = statistics.median(cold["one thread (baseline)"])
+    for label, values in cold.items():
+        rows.append(f"| cold index, {label} | {statistics.median(values):.2f} s | "
+                    f"{statistics.median(values) / base:.2f}x |")
+    rows.append(f"| warm update, whole snapshot, nothing changed | {ms(unchanged)} | |")
+    rows.append(f"| warm update, whole snapshot, one file changed ({len(files[path]) // 1000} KB) | {ms(warm)} | |")
+    rows.append(f"| `locate` right after that update (graph rebuilt) | {ms(after)} | |")
+    return rows
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--write", type=Path, help="also write the tables to this markdown file")
+    parser.add_argument("--repeats", type=int, default=3, help="cold-index repeats (default 3)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-locate-") as tmp:
+        local, summary = await localization(Path(tmp))
+    index_rows = await indexing(args.repeats)
+    header = [f"Machine: {platform.machine()}, {platform.python_version()}, tokens: {tokenizer_name()}.", ""]
+    text = "\n".join(["## 1-2. Localization and context size (HumanEvalFix, 164 tasks)", "", *local, "",
+                      "## 3. Index", "", *index_rows, ""])
+    print("\n".join(header) + "\n" + text)
+    if args.write:
+        args.write.parent.mkdir(parents=True, exist_ok=True)
+        args.write.write_text(DOC_HEAD + "\n".join(header) + "\n" + text)
+    return 0 if summary["top1"] >= 0.95 else 1
+
+
+DOC_HEAD = """# Retrieval benchmarks
+
+Made by `python benchmarks/bench_locate.py --write docs/benchmarks/retrieval.md`;
+every baseline is measured in the same run. A "hit" is the task's buggy
+function (its `entry_point`) or a function nested inside it.
+
+"""
+
+if __name__ == "__main__":
+    raise SystemExit(asyncio.run(main()))

@@ -1,0 +1,26 @@
+"""Retrieval: from a failing test to the code it is about (tree-sitter).
+
+`RepoIndex` holds every file's definitions and references; `locate` ranks the
+code a set of failures is about; `build_context` turns the ranking into prompt
+text within a token budget. Imports nothing from agent/, llm/ or lsp/.
+"""
+
+from greenloop.retrieval.context import build_context
+from greenloop.retrieval.frames import parse_frames
+from greenloop.retrieval.index import RepoIndex
+from greenloop.retrieval.model import Context, Definition, FileSymbols, Frame, Location
+from greenloop.retrieval.rank import locate
+from greenloop.retrieval.tokens import count_tokens
+
+__all__ = [
+    "Context",
+    "Definition",
+    "FileSymbols",
+    "Frame",
+    "Location",
+    "RepoIndex",
+    "build_context",
+    "count_tokens",
+    "locate",
+    "parse_frames",
+]

@@ -1,0 +1,148 @@
+"""Ranked locations -> the code context of a prompt, within a token budget.
+
+First the failing tests' messages, then the full text (with line numbers) of
+the top locations and the failing tests' own code, then signature-only
+outlines of the next-ranked files, each part added only while it fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from greenloop.retrieval.graph import resolve
+from greenloop.retrieval.index import RepoIndex
+from greenloop.retrieval.model import Context, Definition, Location
+from greenloop.retrieval.rank import tests_named
+from greenloop.retrieval.tokens import count_tokens
+from greenloop_sandbox.report import TestFailure
+
+_MESSAGE_CHARS = 600
+_MAX_FAILURES = 5
+
+
+class _Budget:
+    def __init__(self, tokens: int) -> None:
+        self.left = tokens
+        self.parts: list[str] = []
+
+    def add(self, text: str) -> bool:
+        cost = count_tokens(text + "\n")
+        if cost > self.left:
+            return False
+        self.parts.append(text)
+        self.left -= cost
+        return True
+
+
+def build_context(
+    index: RepoIndex,
+    locations: Sequence[Location],
+    *,
+    budget_tokens: int,
+    failures: Sequence[TestFailure] = (),
+) -> Context:
+    """Failures, full code of the top locations and tests, then outlines, within `budget_tokens`."""
+    budget = _Budget(budget_tokens)
+    if failures:
+        budget.add(_failures_text(failures))
+    shown = _full_text(index, [*locations, *_test_locations(index, failures, locations)], budget)
+    _outlines(index, locations, shown, budget)
+    text = "\n".join(budget.parts)
+    tokens = count_tokens(text)
+    while tokens > budget_tokens and budget.parts:  # joins can merge tokens; stay under the budget
+        budget.parts.pop()
+        text = "\n".join(budget.parts)
+        tokens = count_tokens(text)
+    return Context(text=text, tokens=tokens, locations=[loc for loc in shown if _section(index, loc) in text])
+
+
+def _failures_text(failures: Sequence[TestFailure]) -> str:
+    lines = ["## Failing tests"]
+    for failure in failures[:_MAX_FAILURES]:
+        last_lines = failure.traceback.strip().splitlines()[-1:]
+        message = failure.message.strip() or (last_lines[0] if last_lines else "")
+        if len(message) > _MESSAGE_CHARS:
+            message = message[: _MESSAGE_CHARS - 1] + "…"
+        lines.append(f"- {failure.test_id}: {message}" if message else f"- {failure.test_id}")
+    if len(failures) > _MAX_FAILURES:
+        lines.append(f"- … and {len(failures) - _MAX_FAILURES} more")
+    return "\n".join(lines)
+
+
+def _test_locations(
+    index: RepoIndex, failures: Sequence[TestFailure], already: Sequence[Location]
+) -> list[Location]:
+    seen = {(loc.path, loc.start_line, loc.end_line) for loc in already}
+    out: list[Location] = []
+    for failure in failures:
+        for test in tests_named(index, failure.test_id, failure.file):
+            if (test.path, test.start_line, test.end_line) not in seen:
+                seen.add((test.path, test.start_line, test.end_line))
+                out.append(_as_location(test, "the failing test"))
+    return out
+
+
+def _as_location(definition: Definition, why: str) -> Location:
+    return Location(
+        definition.path, definition.symbol, definition.kind, definition.start_line, definition.end_line, 0.0, why
+    )
+
+
+def _section(index: RepoIndex, location: Location) -> str:
+    lines = index.lines(location.path)
+    start, end = max(1, location.start_line), min(len(lines), location.end_line)
+    width = len(str(end))
+    body = "\n".join(f"{n:>{width}}| {lines[n - 1]}" for n in range(start, end + 1))
+    label = location.symbol if location.kind == "lines" else f"{location.symbol} ({location.kind})"
+    return f"### {location.path}:{start}-{end} {label}\n{body}"
+
+
+def _full_text(index: RepoIndex, locations: Sequence[Location], budget: _Budget) -> list[Location]:
+    shown: list[Location] = []
+    for location in locations:
+        inside = any(
+            s.path == location.path and s.start_line <= location.start_line and location.end_line <= s.end_line
+            for s in shown
+        )
+        if inside or not index.lines(location.path):
+            continue
+        if len(shown) == 0 and not any(p.startswith("## Code") for p in budget.parts):
+            budget.add("## Code (line numbers are the file's)")
+        if budget.add(_section(index, location)):
+            shown.append(location)
+    return shown
+
+
+def _outlines(index: RepoIndex, locations: Sequence[Location], shown: Sequence[Location], budget: _Budget) -> None:
+    files: list[str] = []
+    for location in [*locations, *shown]:
+        if location.path not in files:
+            files.append(location.path)
+    for location in shown:  # then the files the shown code names
+        for definition in index.definitions(location.path):
+            if location.start_line <= definition.start_line <= location.end_line:
+                for name in definition.refs:
+                    for target in resolve(index, name, definition):
+                        if target.path not in files:
+                            files.append(target.path)
+    header_added = False
+    for path in files:
+        outline = _outline(index, path)
+        if not outline:
+            continue
+        if not header_added:
+            header_added = budget.add("## Outline of related files (signatures only)")
+        if not budget.add(outline):
+            break
+
+
+def _outline(index: RepoIndex, path: str) -> str:
+    definitions = index.definitions(path)
+    if not definitions:
+        return ""
+    width = len(str(max(d.start_line for d in definitions)))
+    rows = [path]
+    for definition in definitions:
+        depth = definition.symbol.count(".")
+        rows.append(f"{definition.start_line:>{width}}| {'    ' * depth}{definition.signature}")
+    return "\n".join(rows)

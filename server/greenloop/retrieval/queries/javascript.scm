@@ -1,0 +1,35 @@
+; Definitions and references for JavaScript (and JSX).
+
+(function_declaration name: (identifier) @name) @definition.function
+(generator_function_declaration name: (identifier) @name) @definition.function
+(class_declaration name: (identifier) @name) @definition.class
+(method_definition name: (property_identifier) @name) @definition.method
+(variable_declarator
+  name: (identifier) @name
+  value: [(arrow_function) (function_expression)]) @definition.function
+(assignment_expression
+  left: (member_expression property: (property_identifier) @name)
+  right: [(arrow_function) (function_expression)]) @definition.function
+(pair
+  key: (property_identifier) @name
+  value: [(arrow_function) (function_expression)]) @definition.function
+
+(call_expression function: (identifier) @reference.call)
+(call_expression function: (member_expression property: (property_identifier) @reference.call))
+(new_expression constructor: (identifier) @reference.class)
+(arguments (identifier) @reference.argument)
+(class_heritage (identifier) @reference.class)
+(member_expression object: (identifier) @reference.name)
+(shorthand_property_identifier) @reference.name
+(pair value: (identifier) @reference.value)
+(return_statement (identifier) @reference.value)
+(import_specifier name: (identifier) @reference.import)
+(shorthand_property_identifier_pattern) @reference.import
+
+; Modules a file imports (@import): preferred when a name is defined in several files.
+(import_statement source: (string) @import)
+(export_statement source: (string) @import)
+(call_expression
+  function: (identifier) @_require
+  arguments: (arguments (string) @import)
+  (#eq? @_require "require"))

@@ -1,0 +1,162 @@
+"""One file's source -> its definitions and references (tree-sitter tags query).
+
+`extract` is a pure function of (path, bytes) so it can run in a worker
+process; the index caches its result by content hash.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from sys import intern
+
+import tree_sitter as ts
+
+from greenloop.retrieval.languages import language_of, parser, tags_query
+from greenloop.retrieval.model import Definition, FileSymbols
+
+_CONTAINERS = {"class", "interface", "impl"}
+# Nodes that wrap a definition and belong to its range (decorators, `const x = () => ...`, `export`).
+_WRAPPERS = {"decorated_definition", "lexical_declaration", "variable_declaration", "export_statement"}
+_SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"[A-Za-z_][\w-]*")
+_SIGNATURE_CHARS = 240
+
+
+@dataclass
+class _RawDef:
+    kind: str
+    name: str
+    node: ts.Node
+    start_byte: int
+    end_byte: int
+    signature_start: int
+    refs: list[str] = field(default_factory=list)
+    parent: _RawDef | None = None
+    symbol: str = ""
+
+
+def extract(path: str, data: bytes) -> FileSymbols:
+    """Definitions (with ranges, signatures, own references) and module-level references of a file."""
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    language = language_of(path)
+    if language is None:
+        return FileSymbols(path=path, language=None, line_count=lines)
+    tree = parser(language).parse(data)
+    raw, refs, imports = _captures(tree, language, data)
+    _nest(raw)
+    module_refs = _assign_refs(raw, refs)
+    definitions = tuple(_definition(path, item, data) for item in raw)
+    note = "syntax errors: indexed what parsed" if tree.root_node.has_error else ""
+    return FileSymbols(
+        path=path,
+        language=language,
+        line_count=lines,
+        definitions=definitions,
+        module_refs=tuple(module_refs),
+        imports=tuple(imports),
+        has_errors=tree.root_node.has_error,
+        note=note,
+    )
+
+
+def _captures(
+    tree: ts.Tree, language: str, data: bytes
+) -> tuple[list[_RawDef], list[tuple[int, str]], list[str]]:
+    raw: dict[tuple[int, int], _RawDef] = {}
+    refs: list[tuple[int, str]] = []
+    imports: list[str] = []
+    for _pattern, captures in ts.QueryCursor(tags_query(language)).matches(tree.root_node):
+        for capture, nodes in captures.items():
+            if capture == "import":
+                for node in nodes:
+                    imports.extend(_WORD.findall(data[node.start_byte : node.end_byte].decode("utf-8", "replace")))
+            elif capture.startswith("reference."):
+                # interned: equal names share one object (less memory, smaller pickles from workers)
+                refs.extend((n.start_byte, intern(data[n.start_byte : n.end_byte].decode("utf-8", "replace"))) for n in nodes)
+            elif capture.startswith("definition.") and "name" in captures:
+                node, name_node = nodes[0], captures["name"][0]
+                outer = _outer(node)
+                key = (outer.start_byte, outer.end_byte)
+                if key not in raw:
+                    name = intern(data[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace"))
+                    head = node.start_byte if outer.type == "decorated_definition" else outer.start_byte
+                    kind = capture.split(".", 1)[1]
+                    raw[key] = _RawDef(kind, name, node, outer.start_byte, outer.end_byte, head)
+    refs.sort()
+    definitions = sorted(raw.values(), key=lambda d: (d.start_byte, -d.end_byte))
+    return definitions, refs, list(dict.fromkeys(imports))
+
+
+def _outer(node: ts.Node) -> ts.Node:
+    """The node whose range a definition covers: decorators and `const f = ...` included."""
+    while node.parent is not None and node.parent.type in _WRAPPERS:
+        node = node.parent
+    return node
+
+
+def _nest(raw: list[_RawDef]) -> None:
+    """Set parents, qualified symbols and method kinds (input sorted by start, outermost first)."""
+    stack: list[_RawDef] = []
+    for item in raw:
+        while stack and stack[-1].end_byte <= item.start_byte:
+            stack.pop()
+        item.parent = stack[-1] if stack else None
+        if item.parent is not None:
+            item.symbol = f"{item.parent.symbol}.{item.name}"
+            if item.kind == "function" and item.parent.kind in _CONTAINERS:
+                item.kind = "method"
+        else:
+            item.symbol = item.name
+        stack.append(item)
+
+
+def _assign_refs(raw: list[_RawDef], refs: list[tuple[int, str]]) -> list[str]:
+    """Give each reference to its innermost definition; return the module-level rest."""
+    module: list[str] = []
+    stack: list[_RawDef] = []
+    index = 0
+    for position, name in refs:
+        while index < len(raw) and raw[index].start_byte <= position:
+            while stack and stack[-1].end_byte <= raw[index].start_byte:
+                stack.pop()
+            stack.append(raw[index])
+            index += 1
+        while stack and stack[-1].end_byte <= position:
+            stack.pop()
+        (stack[-1].refs if stack else module).append(name)
+    return module
+
+
+def _definition(path: str, item: _RawDef, data: bytes) -> Definition:
+    start = item.node.start_point.row + 1
+    outer_start = start - data.count(b"\n", item.start_byte, item.node.start_byte)
+    end = item.node.end_point.row + 1
+    if item.node.end_point.column == 0 and end > start:
+        end -= 1
+    return Definition(
+        path=path,
+        name=item.name,
+        symbol=item.symbol,
+        kind=item.kind,
+        start_line=outer_start,
+        end_line=end,
+        signature=_signature(item.node, item.signature_start, data),
+        refs=tuple(dict.fromkeys(item.refs)),
+        parent=item.parent.symbol if item.parent else None,
+    )
+
+
+def _signature(node: ts.Node, start: int, data: bytes) -> str:
+    body = node.child_by_field_name("body")
+    if body is None:
+        value = node.child_by_field_name("value")
+        body = value.child_by_field_name("body") if value is not None else None
+    if body is not None and body.start_byte > start:
+        text = data[start : body.start_byte]
+    else:
+        text = data[start : node.end_byte].split(b"\n", 1)[0]
+    signature = _SPACE.sub(" ", text.decode("utf-8", "replace")).strip().rstrip("{").rstrip()
+    if len(signature) > _SIGNATURE_CHARS:
+        signature = signature[: _SIGNATURE_CHARS - 1] + "…"
+    return signature

@@ -1,0 +1,25 @@
+"""A parsing worker process: pickled [(path, bytes)] on stdin -> pickled [FileSymbols] on stdout.
+
+Started by `RepoIndex` as `python -m greenloop.retrieval.worker` for cold
+indexing. A plain child process (not multiprocessing) so it never re-imports
+the caller's main module and works from any script, server or test.
+"""
+
+from __future__ import annotations
+
+import pickle
+import sys
+
+from greenloop.retrieval.tags import extract
+
+
+def main() -> int:
+    items: list[tuple[str, bytes]] = pickle.load(sys.stdin.buffer)
+    results = [extract(path, data) for path, data in items]
+    pickle.dump(results, sys.stdout.buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    sys.stdout.buffer.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

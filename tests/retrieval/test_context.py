@@ -1,0 +1,54 @@
+"""Context assembly under a token budget; token counting."""
+
+from __future__ import annotations
+
+import random
+
+from greenloop.retrieval import RepoIndex, build_context, count_tokens, locate
+from greenloop.retrieval.tokens import estimate_tokens, tokenizer_name
+from tests.retrieval.conftest import STDLIB, HumanEvalFixRepo
+
+
+async def test_context_has_the_code_the_test_and_an_outline(hef_repo: HumanEvalFixRepo, hef_index: RepoIndex) -> None:
+    failure = next(f for f in hef_repo.report().failures if f.file == "tests/test_t000.py")
+    found = await locate(hef_index, [failure], top_k=8)
+    context = build_context(hef_index, found, budget_tokens=1500, failures=[failure])
+    assert context.tokens == count_tokens(context.text) <= 1500
+    text = context.text
+    assert text.startswith("## Failing tests\n- tests/test_t000.py::test_has_close_elements: assert True == False")
+    assert "### src/hef/t000.py:4-12 has_close_elements (function)\n 4| def has_close_elements(" in text
+    assert " 8|                 distance = elem - elem2\n" in text  # the buggy line, numbered as in the file
+    assert "### tests/test_t000.py:" in text  # the failing test's own code
+    assert "## Outline of related files (signatures only)" in text
+    assert context.locations[0].symbol == "has_close_elements"
+
+
+async def test_budget_is_never_exceeded(hef_repo: HumanEvalFixRepo, hef_index: RepoIndex) -> None:
+    failures = hef_repo.report().failures
+    found = await locate(hef_index, failures[:20], top_k=40)
+    for budget in (1, 50, 200, 800, 3000, 20000):
+        context = build_context(hef_index, found, budget_tokens=budget, failures=failures[:20])
+        assert context.tokens <= budget
+        assert context.tokens == count_tokens(context.text)
+    small = build_context(hef_index, found, budget_tokens=200)
+    large = build_context(hef_index, found, budget_tokens=20000)
+    assert len(small.locations) < len(large.locations) and large.text.count("### ") >= 20
+
+
+async def test_whole_files_cost_more_than_the_context(hef_repo: HumanEvalFixRepo, hef_index: RepoIndex) -> None:
+    failure = hef_repo.report().failures[10]
+    found = await locate(hef_index, [failure], top_k=5)
+    context = build_context(hef_index, found, budget_tokens=100_000, failures=[failure])
+    whole_repo = sum(count_tokens(d.decode()) for d in hef_repo.files.values())
+    assert context.tokens < whole_repo / 20
+
+
+def test_token_counts_are_deterministic_and_the_estimate_is_close() -> None:
+    assert tokenizer_name() in ("cl100k_base", "estimate")
+    text = (STDLIB / "json" / "decoder.py").read_text()
+    assert count_tokens(text) == count_tokens(text) > 1000
+    assert count_tokens("") == 0 and estimate_tokens("") == 0
+    if tokenizer_name() == "cl100k_base":
+        files = sorted(STDLIB.glob("*.py"))
+        ratios = sorted(estimate_tokens(t) / count_tokens(t) for t in (p.read_text() for p in random.Random(3).sample(files, 40)))
+        assert 0.85 < ratios[len(ratios) // 2] < 1.15

@@ -1,0 +1,115 @@
+"""Ranking on real failures: HumanEvalFix packed into one repo, and small Python/Node/Rust projects."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from greenloop.retrieval import Location, RepoIndex, locate
+from greenloop_sandbox.report import TestFailure
+from tests.retrieval import projects
+from tests.retrieval.conftest import HumanEvalFixRepo
+
+
+def _hit(location: Location, module: str, entry_point: str) -> bool:
+    """The location is the buggy function (or a function nested in it)."""
+    return location.path == module and location.symbol.split(".")[0] == entry_point
+
+
+async def test_humanevalfix_raw_pytest_output(hef_repo: HumanEvalFixRepo, hef_index: RepoIndex) -> None:
+    sections = hef_repo.sections()
+    assert len(sections) == 164  # every buggy task fails its test
+    top1 = top3 = 0
+    for task, text in sections:
+        found = await locate(hef_index, text, top_k=3)
+        top1 += bool(found) and _hit(found[0], task.module, task.entry_point)
+        top3 += any(_hit(loc, task.module, task.entry_point) for loc in found)
+    assert top1 / len(sections) >= 0.95
+    assert top3 / len(sections) >= 0.98
+
+
+async def test_humanevalfix_report_failures(hef_repo: HumanEvalFixRepo, hef_index: RepoIndex) -> None:
+    report = hef_repo.report()
+    assert report.failed + report.errors == 164
+    top1 = 0
+    for failure in report.failures:
+        task = hef_repo.task_for(failure.file)
+        found = await locate(hef_index, [failure], top_k=3)
+        top1 += bool(found) and _hit(found[0], task.module, task.entry_point)
+        assert {loc.path for loc in found} <= set(hef_index.paths)
+    assert top1 / len(report.failures) >= 0.95
+
+
+async def test_whole_output_ranks_each_failure(hef_repo: HumanEvalFixRepo, hef_index: RepoIndex) -> None:
+    found = await locate(hef_index, hef_repo.output, top_k=50)
+    assert len(found) == 50
+    assert [loc.score for loc in found] == sorted((loc.score for loc in found), reverse=True)
+    modules = {t.module for t in hef_repo.tasks}
+    assert sum(loc.path in modules for loc in found) >= 45
+
+
+@pytest.fixture
+async def py_index(tmp_path: Path) -> tuple[Path, RepoIndex]:
+    files = projects.write(tmp_path, projects.PY_FILES)
+    index = RepoIndex()
+    await index.update(files)
+    return tmp_path, index
+
+
+async def test_python_exception_deep_in_project_code(py_index: tuple[Path, RepoIndex]) -> None:
+    root, index = py_index
+    output = projects.pytest_output(root, "tests/test_ops.py::test_divide")
+    found = await locate(index, output, top_k=5)
+    assert [(loc.symbol, loc.kind) for loc in found[:3]] == [
+        ("helper", "function"), ("divide", "function"), ("test_divide", "function")
+    ]
+    assert found[0].why.startswith("deepest project frame") and found[0].start_line == 4
+
+
+async def test_assertion_failure_points_at_the_called_function(py_index: tuple[Path, RepoIndex]) -> None:
+    root, index = py_index
+    output = projects.pytest_output(root, "tests/test_ops.py::test_average")
+    found = await locate(index, output, top_k=5)
+    assert found[0].symbol == "average" and "failing test" in found[0].why
+    assert "test_average" in [loc.symbol for loc in found]
+
+
+async def test_no_frames_uses_the_test_name_and_message(py_index: tuple[Path, RepoIndex]) -> None:
+    _, index = py_index
+    failure = TestFailure(test_id="tests/test_ops.py::test_average", message="assert 2.0 == 3")
+    assert (await locate(index, [failure]))[0].symbol == "average"
+    orphan = TestFailure(test_id="test_mean_is_right", message="average returned 2.0, expected 3")
+    assert (await locate(index, [orphan]))[0].symbol == "average"
+    assert await locate(index, "something failed, no idea where") == []
+
+
+async def test_unknown_runner_output_and_unknown_language(tmp_path: Path) -> None:
+    index = RepoIndex()
+    files = {"app/server.go": b"package app\n" + b"// line\n" * 60, "app/util.py": b"def util():\n    return 1\n"}
+    await index.update(files)
+    found = await locate(index, "--- FAIL: TestServe\n    server.go:41: expected 200, got 500\n")
+    assert [(loc.path, loc.kind, loc.start_line, loc.end_line) for loc in found] == [
+        ("app/server.go", "lines", 33, 49)
+    ]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is part of the machine image")
+async def test_node_project(tmp_path: Path) -> None:
+    files = projects.write(tmp_path, projects.NODE_FILES)
+    index = RepoIndex()
+    await index.update(files)
+    found = await locate(index, projects.node_output(tmp_path), top_k=4)
+    assert [loc.symbol for loc in found[:2]] == ["checkSide", "area"]
+    assert found[0].path == "lib/shapes.js"
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="cargo is part of the machine image")
+async def test_rust_project(tmp_path: Path) -> None:
+    files = projects.write(tmp_path, projects.RUST_FILES)
+    index = RepoIndex()
+    await index.update(files)
+    found = await locate(index, projects.cargo_output(tmp_path), top_k=6)
+    assert (found[0].symbol, found[0].kind, found[0].start_line) == ("Tally.last", "method", 10)
+    assert "tests.last_item" in [loc.symbol for loc in found]
