@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from greenloop.agent.plan import DebugPlan
 
+RunMode = Literal["fix", "improve", "generate"]
 Outcome = Literal["green", "stuck", "budget", "cancelled", "error", "no_tests", "already_green"]
 
 
@@ -18,7 +19,7 @@ class _Event(BaseModel):
 
 class RunStarted(_Event):
     kind: Literal["run_started"] = "run_started"
-    mode: Literal["fix", "improve", "generate"]
+    mode: RunMode
     workspace: str
     config: dict[str, Any] = Field(default_factory=dict)
     seed: int | None = None

@@ -1,0 +1,32 @@
+"""The loops (fix, improve; generation in agent.generate) as async generators of events.
+
+Pure orchestration over three ports: the model client, the sandbox and the
+workspace snapshot. Front ends consume the events; they add no loop logic.
+"""
+
+from greenloop.agent.events import ChangeSet, Done, Event, FileChange
+from greenloop.agent.loop import Focus, LoopContext, fix_loop
+from greenloop.agent.plan import DebugPlan
+from greenloop.agent.ports import Ports, open_ports
+from greenloop.agent.session import FixRequest, apply_changes, fix, improve, new_run_id, run_tests
+from greenloop.agent.snapshot import Snapshot
+
+__all__ = [
+    "ChangeSet",
+    "DebugPlan",
+    "Done",
+    "Event",
+    "FileChange",
+    "FixRequest",
+    "Focus",
+    "LoopContext",
+    "Ports",
+    "Snapshot",
+    "apply_changes",
+    "fix",
+    "fix_loop",
+    "improve",
+    "new_run_id",
+    "open_ports",
+    "run_tests",
+]

@@ -1,0 +1,103 @@
+"""The one place that applies a DebugPlan: file actions to the snapshot, the rest to the sandbox."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from greenloop.agent.edits import EditMiss, apply_search_replace
+from greenloop.agent.events import EditApplied, EditRejected, EnvironmentChanged, Event
+from greenloop.agent.paths import UnsafePath, safe_relpath
+from greenloop.agent.plan import Action, DebugPlan, EditAction, InstallAction, RunAction, WriteAction
+from greenloop.agent.snapshot import Snapshot
+from greenloop.agent.syntax import introduced_error
+from greenloop_sandbox import Sandbox
+
+
+@dataclass
+class ApplyOutcome:
+    events: list[Event] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # rejected actions, said so the model can repair them
+    applied: int = 0
+    packages: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    env_failed: bool = False
+
+
+async def apply_plan(plan: DebugPlan, snapshot: Snapshot, sandbox: Sandbox, iteration: int) -> ApplyOutcome:
+    """Apply every action in order; rejected ones are reported, never half-applied."""
+    out = ApplyOutcome()
+    for action in plan.actions:
+        if isinstance(action, EditAction | WriteAction):
+            _apply_file_action(action, snapshot, iteration, out)
+        else:
+            await _apply_env_action(action, sandbox, iteration, out)
+    return out
+
+
+def _apply_file_action(action: EditAction | WriteAction, snapshot: Snapshot, iteration: int, out: ApplyOutcome) -> None:
+    try:
+        path = safe_relpath(snapshot.root, action.path)
+    except UnsafePath as exc:
+        _reject(out, iteration, action.path, f"refused: {exc}")
+        return
+    before = snapshot.read(path)
+    if snapshot.exists(path) and before is None:
+        _reject(out, iteration, path, "refused: it is a binary file; greenloop edits text files only")
+        return
+    if isinstance(action, WriteAction):
+        after, match = action.content, ("new_file" if before is None else "exact")
+    else:
+        if before is None:
+            _reject(out, iteration, path, "the file does not exist; use a 'write' action to create it")
+            return
+        try:
+            result = apply_search_replace(before, action.search, action.replace)
+        except EditMiss as exc:
+            _reject(out, iteration, path, f"{exc}\nCurrent content of {path}:\n{_numbered(before)}")
+            return
+        after, match = result.text, result.match
+    bad_line = introduced_error(path, before, after)
+    if bad_line is not None:
+        _reject(out, iteration, path, f"the edit would introduce a syntax error at line {bad_line}")
+        return
+    snapshot.write(path, after)
+    out.applied += 1
+    out.events.append(EditApplied(iteration=iteration, path=path, action=action.kind, match=match))
+
+
+async def _apply_env_action(
+    action: InstallAction | RunAction | Action, sandbox: Sandbox, iteration: int, out: ApplyOutcome
+) -> None:
+    if isinstance(action, InstallAction):
+        result = await sandbox.install(action.packages)
+        detail = " ".join(action.packages)
+        if result.ok:
+            out.packages.extend(action.packages)
+    elif isinstance(action, RunAction):
+        result = await sandbox.run_setup(action.command)
+        detail = action.command
+        if result.ok:
+            out.commands.append(action.command)
+    else:
+        return
+    output = (result.stdout + result.stderr)[-2000:]
+    out.events.append(
+        EnvironmentChanged(iteration=iteration, action=action.kind, detail=detail, ok=result.ok, output=output)
+    )
+    if result.ok:
+        out.applied += 1
+    else:
+        out.env_failed = True
+        why = "timed out" if result.timed_out else f"exit code {result.exit_code}"
+        out.problems.append(f"- {action.kind} {detail!r} failed ({why}):\n{output[-800:]}")
+
+
+def _reject(out: ApplyOutcome, iteration: int, path: str, reason: str) -> None:
+    out.events.append(EditRejected(iteration=iteration, path=path, reason=reason.split("\nCurrent content")[0]))
+    out.problems.append(f"- {path}: {reason}")
+
+
+def _numbered(text: str, limit: int = 200) -> str:
+    lines = text.splitlines()
+    shown = "".join(f"{n:5d}| {line}\n" for n, line in enumerate(lines[:limit], 1))
+    return shown + (f"... ({len(lines) - limit} more lines)\n" if len(lines) > limit else "")

@@ -1,0 +1,98 @@
+"""What the model is shown: failing tests as text, and the code they are about."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from greenloop.agent.snapshot import Snapshot
+from greenloop.retrieval import Location, RepoIndex, build_context, locate
+from greenloop_sandbox import TestFailure, TestReport
+
+MAX_FAILURES_SHOWN = 5
+MAX_TRACEBACK_LINES = 60
+
+
+def render_failures(report: TestReport) -> str:
+    """The failing tests with their messages and (trimmed) tracebacks."""
+    if not report.failures:
+        return f"All tests pass ({report.summary()})."
+    parts = [f"{report.summary()}."]
+    for failure in report.failures[:MAX_FAILURES_SHOWN]:
+        where = f" ({failure.file}:{failure.line})" if failure.file and failure.line else ""
+        lines = (failure.traceback or failure.message).strip().splitlines()
+        if len(lines) > MAX_TRACEBACK_LINES:
+            lines = [*lines[:10], "...", *lines[-(MAX_TRACEBACK_LINES - 11) :]]
+        parts.append(f"### {failure.test_id}{where}\n{failure.message.strip()}\n```\n" + "\n".join(lines) + "\n```")
+    if len(report.failures) > MAX_FAILURES_SHOWN:
+        parts.append(f"... and {len(report.failures) - MAX_FAILURES_SHOWN} more failing tests.")
+    return "\n\n".join(parts)
+
+
+def numbered(text: str, start: int = 1) -> str:
+    return "".join(f"{n:5d}| {line}\n" for n, line in enumerate(text.splitlines(), start))
+
+
+@dataclass
+class CodeContext:
+    text: str
+    tokens: int
+    locations: list[Location] = field(default_factory=list)
+
+
+class ContextBuilder:
+    """Keeps one incremental repo index per run and turns failures into code context."""
+
+    def __init__(self, *, use_retrieval: bool, budget_tokens: int, top_k: int) -> None:
+        self.use_retrieval = use_retrieval
+        self.budget_tokens = budget_tokens
+        self.top_k = top_k
+        self.index = RepoIndex()
+
+    async def build(self, snapshot: Snapshot, failures: Sequence[TestFailure]) -> CodeContext:
+        await self.index.update(snapshot.files(), snapshot.deleted())
+        locations = await locate(self.index, list(failures), top_k=self.top_k) if failures else []
+        if self.use_retrieval:
+            ctx = build_context(self.index, locations, budget_tokens=self.budget_tokens, failures=failures)
+            return CodeContext(ctx.text, ctx.tokens, list(ctx.locations))
+        text = whole_files(snapshot, failures)
+        return CodeContext(text, len(text) // 4, locations)
+
+
+_PATH_RE = re.compile(r"([\w./-]+\.(?:py|js|mjs|cjs|ts|tsx|rs))")
+
+
+def whole_files(snapshot: Snapshot, failures: Sequence[TestFailure]) -> str:
+    """The 'no retrieval' baseline: every project file named in the failures, whole."""
+    named: list[str] = []
+    for failure in failures:
+        for candidate in [failure.file or "", *_PATH_RE.findall(failure.traceback + "\n" + failure.message)]:
+            path = candidate.lstrip("./")
+            for known in snapshot.paths():
+                if known not in named and _same_file(known, path):
+                    named.append(known)
+    blocks = []
+    for path in named:
+        text = snapshot.read(path)
+        if text is not None:
+            blocks.append(f"### {path}\n{numbered(text)}")
+    return "\n".join(blocks) or "(no project files are named in the failures)"
+
+
+def _same_file(known: str, path: str) -> bool:
+    return bool(path) and (known == path or known.endswith("/" + path) or path.endswith("/" + known))
+
+
+def focus_text(snapshot: Snapshot, path: str, start: int, end: int, margin: int = 15) -> str:
+    """The lines a person pointed at (marked) with some surrounding lines, numbered."""
+    text = snapshot.read(path)
+    if text is None:
+        return f"({path} is not a text file in the workspace)"
+    lines = text.splitlines()
+    lo, hi = max(1, start - margin), min(len(lines), end + margin)
+    out = [f"### {path} (lines {start}-{end} are the ones the person means, marked with >)"]
+    for n in range(lo, hi + 1):
+        mark = ">" if start <= n <= end else " "
+        out.append(f"{mark}{n:4d}| {lines[n - 1]}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,347 @@
+"""The test-fix loop: run tests, find the code, diagnose, plan, apply to the snapshot, rerun."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from greenloop.agent.actions import ApplyOutcome, apply_plan
+from greenloop.agent.budget import Budget
+from greenloop.agent.context import ContextBuilder, focus_text, render_failures
+from greenloop.agent.events import (
+    BudgetUsed,
+    Diagnosis,
+    DiagnosisDelta,
+    Done,
+    Event,
+    IterationStarted,
+    LocationsFound,
+    Message,
+    Outcome,
+    PlanMade,
+    TestsRan,
+)
+from greenloop.agent.history import Attempt, History, describe_action, failure_signature, plan_signature
+from greenloop.agent.plan import DebugPlan
+from greenloop.agent.ports import Ports
+from greenloop.agent.prompts import render_prompt
+from greenloop.agent.snapshot import Snapshot
+from greenloop.llm import StructuredOutputError
+from greenloop.settings import Settings
+from greenloop_sandbox import TestReport
+
+EDIT_REPAIRS = 2  # rounds per iteration in which rejected actions go back to the model
+INVALID_PLANS_IN_A_ROW = 2  # then the loop ends with an error
+
+
+@dataclass
+class Focus:
+    path: str
+    start_line: int
+    end_line: int
+
+
+@dataclass
+class LoopContext:
+    """Everything one run's loop needs; created by the session, shared with generation."""
+
+    settings: Settings
+    ports: Ports
+    workspace: Path
+    template: str
+    run_id: str
+    budget: Budget = field(init=False)
+    history: History = field(default_factory=History)
+    contexts: ContextBuilder = field(init=False)
+    packages: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+
+    def __post_init__(self) -> None:
+        self.budget = Budget(self.settings.loop)
+        r = self.settings.retrieval
+        self.contexts = ContextBuilder(use_retrieval=r.enabled, budget_tokens=r.context_tokens, top_k=r.top_k)
+
+    def stamp(self, event: Any) -> Any:
+        event.run_id, event.at = self.run_id, round(time.monotonic() - self.started, 3)
+        return event
+
+    def tokens(self) -> int:
+        usage = self.ports.llm.usage
+        return int(usage.prompt_tokens + usage.completion_tokens)
+
+    def over_budget(self) -> str | None:
+        return self.budget.exceeded(tokens=self.tokens(), cost=float(self.ports.llm.usage.cost))
+
+    def budget_event(self, iteration: int) -> BudgetUsed:
+        u = self.ports.llm.usage
+        return self.stamp(
+            BudgetUsed(
+                iteration=iteration,
+                prompt_tokens=u.prompt_tokens,
+                completion_tokens=u.completion_tokens,
+                cost=u.cost,
+                seconds=round(self.budget.elapsed(), 3),
+                calls=u.calls,
+            )
+        )
+
+    def done(self, snapshot: Snapshot, outcome: Outcome, summary: str, iterations: int, evidence: str = "") -> Done:
+        u = self.ports.llm.usage
+        return self.stamp(
+            Done(
+                outcome=outcome,
+                summary=summary,
+                iterations=iterations,
+                changes=snapshot.changes(self.packages, self.commands),
+                prompt_tokens=u.prompt_tokens,
+                completion_tokens=u.completion_tokens,
+                cost=u.cost,
+                seconds=round(self.budget.elapsed(), 3),
+                evidence=evidence,
+            )
+        )
+
+
+async def test_snapshot(ctx: LoopContext, snapshot: Snapshot, test_ids: list[str] | None) -> TestReport:
+    """Sync the snapshot into the sandbox (changed files only) and run the tests."""
+    await ctx.ports.sandbox.sync(snapshot.files(), snapshot.deleted())
+    return await ctx.ports.sandbox.run_tests(test_ids, timeout=ctx.settings.sandbox.test_timeout)
+
+
+def tests_ran(ctx: LoopContext, iteration: int, report: TestReport) -> TestsRan:
+    return ctx.stamp(
+        TestsRan(
+            iteration=iteration,
+            passed=report.passed,
+            failed=report.failed,
+            errors=report.errors,
+            skipped=report.skipped,
+            failures=[f.model_dump() for f in report.failures],
+            duration=report.duration,
+        )
+    )
+
+
+async def fix_loop(
+    ctx: LoopContext,
+    snapshot: Snapshot,
+    *,
+    test_ids: list[str] | None = None,
+    instruction: str | None = None,
+    focus: Focus | None = None,
+) -> AsyncIterator[Event]:
+    """Yield the loop's events, ending with exactly one Done."""
+    report = await test_snapshot(ctx, snapshot, test_ids)
+    yield tests_ran(ctx, 0, report)
+    if report.total == 0 and not report.failures and not instruction:
+        yield ctx.done(snapshot, "no_tests", _no_tests_message(report), 0)
+        return
+    if report.green and not instruction:
+        yield ctx.done(snapshot, "already_green", f"The tests already pass ({report.summary()}); nothing changed.", 0)
+        return
+    async for event in _iterations(ctx, snapshot, report, test_ids, instruction, focus):
+        yield event
+
+
+async def _iterations(
+    ctx: LoopContext,
+    snapshot: Snapshot,
+    report: TestReport,
+    test_ids: list[str] | None,
+    instruction: str | None,
+    focus: Focus | None,
+) -> AsyncIterator[Event]:
+    max_it = ctx.settings.loop.max_iterations
+    invalid_in_a_row = 0
+    instruction_done = instruction is None
+    for iteration in range(1, max_it + 1):
+        if (why := ctx.over_budget()) is not None:
+            yield ctx.done(snapshot, "budget", f"Stopped: {why}.", iteration - 1, why)
+            return
+        yield ctx.stamp(IterationStarted(iteration=iteration, max_iterations=max_it))
+        step = _Step(ctx, snapshot, report, iteration, instruction, focus, instruction_done)
+        async for event in step.run():
+            yield event
+        if step.stuck is not None:
+            yield ctx.done(snapshot, "stuck", "Stopped: the model repeats an attempt that did not work.", iteration, step.stuck)
+            return
+        invalid_in_a_row = invalid_in_a_row + 1 if step.plan is None else 0
+        if invalid_in_a_row >= INVALID_PLANS_IN_A_ROW:
+            msg = "The model did not return a valid plan; nothing was changed by this iteration."
+            yield ctx.done(snapshot, "error", msg, iteration, step.error)
+            return
+        instruction_done = instruction_done or step.changed_files
+        if step.changed:
+            report = await test_snapshot(ctx, snapshot, test_ids)
+            yield tests_ran(ctx, iteration, report)
+        step.record_outcome(report)
+        yield ctx.budget_event(iteration)
+        if instruction_done and (report.green or (report.total == 0 and instruction)):
+            yield ctx.done(snapshot, *_success(report, instruction), iteration)
+            return
+    yield ctx.done(
+        snapshot, "budget", f"Stopped after {max_it} iterations; {report.summary()}.", max_it, "max iterations reached"
+    )
+
+
+def _success(report: TestReport, instruction: str | None) -> tuple[Outcome, str]:
+    if report.total == 0:
+        return "no_tests", "Change made; the project has no tests to check it."
+    what = "Change made and the tests pass" if instruction else "The tests pass"
+    return "green", f"{what} ({report.summary()})."
+
+
+def _no_tests_message(report: TestReport) -> str:
+    tail = report.raw.strip().splitlines()[-5:]
+    return "No tests were found in this workspace; there is nothing to fix." + (
+        "\nTest command output:\n" + "\n".join(tail) if tail else ""
+    )
+
+
+class _Step:
+    """One iteration's model work: context, diagnosis, plan, apply (with edit repairs)."""
+
+    def __init__(
+        self,
+        ctx: LoopContext,
+        snapshot: Snapshot,
+        report: TestReport,
+        iteration: int,
+        instruction: str | None,
+        focus: Focus | None,
+        instruction_done: bool,
+    ) -> None:
+        self.ctx, self.snapshot, self.report, self.iteration = ctx, snapshot, report, iteration
+        self.instruction, self.focus, self.instruction_done = instruction, focus, instruction_done
+        self.plan: DebugPlan | None = None
+        self.stuck: str | None = None
+        self.error = ""
+        self.changed = False
+        self.changed_files = False
+        self.attempt = Attempt(iteration=iteration, failing=_failing_line(report), diagnosis="", actions=[])
+        self._before = snapshot.fingerprint()
+
+    async def run(self) -> AsyncIterator[Event]:
+        ctx = self.ctx
+        code = await ctx.contexts.build(self.snapshot, self.report.failures)
+        locations = [loc.to_json() for loc in code.locations]
+        yield ctx.stamp(LocationsFound(iteration=self.iteration, locations=locations, context_tokens=code.tokens))
+        values = self._prompt_values(code.text)
+        if ctx.settings.loop.diagnosis and self.instruction_done:
+            async for event in self._diagnose(values):
+                yield event
+        messages = self._plan_messages(values)
+        async for event in self._plan_and_apply(messages):
+            yield event
+
+    def _prompt_values(self, code_text: str) -> dict[str, str]:
+        history = self.ctx.history.render() if self.ctx.settings.loop.history else ""
+        instruction = ""
+        if self.instruction and self.instruction_done:
+            instruction = f"\n## The person's request (keep it done while fixing)\n{self.instruction}\n"
+        focus = ""
+        if self.focus is not None:
+            focus = focus_text(self.snapshot, self.focus.path, self.focus.start_line, self.focus.end_line)
+        return {
+            "template": self.ctx.template,
+            "failures": render_failures(self.report),
+            "context": code_text,
+            "history": history,
+            "instruction": instruction,
+            "focus": focus or "(no specific code was selected)",
+            "diagnosis": "",
+        }
+
+    async def _diagnose(self, values: dict[str, str]) -> AsyncIterator[Event]:
+        messages = _messages(self.ctx, render_prompt("diagnose", self.ctx.workspace, **values))
+        parts: list[str] = []
+        async for delta in self.ctx.ports.llm.stream(messages, step="diagnosis"):
+            parts.append(delta)
+            yield self.ctx.stamp(DiagnosisDelta(iteration=self.iteration, text=delta))
+        text = "".join(parts).strip()
+        self.attempt.diagnosis = text
+        values["diagnosis"] = f"\n## Diagnosis\n{text}\n" if text else ""
+        yield self.ctx.stamp(Diagnosis(iteration=self.iteration, text=text))
+
+    def _plan_messages(self, values: dict[str, str]) -> list[dict[str, str]]:
+        if self.instruction and not self.instruction_done:
+            values = {**values, "instruction": self.instruction}
+            return _messages(self.ctx, render_prompt("improve", self.ctx.workspace, **values))
+        return _messages(self.ctx, render_prompt("plan", self.ctx.workspace, **values))
+
+    async def _plan_and_apply(self, messages: list[dict[str, str]]) -> AsyncIterator[Event]:
+        ctx = self.ctx
+        for round_ in range(EDIT_REPAIRS + 1):
+            try:
+                plan = await ctx.ports.llm.structured(messages, DebugPlan, step="debug_plan")
+            except StructuredOutputError as exc:
+                self.error = str(exc)
+                self.attempt.actions.append("(no valid plan)")
+                yield ctx.stamp(Message(text=f"The model's plan was not valid: {exc}", level="warning"))
+                return
+            if round_ == 0:
+                self.plan = plan
+                self.attempt.diagnosis = self.attempt.diagnosis or plan.diagnosis
+                earlier = ctx.history.repeat_of(failure_signature(self.report), plan_signature(plan), self.iteration)
+                if earlier is not None:
+                    self.stuck = self._stuck_evidence(earlier, plan)
+                    yield ctx.stamp(PlanMade(iteration=self.iteration, plan=plan))
+                    return
+            yield ctx.stamp(PlanMade(iteration=self.iteration, plan=plan))
+            outcome = await apply_plan(plan, self.snapshot, ctx.ports.sandbox, self.iteration)
+            self._absorb(plan, outcome)
+            for event in outcome.events:
+                yield ctx.stamp(event)
+            if not outcome.problems or round_ == EDIT_REPAIRS or (ctx.over_budget() is not None):
+                return
+            problems = "\n".join(outcome.problems)
+            messages = [
+                *messages,
+                {"role": "assistant", "content": plan.model_dump_json()},
+                {"role": "user", "content": render_prompt("edit_repair", ctx.workspace, problems=problems)},
+            ]
+
+    def _absorb(self, plan: DebugPlan, outcome: ApplyOutcome) -> None:
+        self.attempt.actions.extend(describe_action(a) for a in plan.actions)
+        self.ctx.packages.extend(p for p in outcome.packages if p not in self.ctx.packages)
+        self.ctx.commands.extend(outcome.commands)
+        if outcome.problems:
+            self.attempt.outcome = f"{len(outcome.problems)} action(s) rejected: " + "; ".join(
+                p.splitlines()[0][:160] for p in outcome.problems
+            )
+        self.changed_files = self.changed_files or self.snapshot.fingerprint() != self._before
+        self.changed = self.changed or self.changed_files or bool(outcome.packages or outcome.commands)
+
+    def _stuck_evidence(self, earlier: int, plan: DebugPlan) -> str:
+        actions = "; ".join(describe_action(a) for a in plan.actions) or "(no actions)"
+        return (
+            f"Iteration {self.iteration} saw the same failure as iteration {earlier} "
+            f"({_failing_line(self.report)}) and proposed the same plan again: {actions}"
+        )
+
+    def record_outcome(self, report: TestReport) -> None:
+        if not self.changed:
+            self.attempt.outcome = (self.attempt.outcome + "; " if self.attempt.outcome else "") + "nothing changed"
+        else:
+            self.attempt.outcome = (self.attempt.outcome + "; " if self.attempt.outcome else "") + (
+                f"tests then: {report.summary()}" + (f" ({_failing_line(report)})" if report.failures else "")
+            )
+        self.ctx.history.add(self.attempt)
+
+
+def _messages(ctx: LoopContext, user: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": render_prompt("system", ctx.workspace)}, {"role": "user", "content": user}]
+
+
+def _failing_line(report: TestReport) -> str:
+    if not report.failures:
+        return report.summary()
+    first = report.failures[0]
+    msg = (first.message or "").strip().splitlines()[:1]
+    more = f" and {len(report.failures) - 1} more" if len(report.failures) > 1 else ""
+    return f"{first.test_id}: {msg[0][:160] if msg else 'failed'}{more}"
+

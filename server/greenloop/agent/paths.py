@@ -1,0 +1,38 @@
+"""Workspace path safety: every path an action names must stay inside the workspace."""
+
+from __future__ import annotations
+
+import posixpath
+from pathlib import Path, PurePosixPath
+
+from greenloop.errors import GreenloopError
+
+# Folders no plan may write into.
+_PROTECTED = (".git", ".greenloop")
+
+
+class UnsafePath(GreenloopError):
+    """A path that would escape the workspace or touch a protected folder."""
+
+
+def safe_relpath(root: Path, path: str) -> str:
+    """Normalize `path` to a workspace-relative posix path, or raise UnsafePath.
+
+    Refuses absolute paths, `..` that leaves the root, protected folders, and
+    paths that resolve (through a symlink on disk) to somewhere outside `root`.
+    """
+    raw = path.strip().replace("\\", "/")
+    if not raw:
+        raise UnsafePath("empty path")
+    if raw.startswith("/") or PurePosixPath(raw).is_absolute() or (len(raw) > 1 and raw[1] == ":"):
+        raise UnsafePath(f"{path!r} is absolute; use a path relative to the workspace root")
+    norm = posixpath.normpath(raw)
+    if norm == "." or norm.startswith("../") or norm == "..":
+        raise UnsafePath(f"{path!r} escapes the workspace")
+    if norm.split("/", 1)[0] in _PROTECTED:
+        raise UnsafePath(f"{path!r} is inside {norm.split('/', 1)[0]}/, which greenloop never writes")
+    resolved_root = root.resolve()
+    target = (resolved_root / norm).resolve()
+    if target != resolved_root and resolved_root not in target.parents:
+        raise UnsafePath(f"{path!r} resolves outside the workspace (through a symlink)")
+    return norm

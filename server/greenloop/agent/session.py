@@ -1,0 +1,131 @@
+"""Entry points for front ends: fix, improve, run_tests, apply_changes. Each run is recorded."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from greenloop.agent.events import ChangeSet, Done, Event, Message, RunMode, RunStarted
+from greenloop.agent.loop import Focus, LoopContext, fix_loop
+from greenloop.agent.paths import safe_relpath
+from greenloop.agent.ports import Ports, choose_template, open_ports, open_sandbox_for
+from greenloop.agent.recording import RunRecorder
+from greenloop.agent.snapshot import Snapshot
+from greenloop.errors import GreenloopError
+from greenloop.settings import Settings
+from greenloop_sandbox import TestReport
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class FixRequest:
+    workspace: Path
+    overlays: Mapping[str, str] = field(default_factory=dict)
+    test_ids: list[str] | None = None
+    instruction: str | None = None
+    focus: Focus | None = None
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def fix(request: FixRequest, settings: Settings, *, ports: Ports | None = None) -> AsyncIterator[Event]:
+    """Run the test-fix loop on the workspace; the user's files are not touched."""
+    return _run("fix", request, settings, ports)
+
+
+def improve(request: FixRequest, settings: Settings, *, ports: Ports | None = None) -> AsyncIterator[Event]:
+    """The same loop, driven by a person's instruction; the tests must still pass after it."""
+    if not (request.instruction or "").strip():
+        raise GreenloopError("improve needs an instruction: say what should change")
+    return _run("improve", request, settings, ports)
+
+
+async def _run(mode: RunMode, request: FixRequest, settings: Settings, ports: Ports | None) -> AsyncIterator[Event]:
+    run_id = new_run_id()
+    start = time.monotonic()
+    recorder = RunRecorder(settings, request.workspace)
+    try:
+        snapshot = Snapshot.from_workspace(request.workspace, request.overlays)
+        template = choose_template(settings, snapshot.files())
+        started = RunStarted(
+            run_id=run_id,
+            mode=mode,
+            workspace=str(request.workspace),
+            config=settings.model_dump(mode="json", exclude={"llm": {"api_key"}}),
+            seed=settings.llm.seed,
+        )
+        recorder.event(started)
+        yield started
+        if recorder.problem:
+            yield Message(run_id=run_id, text=recorder.problem, level="warning")
+        opened: AbstractAsyncContextManager[Ports] = (
+            nullcontext(ports) if ports else open_ports(settings, template, sink=recorder.call, label=run_id)
+        )
+        async with opened as live:
+            ctx = LoopContext(settings=settings, ports=live, workspace=request.workspace, template=template, run_id=run_id)
+            ctx.started = start
+            async for event in fix_loop(
+                ctx, snapshot, test_ids=request.test_ids, instruction=request.instruction, focus=request.focus
+            ):
+                recorder.event(event)
+                yield event
+    except GreenloopError as exc:
+        yield _error_done(recorder, run_id, start, str(exc))
+    except Exception as exc:  # the daemon must survive anything a run does; the message says what broke
+        log.exception("run %s failed", run_id)
+        yield _error_done(recorder, run_id, start, f"internal error: {type(exc).__name__}: {exc}")
+    finally:
+        recorder.close()
+
+
+def _error_done(recorder: RunRecorder, run_id: str, start: float, message: str) -> Done:
+    done = Done(run_id=run_id, at=round(time.monotonic() - start, 3), outcome="error", summary=message, evidence=message)
+    recorder.event(done)
+    return done
+
+
+async def run_tests(
+    workspace: Path,
+    settings: Settings,
+    *,
+    overlays: Mapping[str, str] | None = None,
+    test_ids: list[str] | None = None,
+) -> TestReport:
+    """Run the workspace's tests (with unsaved buffers) in a sandbox; no model involved."""
+    snapshot = Snapshot.from_workspace(workspace, overlays)
+    template = choose_template(settings, snapshot.files())
+    async with open_sandbox_for(settings, template) as sandbox:
+        await sandbox.sync(snapshot.files())
+        return await sandbox.run_tests(test_ids, timeout=settings.sandbox.test_timeout)
+
+
+def apply_changes(workspace: Path, changes: ChangeSet) -> list[str]:
+    """Write a change set to the user's files; refuses if any file changed since the run read it."""
+    planned: list[tuple[Path, str | None]] = []
+    for change in changes.files:
+        rel = safe_relpath(workspace, change.path)
+        target = workspace / rel
+        current = target.read_text(encoding="utf-8") if target.is_file() else None
+        if current != change.before:
+            raise GreenloopError(f"{rel} changed since greenloop read it; run again to get a fresh change set")
+        planned.append((target, change.after))
+    written = []
+    for target, after in planned:
+        if after is None:
+            target.unlink(missing_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{target.name}.greenloop-tmp")
+            tmp.write_text(after, encoding="utf-8")
+            os.replace(tmp, target)
+        written.append(str(target.relative_to(workspace)))
+    return written

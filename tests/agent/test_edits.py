@@ -1,0 +1,46 @@
+"""SEARCH/REPLACE matching: exact, whitespace-insensitive, near, ambiguous and missing."""
+
+import pytest
+
+from greenloop.agent.edits import EditMiss, apply_search_replace
+
+SOURCE = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
+
+
+def test_exact_unique_match_is_replaced() -> None:
+    text = "def add(a, b):\n    return a - b\n"
+    result = apply_search_replace(text, "return a - b", "return a + b")
+    assert result.match == "exact"
+    assert result.text == "def add(a, b):\n    return a + b\n"
+
+
+def test_search_matching_twice_is_refused_with_advice() -> None:
+    with pytest.raises(EditMiss, match="matches 2 places"):
+        apply_search_replace(SOURCE, "    return a - b\n", "    return a + b\n")
+
+
+def test_whitespace_differences_still_match_and_keep_file_indentation() -> None:
+    result = apply_search_replace(SOURCE, "def add(a,  b):\nreturn a - b", "def add(a, b):\nreturn a + b")
+    assert result.match == "whitespace"
+    assert "def add(a, b):\n    return a + b\n" in result.text
+    assert result.text.count("return a - b") == 1  # sub() untouched
+
+
+def test_near_match_above_threshold_is_applied() -> None:
+    text = "def area(r):\n    return 3.14 * r * r\n"
+    result = apply_search_replace(text, "def area(r):\n    return 3.14 * r*r", "def area(r):\n    return 3.14159 * r * r")
+    assert result.match == "fuzzy"
+    assert "3.14159" in result.text
+
+
+def test_miss_reports_the_closest_lines() -> None:
+    text = "alpha = 1\nbeta = 2\ngamma = 3\n"
+    with pytest.raises(EditMiss) as err:
+        apply_search_replace(text, "totally unrelated code that is not here", "x")
+    assert "did you mean" in str(err.value)
+    assert "|" in str(err.value)  # numbered lines shown
+
+
+def test_empty_search_is_refused() -> None:
+    with pytest.raises(EditMiss, match="empty"):
+        apply_search_replace("x = 1\n", "  \n", "y = 2\n")

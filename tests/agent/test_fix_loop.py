@@ -1,0 +1,192 @@
+"""The fix loop end to end: real sandbox (Docker engine), real HTTP to the scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import docker
+import pytest
+
+from greenloop.agent import FixRequest, fix
+from greenloop.agent.events import EditApplied, EditRejected, EnvironmentChanged
+from tests.agent.conftest import FIX_ADD, collect, kinds, plan, tree_bytes, write_project
+from tests.support.scripted_llm import slow
+
+pytestmark = pytest.mark.docker
+
+
+async def test_seeded_bug_fixed_in_one_iteration_without_touching_files(
+    calc_project: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    scripted_llm.script("`add` returns a - b; it must return a + b.", step="diagnosis")
+    scripted_llm.script(plan(FIX_ADD), step="debug_plan")
+    before = tree_bytes(calc_project)
+    events, done = await collect(fix(FixRequest(calc_project), make_settings(calc_project)))
+    assert done.outcome == "green", done.summary
+    assert done.iterations == 1
+    assert [c.path for c in done.changes.files] == ["calc.py"]
+    assert "+    return a + b" in done.changes.diff
+    assert kinds(events)[:3] == ["run_started", "tests_ran", "iteration_started"]
+    assert {"locations", "diagnosis", "plan", "edit_applied", "budget"} <= set(kinds(events))
+    assert tree_bytes(calc_project) == before  # without --apply nothing on disk changes
+    # the plan request carried the failing test and the buggy line, and asked for the debug_plan schema
+    plan_request = scripted_llm.requests_for("debug_plan")[0]
+    prompt = "\n".join(m["content"] for m in plan_request.messages)
+    assert "test_add" in prompt and "return a - b" in prompt
+    assert plan_request.response_format["json_schema"]["name"] == "debug_plan"
+    assert done.prompt_tokens > 0 and done.completion_tokens > 0
+
+
+async def test_missing_package_fixed_by_install_action(tmp_path: Path, scripted_llm: Any, make_settings: Any) -> None:
+    ws = write_project(
+        tmp_path / "ws",
+        {
+            "dump.py": "import tomli_w\n\n\ndef dump(d):\n    return tomli_w.dumps(d)\n",
+            "test_dump.py": "from dump import dump\n\n\ndef test_dump():\n    assert dump({'a': 1}) == 'a = 1\\n'\n",
+        },
+    )
+    scripted_llm.script(
+        plan({"kind": "install", "packages": ["tomli-w==1.0.0"]}, diagnosis="tomli_w is not installed"),
+        step="debug_plan",
+    )
+    events, done = await collect(fix(FixRequest(ws), make_settings(ws, loop={"diagnosis": False})))
+    assert done.outcome == "green", done.summary + done.evidence
+    env = [e for e in events if isinstance(e, EnvironmentChanged)]
+    assert env and env[0].ok and env[0].action == "install"
+    assert done.changes.packages == ["tomli-w==1.0.0"]
+    assert done.changes.files == []
+
+
+async def test_bad_search_is_sent_back_and_repaired(calc_project: Path, scripted_llm: Any, make_settings: Any) -> None:
+    wrong = {"kind": "edit", "path": "calc.py", "search": "    return b - a  # nope", "replace": "    return a + b"}
+    scripted_llm.script(plan(wrong), plan(FIX_ADD), step="debug_plan", repeat=False)
+    events, done = await collect(fix(FixRequest(calc_project), make_settings(calc_project, loop={"diagnosis": False})))
+    assert done.outcome == "green"
+    rejected = [e for e in events if isinstance(e, EditRejected)]
+    assert len(rejected) == 1 and "not in the file" in rejected[0].reason
+    second = scripted_llm.requests_for("debug_plan")[1]
+    assert "did you mean" in second.messages[-1]["content"]
+    assert "return a - b" in second.messages[-1]["content"]  # the current file is shown for the repair
+
+
+async def test_plan_writing_outside_the_workspace_is_refused(
+    calc_project: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    evil = {"kind": "write", "path": "../outside.py", "content": "print('pwned')\n"}
+    scripted_llm.script(plan(evil), step="debug_plan")
+    events, done = await collect(fix(FixRequest(calc_project), make_settings(calc_project, loop={"diagnosis": False})))
+    assert not (calc_project.parent / "outside.py").exists()
+    rejected = [e for e in events if isinstance(e, EditRejected)]
+    assert rejected and "escapes the workspace" in rejected[0].reason
+    assert done.outcome == "stuck"
+    assert done.changes.files == []
+
+
+async def test_model_repeating_itself_is_stopped_as_stuck(
+    calc_project: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    useless = {"kind": "edit", "path": "calc.py", "search": "def mul(a, b):", "replace": "def mul(a, b):  # hm"}
+    scripted_llm.script(plan(useless), step="debug_plan")
+    settings = make_settings(calc_project, loop={"diagnosis": False, "max_iterations": 5})
+    events, done = await collect(fix(FixRequest(calc_project), settings))
+    assert done.outcome == "stuck"
+    assert done.iterations == 2
+    assert "same plan again" in done.evidence and "iteration 1" in done.evidence
+    assert len([e for e in events if isinstance(e, EditApplied)]) == 1
+
+
+async def test_cancel_mid_iteration_leaves_no_container(
+    calc_project: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    client = docker.from_env()
+    label = {"label": "greenloop.sandbox"}
+    before = {c.id for c in client.containers.list(all=True, filters=label)}
+    scripted_llm.script(slow(30, "thinking"), step="diagnosis")
+    seen: list[str] = []
+
+    async def consume() -> None:
+        async for event in fix(FixRequest(calc_project), make_settings(calc_project)):
+            seen.append(event.kind)
+
+    task = asyncio.create_task(consume())
+    for _ in range(600):
+        if "locations" in seen:
+            break
+        await asyncio.sleep(0.1)
+    assert "locations" in seen, seen
+    during = {c.id for c in client.containers.list(all=True, filters=label)} - before
+    assert during, "the run should have a container while it runs"
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    after = {c.id for c in client.containers.list(all=True, filters=label)} - before
+    assert after == set()
+    assert "done" not in seen
+
+
+@pytest.mark.parametrize(
+    ("limits", "expect"),
+    [
+        ({"max_iterations": 2}, "max iterations"),
+        ({"max_tokens": 1}, "token budget"),
+        ({"max_seconds": 0.001}, "time budget"),
+        ({"max_cost": 0.000001}, "cost budget"),
+    ],
+)
+async def test_each_budget_stops_the_loop(
+    calc_project: Path, scripted_llm: Any, make_settings: Any, limits: dict[str, Any], expect: str
+) -> None:
+    counter = {"n": 0}
+
+    def different_useless_plan(_: dict[str, Any]) -> str:
+        counter["n"] += 1
+        return plan({"kind": "edit", "path": "calc.py", "search": "def mul(a, b):", "replace": "def mul(a, b):  # hm"
+                     + str(counter["n"])}) if counter["n"] == 1 else plan(
+            {"kind": "write", "path": f"note{counter['n']}.txt", "content": str(counter["n"])}
+        )
+
+    scripted_llm.script(different_useless_plan, step="debug_plan")
+    settings = make_settings(
+        calc_project,
+        backend="local",
+        loop={"diagnosis": False, **limits},
+        llm={"model": "priced", "prices": {"priced": {"prompt": 1000.0, "completion": 1000.0}}},
+    )
+    _, done = await collect(fix(FixRequest(calc_project), settings))
+    assert done.outcome == "budget", done.summary
+    assert expect in done.evidence
+
+
+async def test_already_green_and_no_tests_change_nothing(tmp_path: Path, scripted_llm: Any, make_settings: Any) -> None:
+    green = write_project(tmp_path / "green", {"m.py": "X = 1\n", "test_m.py": "from m import X\n\ndef test_x():\n    assert X == 1\n"})
+    _, done = await collect(fix(FixRequest(green), make_settings(green, backend="local")))
+    assert done.outcome == "already_green" and done.changes.files == []
+    empty = write_project(tmp_path / "empty", {"m.py": "X = 1\n", "pyproject.toml": "[project]\nname='m'\n"})
+    _, done = await collect(fix(FixRequest(empty), make_settings(empty, backend="local")))
+    assert done.outcome == "no_tests" and "No tests" in done.summary
+    assert scripted_llm.requests == []  # no model call was needed for either
+
+
+async def test_model_that_never_returns_valid_json_ends_with_error(
+    calc_project: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    scripted_llm.script("I think you should change the plus sign.", step="debug_plan")
+    before = tree_bytes(calc_project)
+    _, done = await collect(fix(FixRequest(calc_project), make_settings(calc_project, backend="local",
+                                                                       loop={"diagnosis": False})))
+    assert done.outcome == "error"
+    assert "valid plan" in done.summary
+    assert tree_bytes(calc_project) == before
+
+
+def test_plan_json_is_the_public_contract() -> None:
+    from greenloop.agent.plan import DebugPlan
+
+    schema = DebugPlan.model_json_schema()
+    kinds_ = {json.dumps(v["properties"]["kind"]) for v in schema["$defs"].values()}
+    assert len(kinds_) == 4
+    DebugPlan.model_validate_json(plan(FIX_ADD, {"kind": "install", "packages": ["x"]}, {"kind": "run", "command": "true"},
+                                       {"kind": "write", "path": "a", "content": ""}))
