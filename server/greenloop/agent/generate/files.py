@@ -1,0 +1,170 @@
+"""The files step: each planned file from the model, dependencies first, a bounded number at once."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from greenloop.agent.generate.code_reply import extract_code
+from greenloop.agent.generate.layouts import Layout
+from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan
+from greenloop.agent.prompts import render_prompt
+from greenloop.errors import GreenloopError
+from greenloop.llm import LLMClient
+
+PROMPTS = "greenloop.agent.generate"
+
+
+@dataclass
+class FileWriter:
+    """Asks the model for one planned file, showing it the plan and the files it depends on."""
+
+    llm: LLMClient
+    layout: Layout
+    plan: ProjectPlan
+    plan_text: str  # the plan as the model sees it (summary, interfaces, file list)
+    request: str
+    workspace: Path  # prompt overrides live in <workspace>/.greenloop/prompts/
+    attempts: int
+    context_chars: int  # budget for the dependencies' text
+
+    async def write(self, spec: PlannedFile, known: Mapping[str, str]) -> str:
+        """The file's text; GreenloopError when no reply holds code after `attempts` requests."""
+        messages = [
+            {"role": "system", "content": render_prompt("generate_system", self.workspace, package=PROMPTS)},
+            {"role": "user", "content": self._prompt(spec, known)},
+        ]
+        problem = ""
+        for _ in range(self.attempts):
+            reply = await self.llm.complete(messages, step="generate_file")
+            code = extract_code(reply, spec.path)
+            if not code.problem:
+                return code.text
+            problem = code.problem
+            repair = render_prompt(
+                "generate_file_repair",
+                self.workspace,
+                package=PROMPTS,
+                path=spec.path,
+                problem=problem,
+                fence=self.layout.fence_for(spec.path),
+            )
+            messages = [
+                *messages,
+                {"role": "assistant", "content": reply},
+                {"role": "user", "content": repair},
+            ]
+        raise GreenloopError(
+            f"The model never returned the content of {spec.path} ({problem}; {self.attempts} requests). "
+            "Run again, use a stronger model (--model), or simplify that file in the plan."
+        )
+
+    def _prompt(self, spec: PlannedFile, known: Mapping[str, str]) -> str:
+        kind_rule = (
+            f"It is a test file for {self.layout.test_runner}: test the behaviour the plan describes "
+            "through the public interfaces, with a few clear cases."
+            if spec.test
+            else "Do not write tests in this file."
+        )
+        return render_prompt(
+            "generate_file",
+            self.workspace,
+            package=PROMPTS,
+            path=spec.path,
+            language=self.layout.language,
+            template=self.layout.name,
+            guidance=self.layout.guidance,
+            request=self.request or "(see the plan)",
+            plan=self.plan_text,
+            dependencies=self._dependencies(spec, known),
+            kind="test file" if spec.test else "source file",
+            purpose=spec.purpose or "(see the interfaces)",
+            kind_rule=kind_rule,
+            fence=self.layout.fence_for(spec.path),
+        )
+
+    def _dependencies(self, spec: PlannedFile, known: Mapping[str, str]) -> str:
+        """The text of the files this one depends on, whole, within the character budget."""
+        wanted = list(spec.depends_on)
+        if spec.test:  # a test sees its component's code too
+            wanted += [
+                f.path for f in self.plan.files_of(spec.component) if not f.test and f.path not in wanted
+            ]
+        blocks, left = [], self.context_chars
+        for path in wanted:
+            text = known.get(path)
+            if text is None:
+                continue
+            if len(text) > left:
+                blocks.append(f"### {path}\n(omitted: too long; follow the interfaces)\n")
+                continue
+            left -= len(text)
+            blocks.append(f"### {path}\n```{self.layout.fence_for(path)}\n{text.rstrip()}\n```\n")
+        return "\n## Files it depends on (already written)\n" + "\n".join(blocks) if blocks else ""
+
+
+def build_order(specs: Sequence[PlannedFile]) -> dict[str, list[str]]:
+    """For each file, the files of `specs` it must wait for (dependencies first; cycles broken)."""
+    by_path = {s.path: s for s in specs}
+    placed: list[str] = []
+    visiting: set[str] = set()
+
+    def visit(path: str) -> None:
+        if path in placed or path in visiting:
+            return  # done, or a cycle: that edge is dropped
+        visiting.add(path)
+        for dep in by_path[path].depends_on:
+            if dep in by_path:
+                visit(dep)
+        visiting.discard(path)
+        placed.append(path)
+
+    for spec in specs:
+        visit(spec.path)
+    rank = {p: i for i, p in enumerate(placed)}
+    return {s.path: [d for d in s.depends_on if d in by_path and rank[d] < rank[s.path]] for s in specs}
+
+
+async def write_files(
+    writer: FileWriter, specs: Sequence[PlannedFile], known: dict[str, str], parallel: int
+) -> AsyncIterator[tuple[str, str]]:
+    """Yield (path, text) as files finish; at most `parallel` model calls at once.
+
+    `known` holds files written earlier (other components, manifests) and gets each new file.
+    The first failure cancels the rest and is raised; closing the iterator cancels everything.
+    """
+    waits = build_order(specs)
+    finished = {s.path: asyncio.Event() for s in specs}
+    gate = asyncio.Semaphore(max(1, parallel))
+    results: asyncio.Queue[tuple[str, str] | BaseException] = asyncio.Queue()
+
+    async def one(spec: PlannedFile) -> None:
+        try:
+            for dep in waits[spec.path]:
+                await finished[dep].wait()
+            async with gate:
+                text = await writer.write(spec, known)
+            known[spec.path] = text
+            finished[spec.path].set()
+            await results.put((spec.path, text))
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            await results.put(exc)
+
+    tasks = [asyncio.create_task(one(s), name=f"generate {s.path}") for s in specs]
+    try:
+        for _ in specs:
+            item = await results.get()
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task

@@ -1,0 +1,214 @@
+"""One generation run: plan -> files -> tests -> fix loop (per component in small steps), then the output."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from greenloop.agent.events import Done, EnvironmentChanged, Event, Message, Outcome
+from greenloop.agent.generate.files import FileWriter, write_files
+from greenloop.agent.generate.layouts import Layout
+from greenloop.agent.generate.output import save_plan, write_output
+from greenloop.agent.generate.planning import make_plan, manifests, plan_for_prompt
+from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan
+from greenloop.agent.loop import LoopContext, fix_loop
+from greenloop.agent.snapshot import Snapshot
+from greenloop.errors import GreenloopError
+
+GREEN = ("green", "already_green")
+
+
+class BudgetStop(GreenloopError):
+    """The run's budget (tokens, cost, time) ran out before the files were all written."""
+
+
+@dataclass
+class Job:
+    """A checked request: everything the run needs before the first model call."""
+
+    out_dir: Path
+    layout: Layout
+    request: str  # the prompt (+ answers) as the model sees it
+    small_steps: bool
+    plan: ProjectPlan | None = None  # given when re-running from an edited plan
+    plan_file: Path | None = None  # that plan's file
+
+
+@dataclass
+class Generation:
+    """The state of one run after the ports are open."""
+
+    job: Job
+    ctx: LoopContext
+    snapshot: Snapshot = field(init=False)
+    known: dict[str, str] = field(default_factory=dict)  # every file's text so far
+    iterations: int = 0
+    last: Done | None = None  # the latest fix loop's Done
+    built: list[str] = field(default_factory=list)  # components that went through their loop
+
+    def __post_init__(self) -> None:
+        self.snapshot = Snapshot.empty(self.job.out_dir)
+
+    def note(self, text: str, level: Literal["info", "warning", "error"] = "info") -> Event:
+        event: Event = self.ctx.stamp(Message(text=text, level=level))
+        return event
+
+    async def run(self) -> AsyncIterator[Event]:
+        """Every event of the run; ends with exactly one Done."""
+        try:
+            plan = self.job.plan or await self._plan_step()
+            job = self.job
+            saved = save_plan(job.out_dir, plan, job.layout.name, job.request, source=job.plan_file)
+            yield self.note(f"Plan: {_describe(plan)}; saved as {saved}")
+            async for event in self._install(plan):
+                yield event
+            steps = small_steps(plan) if self.job.small_steps else [list(plan.components)]
+            for i, components in enumerate(steps, 1):
+                async for event in self._build(plan, components, i, len(steps)):
+                    yield event
+                if self.last is None or self.last.outcome not in GREEN:
+                    break
+        except BudgetStop as exc:
+            yield self._finish(None, error=f"Stopped: {exc}", outcome="budget")
+            return
+        except GreenloopError as exc:
+            yield self._finish(None, error=str(exc))
+            return
+        yield self._finish(plan)
+
+    async def _plan_step(self) -> ProjectPlan:
+        job = self.job
+        return await make_plan(
+            self.ctx.ports.llm,
+            job.layout,
+            self.ctx.settings,
+            job.request,
+            job.out_dir,
+            small_steps=job.small_steps,
+        )
+
+    async def _install(self, plan: ProjectPlan) -> AsyncIterator[Event]:
+        if not plan.packages:
+            return
+        yield self.note(f"Installing {', '.join(plan.packages)} in the sandbox")
+        result = await self.ctx.ports.sandbox.install(plan.packages)
+        detail = " ".join(plan.packages)
+        output = (result.stdout + result.stderr)[-2000:]
+        yield self.ctx.stamp(
+            EnvironmentChanged(iteration=0, action="install", detail=detail, ok=result.ok, output=output)
+        )
+        if result.ok:
+            self.ctx.packages.extend(p for p in plan.packages if p not in self.ctx.packages)
+        else:
+            yield self.note(
+                f"Installing {detail} failed; the fix loop will see the import errors.", "warning"
+            )
+
+    async def _build(
+        self, plan: ProjectPlan, components: list[str], step: int, steps: int
+    ) -> AsyncIterator[Event]:
+        """Files, then tests, then the fix loop for some components (all of them outside small steps)."""
+        specs = [f for f in plan.files if f.component in components]
+        label = f"component {step}/{steps} '{components[0]}'" if self.job.small_steps else "the project"
+        sources = [f for f in specs if not f.test and f.path not in self.job.layout.managed]
+        tests = [f for f in specs if f.test]
+        for path, text in manifests(plan, self.job.layout).items():
+            if any(f.path == path for f in specs):
+                self._keep(path, text)
+        for kind, group in (("source files", sources), ("tests", tests)):
+            if group:
+                yield self.note(f"Writing {len(group)} {kind} of {label}")
+                async for event in self._write(plan, group):
+                    yield event
+        yield self.note(f"Running the tests of {label}" + (" and the earlier ones" if step > 1 else ""))
+        async for event in fix_loop(self.ctx, self.snapshot):
+            if isinstance(event, Done):
+                self.last = event
+                self.iterations += event.iterations
+                self.built += components
+            else:
+                yield event
+
+    async def _write(self, plan: ProjectPlan, group: list[PlannedFile]) -> AsyncIterator[Event]:
+        settings = self.ctx.settings
+        writer = FileWriter(
+            llm=self.ctx.ports.llm,
+            layout=self.job.layout,
+            plan=plan,
+            plan_text=plan_for_prompt(plan),
+            request=self.job.request,
+            workspace=self.job.out_dir,
+            attempts=settings.generate.file_attempts,
+            context_chars=4 * settings.retrieval.context_tokens,
+        )
+        known = {
+            **self.known,
+            **{p: t for p in self.snapshot.paths() if (t := self.snapshot.read(p)) is not None},
+        }
+        if (why := self.ctx.over_budget()) is not None:
+            raise BudgetStop(why)
+        async for path, text in write_files(writer, group, known, settings.generate.parallel_files):
+            self._keep(path, text)
+            yield self.note(f"Wrote {path} ({len(text.splitlines())} lines)")
+
+    def _keep(self, path: str, text: str) -> None:
+        self.known[path] = text
+        self.snapshot.write(path, text)
+
+    def _finish(self, plan: ProjectPlan | None, *, error: str = "", outcome: Outcome = "error") -> Done:
+        """The run's Done: writes the output when the files exist, and says what is on disk."""
+        out = self.job.out_dir
+        saved_plan = (out / ".greenloop" / "plan.md").is_file()
+        if error or self.last is None:
+            where = "except the plan (.greenloop/plan.md; re-run with --from-plan)" if saved_plan else ""
+            reason = (error or "Generation stopped").rstrip(". ")
+            summary = f"{reason}. Nothing was written to {out} {where}".strip() + "."
+            return self.ctx.done(Snapshot.empty(out), outcome, summary, self.iterations, error)
+        outcome = "green" if self.last.outcome in GREEN else self.last.outcome
+        done = self.ctx.done(self.snapshot, outcome, "", self.iterations, self.last.evidence)
+        try:
+            done.changes = write_output(out, done.changes)
+        except GreenloopError as exc:
+            done.outcome, done.summary, done.evidence = "error", str(exc), str(exc)
+            return done
+        done.summary = _summary(plan, self, len(done.changes.files))
+        return done
+
+
+def small_steps(plan: ProjectPlan) -> list[list[str]]:
+    """Components in plan order, one step each; one without tests joins the next step (or the last)."""
+    steps: list[list[str]] = []
+    pending: list[str] = []
+    for component in plan.components:
+        pending.append(component)
+        if any(f.test for f in plan.files_of(component)):
+            steps.append(pending)
+            pending = []
+    if pending:
+        if steps:
+            steps[-1] += pending
+        else:
+            steps.append(pending)
+    return steps
+
+
+def _describe(plan: ProjectPlan) -> str:
+    tests = sum(1 for f in plan.files if f.test)
+    comps = ", ".join(plan.components)
+    return f"{len(plan.files)} files ({tests} test files) in {len(plan.components)} component(s): {comps}"
+
+
+def _summary(plan: ProjectPlan | None, gen: Generation, count: int) -> str:
+    assert gen.last is not None
+    out = gen.job.out_dir
+    if gen.last.outcome in GREEN:
+        how = f"after {gen.iterations} fix iteration(s)" if gen.iterations else "on the first run"
+        return f"Generated {count} files in {out}; the tests pass {how}."
+    missing = [c for c in (plan.components if plan else []) if c not in gen.built]
+    rest = f" Components not built: {', '.join(missing)}." if missing else ""
+    return (
+        f"Generated {count} files in {out}, but the tests do not pass yet ({gen.last.outcome}): "
+        f"{gen.last.summary}{rest} The files are there to inspect; run `greenloop fix {out}` to keep going."
+    )

@@ -1,0 +1,39 @@
+"""Code out of replies: fences, bare code, prose and empty replies."""
+
+from __future__ import annotations
+
+from greenloop.agent.generate.code_reply import extract_code
+
+
+def test_the_block_naming_the_file_wins_over_a_larger_one() -> None:
+    reply = (
+        "Here is the helper:\n```python\n" + "x = 1\n" * 20 + "```\n"
+        "And `wc/core.py`:\n```python\ndef count(text):\n    return len(text.split())\n```\n"
+    )
+    code = extract_code(reply, "wc/core.py")
+    assert code.how == "fenced" and code.text == "def count(text):\n    return len(text.split())\n"
+
+
+def test_the_largest_block_without_names_and_indented_fences() -> None:
+    reply = "  ```js\n  const a = 1;\n  module.exports = { a };\n  ```\n\n```\nx\n```\n"
+    code = extract_code(reply, "src/a.js")
+    assert code.text == "const a = 1;\nmodule.exports = { a };\n"
+
+
+def test_bare_code_is_accepted_and_a_cut_off_fence_is_dropped() -> None:
+    assert extract_code("import os\n\nprint(os.sep)\n", "a.py").how == "bare"
+    cut = extract_code("```rust\npub fn one() -> i32 {\n    1\n}\n", "src/lib.rs")
+    assert cut.how == "bare" and cut.text.startswith("pub fn one()")
+
+
+def test_prose_and_empty_replies_are_flagged() -> None:
+    prose = extract_code("Sure! The module should count the words and return them sorted.", "wc/core.py")
+    assert prose.problem.endswith("prose, not the file's code")
+    explanation = extract_code(
+        "The function splits the text on whitespace and counts.\nIt returns a dict of counts per word.",
+        "a.py",
+    )
+    assert explanation.problem
+    assert extract_code("  \n", "a.py").problem == "the reply for a.py was empty"
+    # docs may be prose
+    assert not extract_code("This project counts words.", "README.md").problem

@@ -1,0 +1,161 @@
+"""Bad model replies during generation: broken plans are repaired or refused, prose is re-asked."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from greenloop.agent.generate import GenerateRequest, generate
+from tests.agent.conftest import collect
+from tests.agent.generate.conftest import WC_FILES, WC_PLAN, asked_path, file_oracle, plan_json, planned, tree
+from tests.support.scripted_llm import Reply
+
+GOOD = {**WC_FILES, "wordcount/core.py": "def count_words(text: str) -> int:\n    return len(text.split())\n"}
+
+
+def local(make_settings: Any, tmp_path: Path, **sections: dict[str, Any]) -> Any:
+    sections["loop"] = {"diagnosis": False, **sections.get("loop", {})}
+    return make_settings(tmp_path, backend="local", **sections)
+
+
+async def test_duplicate_and_escaping_paths_go_back_to_the_model(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    dupes = plan_json(
+        planned("wordcount/core.py"), planned("./wordcount/core.py"), planned("tests/test_core.py", test=True)
+    )
+    escaping = plan_json(planned("../outside.py"), planned("tests/test_core.py", test=True))
+    scripted_llm.script(dupes, escaping, WC_PLAN, step="generate_plan", repeat=False)
+    scripted_llm.script(file_oracle(GOOD), step="generate_file")
+    out = tmp_path / "out"
+    settings = local(make_settings, tmp_path, llm={"repair_attempts": 2})
+    _, done = await collect(generate(GenerateRequest("a word counter", out), settings))
+
+    assert done.outcome == "green", done.summary + done.evidence
+    asks = scripted_llm.requests_for("generate_plan")
+    assert len(asks) == 3
+    assert "more than once: wordcount/core.py" in json.dumps(asks[1].messages)
+    assert "escapes the project folder" in json.dumps(asks[2].messages)
+    assert not (tmp_path / "outside.py").exists()
+
+
+async def test_a_plan_for_another_language_is_refused_and_nothing_is_written(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    rust = plan_json(planned("src/lib.rs"), planned("tests/it.rs", test=True))
+    scripted_llm.script(rust, step="generate_plan")
+    out = tmp_path / "out"
+    settings = local(make_settings, tmp_path, llm={"repair_attempts": 1})
+    _, done = await collect(generate(GenerateRequest("a rust crate that counts words", out), settings))
+
+    assert done.outcome == "error"
+    assert "template is python" in done.summary and "src/lib.rs (rust)" in done.summary
+    assert "Nothing was written" in done.summary
+    assert tree(out) == {}
+    assert not scripted_llm.requests_for("generate_file")
+
+
+async def test_prose_is_re_asked_and_fenced_code_extracted(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    scripted_llm.script(WC_PLAN, step="generate_plan")
+    prose = "Sure! This module defines count_words, which splits the text and counts the parts."
+    scripted_llm.script(file_oracle(GOOD, first={"wordcount/core.py": [prose]}), step="generate_file")
+    out = tmp_path / "out"
+    _, done = await collect(generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path)))
+
+    assert done.outcome == "green", done.summary + done.evidence
+    core_asks = [
+        r for r in scripted_llm.requests_for("generate_file") if asked_path(r.body) == "wordcount/core.py"
+    ]
+    assert len(core_asks) == 2
+    assert "was prose, not the file's code" in core_asks[1].messages[-1]["content"]
+    assert tree(out)["wordcount/core.py"] == GOOD["wordcount/core.py"]
+
+
+async def test_a_file_the_model_never_returns_ends_with_a_clear_error(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    scripted_llm.script(WC_PLAN, step="generate_plan")
+    scripted_llm.script(
+        file_oracle(GOOD, first={"tests/test_core.py": ["", "  ", "\n"]}), step="generate_file"
+    )
+    out = tmp_path / "out"
+    settings = local(make_settings, tmp_path, generate={"file_attempts": 3})
+    _, done = await collect(generate(GenerateRequest("a word counter", out), settings))
+
+    assert done.outcome == "error"
+    assert "never returned the content of tests/test_core.py" in done.summary
+    assert "except the plan (.greenloop/plan.md" in done.summary
+    assert sorted(tree(out)) == [".greenloop/plan.md"]  # no half-written project
+    assert done.changes.files == []
+
+
+async def test_files_are_generated_a_bounded_number_at_a_time_dependencies_first(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    files = {f"m{i}.py": f"def f{i}() -> int:\n    return {i}\n" for i in range(4)}
+    files["test_m.py"] = "from m0 import f0\n\n\ndef test_f0():\n    assert f0() == 0\n"
+    specs = [
+        planned(p, test=p.startswith("test_"), depends_on=("m0.py",) if p == "m3.py" else ()) for p in files
+    ]
+    scripted_llm.script(plan_json(*specs), step="generate_plan")
+    oracle = file_oracle(files)
+    scripted_llm.script(lambda body: Reply(content=oracle(body), delay=0.3), step="generate_file")
+    out = tmp_path / "out"
+    settings = local(make_settings, tmp_path, generate={"parallel_files": 2})
+    _, done = await collect(generate(GenerateRequest("four modules", out), settings))
+
+    assert done.outcome == "green", done.summary + done.evidence
+    asks = scripted_llm.requests_for("generate_file")
+    starts = sorted(r.at for r in asks)
+    most = max(sum(1 for s in starts if s <= t < s + 0.29) for t in starts)
+    assert most == 2
+    at = {r.messages[-1]["content"].split("`")[1]: r.at for r in asks}
+    assert at["m3.py"] >= at["m0.py"] + 0.29  # m3 waited for m0, which it depends on
+
+
+async def wait_for_request(scripted_llm: Any, step: str) -> None:
+    for _ in range(200):
+        if scripted_llm.requests_for(step):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no {step} request arrived")
+
+
+async def test_cancelling_a_run_writes_nothing(tmp_path: Path, scripted_llm: Any, make_settings: Any) -> None:
+    scripted_llm.script(WC_PLAN, step="generate_plan")
+    oracle = file_oracle(GOOD)
+    scripted_llm.script(lambda body: Reply(content=oracle(body), delay=30), step="generate_file")
+    out = tmp_path / "out"
+    events = generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path))
+
+    async def consume() -> None:
+        async for _ in events:
+            pass
+
+    task = asyncio.create_task(consume())
+    await wait_for_request(scripted_llm, "generate_file")
+    task.cancel()
+    started = asyncio.get_running_loop().time()
+    await asyncio.gather(task, return_exceptions=True)
+    assert asyncio.get_running_loop().time() - started < 5
+    assert sorted(tree(out)) == [".greenloop/plan.md"]
+
+
+async def test_a_budget_used_up_while_writing_files_stops_before_the_next_batch(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    scripted_llm.script(WC_PLAN, step="generate_plan")
+    oracle = file_oracle(GOOD)
+    scripted_llm.script(lambda body: Reply(content=oracle(body), delay=1.2), step="generate_file")
+    out = tmp_path / "out"
+    settings = local(make_settings, tmp_path, loop={"max_seconds": 1.0})
+    _, done = await collect(generate(GenerateRequest("a word counter", out), settings))
+
+    assert done.outcome == "budget"
+    assert "time budget used up" in done.summary and "Nothing was written" in done.summary
+    assert len(scripted_llm.requests_for("generate_file")) == 2  # the sources; the tests were never asked for
+    assert sorted(tree(out)) == [".greenloop/plan.md"]

@@ -1,0 +1,205 @@
+"""Generation end to end on the local sandbox: plan, files, tests, the fix loop, the output folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from greenloop.agent import events as ev
+from greenloop.agent.generate import GenerateRequest, generate
+from tests.agent.conftest import collect, plan
+from tests.agent.generate.conftest import (
+    WC_CORE_BUGGY,
+    WC_FILES,
+    WC_FIX,
+    WC_PLAN,
+    WC_TEST,
+    asked_path,
+    file_oracle,
+    plan_json,
+    planned,
+    tree,
+)
+
+
+def local(make_settings: Any, tmp_path: Path, **sections: dict[str, Any]) -> Any:
+    sections["loop"] = {"diagnosis": False, **sections.get("loop", {})}
+    return make_settings(tmp_path, backend="local", **sections)
+
+
+async def test_three_files_generated_first_run_fails_loop_fixes_it(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    scripted_llm.script(WC_PLAN, step="generate_plan")
+    scripted_llm.script(file_oracle(WC_FILES), step="generate_file")
+    scripted_llm.script(plan(WC_FIX, diagnosis="counts characters"), step="debug_plan")
+    out = tmp_path / "out"
+    seen, done = await collect(
+        generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path))
+    )
+
+    assert done.outcome == "green", done.summary + done.evidence
+    assert done.iterations == 1
+    first_run = next(e for e in seen if isinstance(e, ev.TestsRan) and e.iteration == 0)
+    assert first_run.failed == 1 and first_run.passed == 1  # the empty-text test passed, the other failed
+    on_disk = tree(out)
+    assert sorted(on_disk) == [".greenloop/plan.md", "pyproject.toml", *sorted(WC_FILES)]
+    assert on_disk["wordcount/core.py"] == WC_CORE_BUGGY.replace("len(text)", "len(text.split())")
+    assert on_disk["tests/test_core.py"] == WC_TEST
+    assert sorted(c.path for c in done.changes.files) == sorted(["pyproject.toml", *WC_FILES])
+    assert all(c.before is None for c in done.changes.files)
+    # the plan is saved for editing, the manifest was written by greenloop (not asked of the model)
+    assert "### `wordcount/core.py`" in on_disk[".greenloop/plan.md"]
+    assert 'pythonpath = ["."]' in on_disk["pyproject.toml"]
+    asked = [json.dumps(r.messages) for r in scripted_llm.requests_for("generate_file")]
+    assert len(asked) == 3 and not any("Write the file `pyproject.toml`" in a for a in asked)
+    # each file request saw the plan; the test file also saw the code it tests
+    test_request = next(a for a in asked if "Write the file `tests/test_core.py`" in a)
+    assert "count_words(text: str) -> int" in test_request and "return len(text)" in test_request
+    assert (
+        scripted_llm.requests_for("generate_plan")[0].response_format["json_schema"]["name"]
+        == "generate_plan"
+    )
+    assert next(e.text for e in seen if isinstance(e, ev.Message)).startswith("Plan: 4 files")
+    assert done.run_id and done.prompt_tokens > 0
+
+
+async def test_small_steps_build_components_in_order_and_keep_earlier_tests(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    files = {
+        "calc/ops.py": "def add(a: int, b: int) -> int:\n    return a + b\n",
+        "tests/test_ops.py": "from calc.ops import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        "calc/report.py": "from calc.ops import add\n\n\ndef total(xs: list[int]) -> int:\n"
+        "    t = 0\n    for x in xs:\n        t = add(t, x)\n    return t\n",
+        "tests/test_report.py": "from calc.report import total\n\n\ndef test_total():\n    assert total([1, 2, 3]) == 6\n"
+        "\n\ndef test_total_empty():\n    assert total([]) == 0\n",
+    }
+    scripted_llm.script(
+        plan_json(
+            planned("calc/report.py", "report", ("calc/ops.py",)),
+            planned("tests/test_report.py", "report", ("calc/report.py",), test=True),
+            planned("calc/ops.py", "ops"),
+            planned("tests/test_ops.py", "ops", ("calc/ops.py",), test=True),
+            components=("ops", "report"),
+            name="calc",
+        ),
+        step="generate_plan",
+    )
+    scripted_llm.script(file_oracle(files), step="generate_file")
+    out = tmp_path / "out"
+    request = GenerateRequest("a calculator with a report", out, small_steps=True)
+    seen, done = await collect(generate(request, local(make_settings, tmp_path)))
+
+    assert done.outcome == "green", done.summary + done.evidence
+    order = [r.messages[-1]["content"].split("`")[1] for r in scripted_llm.requests_for("generate_file")]
+    assert order == ["calc/ops.py", "tests/test_ops.py", "calc/report.py", "tests/test_report.py"]
+    runs = [(e.passed, e.failed) for e in seen if isinstance(e, ev.TestsRan)]
+    assert runs == [(1, 0), (3, 0)]  # the second step still runs the first step's test
+    report_request = json.dumps(scripted_llm.requests_for("generate_file")[2].messages)
+    assert "return a + b" in report_request  # later components see the earlier code they use
+    assert sorted(tree(out)) == sorted([".greenloop/plan.md", "pyproject.toml", *files])
+
+
+async def test_a_red_step_stops_small_steps_and_says_what_exists(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    files = {
+        "a.py": "def one() -> int:\n    return 2\n",
+        "test_a.py": "from a import one\n\n\ndef test_one():\n    assert one() == 1\n",
+        "b.py": "def two() -> int:\n    return 2\n",
+        "test_b.py": "from b import two\n\n\ndef test_two():\n    assert two() == 2\n",
+    }
+    scripted_llm.script(
+        plan_json(
+            planned("a.py", "a"),
+            planned("test_a.py", "a", ("a.py",), test=True),
+            planned("b.py", "b"),
+            planned("test_b.py", "b", ("b.py",), test=True),
+            components=("a", "b"),
+        ),
+        step="generate_plan",
+    )
+    scripted_llm.script(file_oracle(files), step="generate_file")
+    scripted_llm.script(plan(diagnosis="no idea"), step="debug_plan")  # no actions: the loop gets stuck
+    out = tmp_path / "out"
+    settings = local(make_settings, tmp_path, loop={"diagnosis": False, "max_iterations": 2})
+    _, done = await collect(generate(GenerateRequest("one and two", out, small_steps=True), settings))
+
+    assert done.outcome in ("stuck", "budget")
+    assert "the tests do not pass yet" in done.summary and "Components not built: b" in done.summary
+    assert sorted(tree(out)) == [".greenloop/plan.md", "a.py", "pyproject.toml", "test_a.py"]
+    assert "b.py" not in [asked_path(r.body) for r in scripted_llm.requests_for("generate_file")]
+
+
+async def test_rerun_from_an_edited_plan_builds_the_edited_file_list(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    good = {
+        **WC_FILES,
+        "wordcount/core.py": "def count_words(text: str) -> int:\n    return len(text.split())\n",
+    }
+    scripted_llm.script(WC_PLAN, step="generate_plan")
+    scripted_llm.script(
+        file_oracle(
+            {
+                **good,
+                "wordcount/cli.py": "import sys\n\nfrom wordcount import count_words\n\n\n"
+                "def main() -> None:\n    print(count_words(sys.stdin.read()))\n",
+            }
+        ),
+        step="generate_file",
+    )
+    out = tmp_path / "out"
+    settings = local(make_settings, tmp_path)
+    _, first = await collect(generate(GenerateRequest("a word counter", out), settings))
+    assert first.outcome == "green", first.summary
+    plan_file = out / ".greenloop" / "plan.md"
+    edited = plan_file.read_text() + (
+        "\n### `wordcount/cli.py`\n\n- component: core\n- depends on: `wordcount/__init__.py`\n"
+        "- purpose: main() prints the word count of stdin\n"
+    )
+    plan_file.write_text(edited)
+    calls = len(scripted_llm.requests)
+
+    request = GenerateRequest("", out, force=True, from_plan=plan_file)
+    _, done = await collect(generate(request, settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    later = scripted_llm.requests[calls:]
+    assert not [r for r in later if r.step == "generate_plan"]  # the plan came from the file
+    asked = [r.messages[-1]["content"].split("`")[1] for r in later if r.step == "generate_file"]
+    assert sorted(asked) == sorted([*WC_FILES, "wordcount/cli.py"])
+    assert "count_words(text: str) -> int" in json.dumps(
+        later[0].messages
+    )  # the saved request and plan are used
+    assert "wordcount/cli.py" in tree(out) and plan_file.read_text() == edited  # the person's file is kept
+    # existing files were overwritten (force): the change set knows what they were
+    assert next(c for c in done.changes.files if c.path == "tests/test_core.py").before == WC_TEST
+
+
+async def test_clarify_questions_and_answers_reach_the_plan(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    from greenloop.agent.generate import clarify
+
+    scripted_llm.script(
+        {"questions": ["Count words case-insensitively?", " ", "Which input?"]}, step="generate_clarify"
+    )
+    settings = local(make_settings, tmp_path)
+    questions = await clarify("a word counter", settings)
+    assert questions == ["Count words case-insensitively?", "Which input?"]
+    assert "a word counter" in json.dumps(scripted_llm.requests_for("generate_clarify")[0].messages)
+
+    scripted_llm.script(WC_PLAN, step="generate_plan")
+    scripted_llm.script(file_oracle(WC_FILES), step="generate_file")
+    scripted_llm.script(plan(WC_FIX), step="debug_plan")
+    answers = {questions[0]: "yes, lower-case everything", questions[1]: ""}
+    request = GenerateRequest("a word counter", tmp_path / "out", answers=answers)
+    _, done = await collect(generate(request, settings))
+    assert done.outcome == "green", done.summary
+    plan_prompt = json.dumps(scripted_llm.requests_for("generate_plan")[0].messages)
+    assert (
+        "yes, lower-case everything" in plan_prompt and "Which input?" not in plan_prompt
+    )  # skipped: not sent
+    assert "yes, lower-case everything" in (tmp_path / "out" / ".greenloop" / "plan.md").read_text()
