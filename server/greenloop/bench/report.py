@@ -1,0 +1,130 @@
+"""A bench's results per config: pass rate with a Wilson 95% interval, iterations, tokens, cost, time."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from greenloop.bench.state import CellResult
+
+Z95 = 1.959964
+
+
+def wilson_interval(passed: int, total: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a binomial proportion; (0, 0) for no trials."""
+    if total <= 0:
+        return 0.0, 0.0
+    p = passed / total
+    denom = 1 + z * z / total
+    centre = (p + z * z / (2 * total)) / denom
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass
+class ConfigSummary:
+    config: str
+    runs: int
+    passed: int
+    pass_rate: float
+    ci_low: float
+    ci_high: float
+    errors: int
+    mean_iterations: float
+    mean_tokens: float
+    mean_cost: float
+    total_cost: float
+    mean_seconds: float
+    median_seconds: float
+    pass_by_iteration: list[float] = field(default_factory=list)  # [k-1]: share green within k iterations
+    outcomes: dict[str, int] = field(default_factory=dict)
+
+
+def summarize(results: list[CellResult], configs: list[str], max_iterations: int) -> list[ConfigSummary]:
+    """One summary per config, in the order given (the first is the baseline)."""
+    return [_summary(name, [r for r in results if r.config == name], max_iterations) for name in configs]
+
+
+def _summary(name: str, rows: list[CellResult], max_iterations: int) -> ConfigSummary:
+    n = len(rows)
+    passed = sum(r.passed for r in rows)
+    low, high = wilson_interval(passed, n)
+    seconds = [r.seconds for r in rows]
+    outcomes: dict[str, int] = {}
+    for r in rows:
+        outcomes[r.outcome] = outcomes.get(r.outcome, 0) + 1
+    horizon = max([max_iterations, *(r.iterations for r in rows if r.passed)])
+    by_iteration = [
+        sum(r.passed and r.iterations <= k for r in rows) / n if n else 0.0 for k in range(horizon + 1)
+    ]
+    return ConfigSummary(
+        config=name,
+        runs=n,
+        passed=passed,
+        pass_rate=passed / n if n else 0.0,
+        ci_low=low,
+        ci_high=high,
+        errors=outcomes.get("error", 0),
+        mean_iterations=_mean([r.iterations for r in rows]),
+        mean_tokens=_mean([r.tokens for r in rows]),
+        mean_cost=_mean([r.cost for r in rows]),
+        total_cost=sum(r.cost for r in rows),
+        mean_seconds=_mean(seconds),
+        median_seconds=statistics.median(seconds) if seconds else 0.0,
+        pass_by_iteration=by_iteration,
+        outcomes=outcomes,
+    )
+
+
+def _mean(values: list[float] | list[int]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def report_json(
+    meta: dict[str, Any], summaries: list[ConfigSummary], results: list[CellResult]
+) -> dict[str, Any]:
+    return {
+        "meta": meta,
+        "configs": [asdict(s) for s in summaries],
+        "results": [asdict(r) | {"passed": r.passed} for r in results],
+    }
+
+
+def report_markdown(meta: dict[str, Any], summaries: list[ConfigSummary], plot_name: str | None) -> str:
+    """The human report: what ran, one row per config (first = baseline), outcomes, skipped rows."""
+    lines = [
+        f"# Bench: {meta['suite']} ({meta['tasks']} tasks x {meta['repeat']} repeats)",
+        "",
+        f"- model: `{meta['model']}`; sandbox: `{meta['sandbox']}`; jobs: {meta['jobs']}; "
+        f"max iterations: {meta['max_iterations']}; base seed: {meta['seed']}",
+        f"- suite file: `{meta['suite_file']}`; made {meta['finished']} by greenloop {meta['version']}",
+        f"- command: `{meta['command']}`",
+        "",
+        "| config | runs | pass rate | 95% CI (Wilson) | vs baseline | mean iterations | mean tokens "
+        "| mean cost (USD) | mean wall s | median wall s | errors |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    base = summaries[0].pass_rate if summaries else 0.0
+    for s in summaries:
+        delta = "baseline" if s is summaries[0] else f"{(s.pass_rate - base) * 100:+.1f} pp"
+        lines.append(
+            f"| {s.config} | {s.runs} | {s.pass_rate:.1%} | {s.ci_low:.1%} – {s.ci_high:.1%} | {delta} "
+            f"| {s.mean_iterations:.2f} | {s.mean_tokens:.0f} | {s.mean_cost:.4f} | {s.mean_seconds:.1f} "
+            f"| {s.median_seconds:.1f} | {s.errors} |"
+        )
+    lines += ["", "Outcomes per config:", ""]
+    for s in summaries:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(s.outcomes.items())) or "none"
+        lines.append(f"- {s.config}: {counts}")
+    if plot_name:
+        lines += ["", f"![pass rate by iteration]({plot_name})"]
+    skipped = meta.get("skipped_rows") or []
+    if skipped:
+        lines += ["", f"Skipped suite rows ({len(skipped)}):", ""]
+        lines += [f"- {why}" for why in skipped]
+    notes = meta.get("notes") or []
+    if notes:
+        lines += ["", "Notes:", ""] + [f"- {note}" for note in notes]
+    return "\n".join(lines) + "\n"

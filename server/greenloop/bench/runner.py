@@ -1,0 +1,232 @@
+"""Runs a suite under each step config N times, J at a time; each result is kept as soon as it ends."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shlex
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from greenloop import __version__
+from greenloop.bench.configs import StepConfig, apply_config
+from greenloop.bench.state import BenchState, CellResult, cell_key
+from greenloop.bench.suites import Suite, Task, load_suite
+from greenloop.errors import GreenloopError
+from greenloop.settings import Settings
+
+log = logging.getLogger(__name__)
+
+STATE_DIR = ".bench"  # results.jsonl and runs.sqlite3 live here, under the output folder
+CELL_GRACE = 120.0  # seconds past the loop's own wall-time budget before a cell is abandoned
+
+
+@dataclass
+class BenchOptions:
+    suite: str
+    out_dir: Path
+    configs: list[StepConfig]
+    repeat: int = 1
+    jobs: int = 1
+    suite_file: Path | None = None
+    limit: int | None = None
+    retry_errors: bool = False
+    report_only: bool = False  # run nothing; report what the state folder holds
+    command: str = field(default_factory=lambda: shlex.join(["greenloop", *sys.argv[1:]]))
+
+
+@dataclass(frozen=True)
+class Cell:
+    key: str
+    config: StepConfig
+    task: Task
+    repeat: int
+    settings: Settings
+
+
+@dataclass
+class BenchRun:
+    """What a bench run did: the suite, every result (old and new), and how many ran now."""
+
+    suite: Suite
+    options: BenchOptions
+    results: list[CellResult]
+    ran_now: int
+    resumed: int
+    base: Settings
+    unreadable_state_lines: int = 0
+
+
+Progress = Callable[[CellResult, int, int], None]
+
+
+def state_dir(out_dir: Path) -> Path:
+    return out_dir / STATE_DIR
+
+
+def plan_cells(suite: Suite, options: BenchOptions, base: Settings) -> list[Cell]:
+    """Every (config, task, repeat); seeds differ per repeat so repeats are not copies of each other."""
+    store = state_dir(options.out_dir) / "runs.sqlite3"
+    cells: list[Cell] = []
+    for config in options.configs:
+        for repeat in range(options.repeat):
+            configured = apply_config(
+                base, config, {"runs": {"enabled": True, "store": str(store), "label": config.name}}
+            )
+            seed = None if configured.llm.seed is None else configured.llm.seed + repeat
+            settings = configured.model_copy(update={"llm": configured.llm.model_copy(update={"seed": seed})})
+            for task in suite.tasks:
+                key = cell_key(config.name, config.digest, settings.llm.model, task.id, repeat)
+                cells.append(Cell(key=key, config=config, task=task, repeat=repeat, settings=settings))
+    return cells
+
+
+async def run_bench(options: BenchOptions, base: Settings, *, progress: Progress | None = None) -> BenchRun:
+    """Run every cell not already finished in `options.out_dir`; cancelling stops all running cells."""
+    if options.repeat < 1 or options.jobs < 1:
+        raise GreenloopError("--repeat and --jobs must be at least 1")
+    suite = load_suite(options.suite, options.suite_file, limit=options.limit)
+    state = BenchState(state_dir(options.out_dir))
+    async with shared_model(base, needed=not options.report_only) as base_settings:
+        cells = plan_cells(suite, options, base_settings)
+        todo = [c for c in cells if not state.done(c.key, retry_errors=options.retry_errors)]
+        if options.report_only:
+            todo = []
+        resumed = len(cells) - len(todo)
+        gate = asyncio.Semaphore(options.jobs)
+        finished = 0
+
+        async def one(cell: Cell) -> None:
+            nonlocal finished
+            async with gate:
+                result = await run_cell(cell)
+            state.add(result)
+            finished += 1
+            if progress is not None:
+                progress(result, finished, len(todo))
+
+        async with asyncio.TaskGroup() as group:
+            for cell in todo:
+                group.create_task(one(cell))
+    results = [state.results[c.key] for c in cells if c.key in state.results]
+    return BenchRun(suite, options, results, len(todo), resumed, base_settings, state.unreadable)
+
+
+async def run_cell(cell: Cell) -> CellResult:
+    """One task under one config in a fresh temporary workspace; any failure becomes an "error" result."""
+    start = time.monotonic()
+    settings = cell.settings
+    result = CellResult(
+        key=cell.key,
+        config=cell.config.name,
+        task=cell.task.id,
+        repeat=cell.repeat,
+        seed=settings.llm.seed,
+        model=settings.llm.model,
+        outcome="error",
+    )
+    try:
+        async with asyncio.timeout(settings.loop.max_seconds + CELL_GRACE):
+            with tempfile.TemporaryDirectory(prefix="greenloop-bench-") as tmp:
+                done = await _drive(cell.task, Path(tmp), settings)
+        result.outcome = str(done.get("outcome", "error"))
+        result.run_id = str(done.get("run_id", ""))
+        result.iterations = int(done.get("iterations", 0))
+        result.prompt_tokens = int(done.get("prompt_tokens", 0))
+        result.completion_tokens = int(done.get("completion_tokens", 0))
+        result.cost = float(done.get("cost", 0.0))
+        result.error = str(done.get("evidence", "")) if result.outcome == "error" else ""
+    except TimeoutError:
+        result.error = f"abandoned after {settings.loop.max_seconds + CELL_GRACE:.0f}s"
+    except GreenloopError as exc:
+        result.error = str(exc)
+    except Exception as exc:  # one broken task must not stop the bench; it is reported as an error
+        log.exception("bench task %s failed", cell.task.id)
+        result.error = f"{type(exc).__name__}: {exc}"
+    result.seconds = time.monotonic() - start
+    return result
+
+
+async def _drive(task: Task, tmp: Path, settings: Settings) -> dict[str, Any]:
+    """Run the agent on the task and return the Done event as a dict."""
+    if task.kind == "generate":
+        from greenloop.agent.generate import GenerateRequest, generate
+
+        out = tmp / "out"
+        events = generate(GenerateRequest(prompt=task.prompt, out_dir=out, template=task.template), settings)
+    else:
+        from greenloop.agent import FixRequest, fix
+
+        workspace = tmp / "ws"
+        for rel, text in task.files.items():
+            path = workspace / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        events = fix(FixRequest(workspace=workspace), settings)
+    done: dict[str, Any] | None = None
+    try:
+        async for event in events:
+            if event.kind == "done":
+                done = event.model_dump(mode="json", exclude={"changes"})
+    finally:  # on cancel too: the agent stops its model calls and sandbox
+        close = getattr(events, "aclose", None)
+        if close is not None:
+            await close()
+    if done is None:
+        raise GreenloopError("the run ended without a result")
+    return done
+
+
+@contextlib.asynccontextmanager
+async def shared_model(settings: Settings, *, needed: bool = True) -> AsyncIterator[Settings]:
+    """Start the embedded model once for the whole bench (not once per run) when no endpoint is set."""
+    if not needed or settings.llm.base_url or os.environ.get("OPENAI_BASE_URL") or not settings.local_model.enabled:
+        yield settings
+        return
+    from greenloop.llm import open_llm
+
+    async with open_llm(settings) as client:
+        url = getattr(client, "base_url", None)
+        if not isinstance(url, str) or not url:
+            yield settings
+            return
+        yield settings.model_copy(update={"llm": settings.llm.model_copy(update={"base_url": url})})
+
+
+def report_meta(run: BenchRun, finished: str) -> dict[str, Any]:
+    """The report header: what ran, with which model, sandbox and seeds."""
+    configs = [apply_config(run.base, c) for c in run.options.configs]
+    notes = []
+    missing = len(run.options.configs) * run.options.repeat * len(run.suite.tasks) - len(run.results)
+    if missing:
+        notes.append(f"incomplete: {missing} cell(s) have not run yet; rerun the command to finish")
+    if run.resumed:
+        notes.append(f"resumed: {run.resumed} cell(s) were finished by an earlier, interrupted run")
+    if run.unreadable_state_lines:
+        notes.append(f"{run.unreadable_state_lines} unreadable line(s) in the state file were ignored")
+    return {
+        "suite": run.suite.name,
+        "suite_file": str(run.suite.source),
+        "tasks": len(run.suite.tasks),
+        "repeat": run.options.repeat,
+        "jobs": run.options.jobs,
+        "configs": {c.name: c.overrides for c in run.options.configs},
+        "model": run.base.llm.model,
+        "base_url": run.base.llm.base_url or "embedded local model",
+        "sandbox": run.base.sandbox.backend,
+        "seed": run.base.llm.seed,
+        "max_iterations": max(s.loop.max_iterations for s in configs),
+        "finished": finished,
+        "version": __version__,
+        "command": run.options.command,
+        "ran_now": run.ran_now,
+        "skipped_rows": run.suite.skipped,
+        "notes": notes,
+    }

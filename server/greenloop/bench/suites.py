@@ -1,0 +1,123 @@
+"""Benchmark suites: HumanEvalFix rows and generation prompts, read into tasks; bad rows are reported."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import greenloop
+from greenloop.errors import GreenloopError
+
+SUITES = ("humanevalfix", "generate")
+TEMPLATES = ("python", "node", "rust")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One benchmark task: a workspace to fix (files) or a prompt to generate from."""
+
+    id: str
+    kind: str  # "fix" | "generate"
+    files: dict[str, str] = field(default_factory=dict)
+    prompt: str = ""
+    template: str = "python"
+    extra: dict[str, Any] = field(default_factory=dict)  # e.g. the canonical fix, for oracles and reports
+
+
+@dataclass
+class Suite:
+    name: str
+    source: Path
+    tasks: list[Task]
+    skipped: list[str]  # "line N: why", one per bad row
+
+
+def repo_root() -> Path:
+    """The checkout that holds `server/greenloop` (benchmarks/ and ../shared live relative to it)."""
+    return Path(greenloop.__file__).resolve().parents[2]
+
+
+def default_suite_file(name: str) -> Path:
+    if name == "humanevalfix":
+        return repo_root().parent / "shared" / "data" / "humanevalfix-python.jsonl"
+    if name == "generate":
+        return repo_root() / "benchmarks" / "suites" / "generate_prompts.jsonl"
+    raise GreenloopError(f"unknown suite {name!r}; choose one of {', '.join(SUITES)}")
+
+
+def load_suite(name: str, path: Path | None = None, *, limit: int | None = None) -> Suite:
+    """Read a suite file (JSONL); each bad row is skipped and named in `Suite.skipped`."""
+    if name not in SUITES:
+        raise GreenloopError(f"unknown suite {name!r}; choose one of {', '.join(SUITES)}")
+    source = path or default_suite_file(name)
+    if not source.is_file():
+        raise GreenloopError(f"suite file {source} not found; pass --suite-file PATH")
+    parse = humanevalfix_task if name == "humanevalfix" else generate_task
+    tasks: list[Task] = []
+    skipped: list[str] = []
+    seen: set[str] = set()
+    for number, line in enumerate(source.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            if not isinstance(row, dict):
+                raise ValueError("not a JSON object")
+            task = parse(row)
+            if task.id in seen:
+                raise ValueError(f"duplicate task id {task.id!r}")
+        except (ValueError, KeyError, TypeError) as exc:
+            skipped.append(f"line {number}: {exc}")
+            continue
+        seen.add(task.id)
+        tasks.append(task)
+    if limit is not None:
+        tasks = tasks[:limit]
+    if not tasks:
+        raise GreenloopError(f"suite file {source} has no usable tasks ({len(skipped)} bad rows)")
+    return Suite(name=name, source=source, tasks=tasks, skipped=skipped)
+
+
+def _text(row: dict[str, Any], key: str) -> str:
+    value = row.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"missing or empty {key!r}")
+    return value
+
+
+def humanevalfix_task(row: dict[str, Any]) -> Task:
+    """A HumanEvalFix row -> a tiny python workspace: the buggy function and a pytest file calling check()."""
+    entry = _text(row, "entry_point")
+    if not entry.isidentifier():
+        raise ValueError(f"entry_point {entry!r} is not a Python name")
+    declaration, buggy, test = _text(row, "declaration"), _text(row, "buggy_solution"), _text(row, "test")
+    canonical = row.get("canonical_solution")
+    module = declaration + buggy
+    checks = "\n".join(line for line in test.splitlines() if not line.startswith(f"check({entry})"))
+    test_file = (
+        f"from {entry} import *  # noqa: F403\n\n{checks.strip()}\n\n\n"
+        f"def test_{entry}():\n    check({entry})  # noqa: F405\n"
+    )
+    return Task(
+        id=_text(row, "task_id"),
+        kind="fix",
+        files={f"{entry}.py": module, f"test_{entry}.py": test_file},
+        extra={
+            "entry_point": entry,
+            "buggy": module,
+            "fixed": declaration + canonical if isinstance(canonical, str) else None,
+            "buggy_solution": buggy,
+            "canonical_solution": canonical,
+            "bug_type": row.get("bug_type"),
+        },
+    )
+
+
+def generate_task(row: dict[str, Any]) -> Task:
+    """A generation prompt row: {"id", "prompt", "template"}."""
+    template = row.get("template", "python")
+    if template not in TEMPLATES:
+        raise ValueError(f"template {template!r} is not one of {', '.join(TEMPLATES)}")
+    return Task(id=_text(row, "id"), kind="generate", prompt=_text(row, "prompt"), template=template)

@@ -1,0 +1,108 @@
+"""`greenloop bench`: a suite under each step config N times; writes report.md/json and a plot."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from greenloop.bench import (
+    SUITES,
+    BenchOptions,
+    CellResult,
+    ReportFiles,
+    load_configs,
+    run_bench,
+    write_reports,
+)
+from greenloop.cli.common import settings_from_args
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "bench", parents=[common], help="benchmark step configs on a suite", description=__doc__
+    )
+    p.add_argument("--suite", required=True, choices=SUITES, help="which suite")
+    p.add_argument("--suite-file", type=Path, help="the suite's JSONL file (default: the bundled/shared one)")
+    p.add_argument(
+        "--config",
+        dest="configs",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="FILE.toml",
+        help="a step config (partial settings TOML; repeatable; the first is the baseline)",
+    )
+    p.add_argument("--repeat", type=int, default=1, help="runs per task and config (default 1)")
+    p.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own sandbox (default 1)")
+    p.add_argument("--limit", type=int, help="only the first K tasks of the suite")
+    p.add_argument(
+        "--out", type=Path, help="report folder; rerun with the same folder to resume (default bench-SUITE)"
+    )
+    p.add_argument(
+        "--retry-errors", action="store_true", help="on resume, rerun cells that ended in an error"
+    )
+    p.add_argument("--report-only", action="store_true", help="run nothing; rewrite the report from finished cells")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args, None)
+    out_dir = (args.out or Path(f"bench-{args.suite}")).expanduser().resolve()
+    options = BenchOptions(
+        suite=args.suite,
+        out_dir=out_dir,
+        configs=load_configs([p.expanduser() for p in args.configs]),
+        repeat=args.repeat,
+        jobs=args.jobs,
+        suite_file=args.suite_file,
+        limit=args.limit,
+        retry_errors=args.retry_errors,
+        report_only=args.report_only,
+    )
+    console = Console(stderr=args.json)
+
+    def progress(result: CellResult, finished: int, total: int) -> None:
+        mark = "[green]pass[/]" if result.passed else f"[red]{result.outcome}[/]"
+        extra = f" [dim]{result.error[:100]}[/]" if result.error else ""
+        console.print(
+            f"[{finished}/{total}] {result.config} {result.task} #{result.repeat}: {mark} "
+            f"({result.iterations} it, {result.tokens} tok, {result.seconds:.1f}s){extra}"
+        )
+
+    run_result = asyncio.run(run_bench(options, settings, progress=progress))
+    if run_result.resumed:
+        console.print(f"[dim]resumed: {run_result.resumed} finished cell(s) kept from earlier[/]")
+    files = write_reports(run_result)
+    if args.json:
+        json.dump(json.loads(files.json.read_text(encoding="utf-8"))["configs"], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        _print_summary(console, files)
+    return 0
+
+
+def _print_summary(console: Console, files: ReportFiles) -> None:
+    table = Table("config", "runs", "pass rate", "95% CI", "mean it", "mean tokens", "mean cost", "mean s")
+    for s in files.summaries:
+        table.add_row(
+            s.config,
+            str(s.runs),
+            f"{s.pass_rate:.0%}",
+            f"{s.ci_low:.0%}–{s.ci_high:.0%}",
+            f"{s.mean_iterations:.2f}",
+            f"{s.mean_tokens:.0f}",
+            f"{s.mean_cost:.4f}",
+            f"{s.mean_seconds:.1f}",
+        )
+    console.print(table)
+    console.print(f"report: {files.markdown}\n        {files.json}")
+    if files.plot:
+        console.print(f"plot:   {files.plot}")

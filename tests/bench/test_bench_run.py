@@ -1,0 +1,170 @@
+"""A small bench end to end: 2 HumanEvalFix tasks x 2 configs x 2 repeats with an oracle model.
+
+The oracle fixes one task and gives up on the other, so every config must land at 50%.
+The first bench is interrupted; the rerun must only do the cells that had not finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from greenloop.bench import BenchOptions, CellResult, load_configs, run_bench, write_reports
+from greenloop.bench.runner import state_dir
+from greenloop.bench.suites import load_suite, repo_root
+from greenloop.cli import main
+from greenloop.runs import RunStore
+from greenloop.settings import Settings
+
+CONFIGS = [repo_root() / "benchmarks" / "configs" / f"{name}.toml" for name in ("plain", "no-diagnosis")]
+
+
+def _oracle(fixable: dict[str, Any]) -> Any:
+    """The canonical fix when the buggy function is in the prompt; an empty plan for anything else."""
+    buggy, canonical = fixable["buggy_solution"], fixable["canonical_solution"]
+    entry = fixable["entry_point"]
+
+    def answer(request: dict[str, Any]) -> str:
+        prompt = "\n".join(str(m.get("content") or "") for m in request["messages"])
+        if all(line.strip() in prompt for line in buggy.splitlines() if line.strip()):
+            edit = {"kind": "edit", "path": f"{entry}.py", "search": buggy, "replace": canonical}
+            return json.dumps({"diagnosis": "the distance must be absolute", "actions": [edit]})
+        return json.dumps({"diagnosis": "no idea", "actions": []})
+
+    return answer
+
+
+@pytest.fixture
+def base(scripted_llm: Any) -> Settings:
+    suite = load_suite("humanevalfix", limit=2)
+    scripted_llm.script("the comparison is wrong", step="diagnosis")
+    scripted_llm.script(_oracle(suite.tasks[0].extra), step="debug_plan")
+    return Settings(
+        llm={"base_url": scripted_llm.base_url, "api_key": "test-key", "model": "scripted", "max_retries": 0},
+        local_model={"enabled": False},
+        sandbox={"backend": "local"},
+        loop={"max_iterations": 1},
+    )
+
+
+async def _interrupted(options: BenchOptions, base: Settings, after: int) -> None:
+    task: asyncio.Task[Any] | None = None
+
+    def progress(result: CellResult, finished: int, total: int) -> None:
+        if finished >= after and task is not None:
+            task.cancel()
+
+    task = asyncio.create_task(run_bench(options, base, progress=progress))
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_bench_reports_and_resumes(tmp_path: Path, base: Settings, scripted_llm: Any) -> None:
+    out = tmp_path / "bench"
+    options = BenchOptions(
+        suite="humanevalfix", out_dir=out, configs=load_configs(CONFIGS), repeat=2, jobs=2, limit=2
+    )
+
+    await _interrupted(options, base, after=3)
+    state_file = state_dir(out) / "results.jsonl"
+    finished_before = {json.loads(line)["key"] for line in state_file.read_text().splitlines()}
+    assert 3 <= len(finished_before) < 8
+
+    seen: list[str] = []
+    run = await run_bench(options, base, progress=lambda r, n, t: seen.append(r.key))
+    assert run.resumed == len(finished_before) and run.ran_now == 8 - len(finished_before)
+    assert not finished_before & set(seen)  # nothing that had finished ran again
+    assert len(run.results) == 8
+
+    files = write_reports(run)
+    by_config = {s.config: s for s in files.summaries}
+    assert list(by_config) == ["plain", "no-diagnosis"]
+    for s in by_config.values():
+        assert (s.runs, s.passed, s.pass_rate) == (4, 2, 0.5)
+        assert s.pass_by_iteration == [0.0, 0.5]
+        assert s.ci_low < 0.5 < s.ci_high and s.mean_tokens > 0
+    md = files.markdown.read_text()
+    assert "| plain | 4 | 50.0% |" in md and "| no-diagnosis | 4 | 50.0% |" in md and "resumed" in md
+    assert files.plot is not None
+    png = files.plot.read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 5000
+    report = json.loads(files.json.read_text())
+    assert len(report["results"]) == 8 and report["meta"]["configs"]["no-diagnosis"] == {
+        "loop": {"diagnosis": False}
+    }
+
+    # Every run is in the bench's run store, labelled with its config; the config reached the agent.
+    with RunStore.open(state_dir(out) / "runs.sqlite3") as store:
+        rows = {r.group["config"]: r for r in store.stats(by=["config"])}
+        assert rows["plain"].green == rows["no-diagnosis"].green == 2
+        runs = [store.get_run(r.id) for r in store.list_runs(limit=100)]
+    steps = {(d.config_name, c["step"]) for d in runs for c in d.calls}
+    assert ("plain", "diagnosis") in steps and ("no-diagnosis", "diagnosis") not in steps
+    assert {d.seed for d in runs} == {base.llm.seed, base.llm.seed + 1}  # repeats use different seeds
+
+
+def test_cli_resumes_a_finished_bench(
+    tmp_path: Path, scripted_llm: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bench"
+    state = state_dir(out)
+    state.mkdir(parents=True)
+    configs = load_configs(CONFIGS)
+    lines = []
+    for config in configs:
+        for repeat in range(2):
+            key = f"{config.name}@{config.digest}|scripted|Python/0|{repeat}"
+            lines.append(
+                json.dumps(
+                    {
+                        "key": key,
+                        "config": config.name,
+                        "task": "Python/0",
+                        "repeat": repeat,
+                        "seed": 1,
+                        "model": "scripted",
+                        "outcome": "green",
+                        "iterations": 1,
+                    }
+                )
+            )
+    (state / "results.jsonl").write_text("\n".join(lines) + "\n" + '{"key": "cut off mid-wri')
+    args = [
+        "bench",
+        "--suite",
+        "humanevalfix",
+        "--limit",
+        "1",
+        "--repeat",
+        "2",
+        "--out",
+        str(out),
+        "--model",
+        "scripted",
+        "--base-url",
+        scripted_llm.base_url,
+        "--sandbox",
+        "local",
+        "--json",
+    ]
+    for path in CONFIGS:
+        args += ["--config", str(path)]
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert [(s["config"], s["runs"], s["pass_rate"]) for s in summary] == [
+        ("plain", 2, 1.0),
+        ("no-diagnosis", 2, 1.0),
+    ]
+    assert scripted_llm.requests == []  # all cells were done: the model was never asked
+    md = (out / "report.md").read_text()
+    assert "1 unreadable line(s)" in md and (out / "pass_by_iteration.png").is_file()
+
+    # A bigger suite slice, reported without running: the missing cells are named, nothing runs.
+    limit = args.index("--limit") + 1
+    assert main([*args[:limit], "2", *args[limit + 1 :], "--report-only"]) == 0
+    assert "incomplete: 4 cell(s)" in (out / "report.md").read_text()
+    assert scripted_llm.requests == []
