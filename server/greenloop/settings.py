@@ -58,6 +58,14 @@ class LLMSettings(_Section):
     prices: dict[str, ModelPrice] = Field(
         default_factory=dict, description="Price table by model name (USD per million tokens)."
     )
+    cassette: str | None = Field(
+        default=None,
+        description="A JSONL file of model exchanges (record/replay); relative paths are against the current directory.",
+    )
+    cassette_mode: Literal["record", "replay"] = Field(
+        default="record",
+        description="'record': write every exchange to `llm.cassette`; 'replay': serve them from it, offline.",
+    )
 
 
 class LocalModelSettings(_Section):

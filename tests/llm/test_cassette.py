@@ -82,3 +82,26 @@ def test_broken_or_missing_cassette_is_a_clear_error(tmp_path: Path) -> None:
     bad.write_text('{"key": "x"}\nnot json\n')
     with pytest.raises(GreenloopError, match="line 1 is broken"):
         Cassette.replay(bad)
+
+
+async def test_the_record_and_replay_flags_reach_every_client(
+    scripted_llm: ScriptedLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--record-llm` / `--replay-llm` become `llm.cassette`, which `open_llm` honours for any caller."""
+    from greenloop.cli.common import common_parser, settings_from_args
+
+    monkeypatch.chdir(tmp_path)
+    scripted_llm.script("recorded reply", step="a")
+    base = ["--base-url", scripted_llm.base_url]
+    record = settings_from_args(common_parser().parse_args([*base, "--record-llm", "s.jsonl"]), None)
+    assert (record.llm.cassette, record.llm.cassette_mode) == (str(tmp_path / "s.jsonl"), "record")
+    async with open_llm(record) as llm:
+        assert await llm.complete(ASK, step="a") == "recorded reply"
+    scripted_llm.stop()
+    replay = settings_from_args(common_parser().parse_args([*base, "--replay-llm", "s.jsonl"]), None)
+    records: list[CallRecord] = []
+    async with open_llm(replay, sink=records.append) as llm:
+        assert await llm.complete(ASK, step="a") == "recorded reply"
+    assert [r.cached for r in records] == [True]
+    with pytest.raises(SystemExit):
+        common_parser().parse_args(["--record-llm", "a", "--replay-llm", "b"])

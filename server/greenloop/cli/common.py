@@ -18,6 +18,9 @@ def common_parser() -> argparse.ArgumentParser:
     group.add_argument("--sandbox", choices=["auto", "docker", "local"], help="sandbox backend")
     group.add_argument("--seed", type=int, help="seed sent with every model call")
     group.add_argument("--max-iterations", type=int, help="test-fix iterations before giving up")
+    tape = group.add_mutually_exclusive_group()
+    tape.add_argument("--record-llm", metavar="FILE", help="record every model exchange to FILE (JSONL)")
+    tape.add_argument("--replay-llm", metavar="FILE", help="serve model replies from a recording, offline")
     return common
 
 
@@ -34,6 +37,10 @@ def overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
     put("llm", "seed", getattr(args, "seed", None))
     put("sandbox", "backend", getattr(args, "sandbox", None))
     put("loop", "max_iterations", getattr(args, "max_iterations", None))
+    for flag, mode in (("record_llm", "record"), ("replay_llm", "replay")):
+        if (path := getattr(args, flag, None)) is not None:
+            put("llm", "cassette", str(Path(path).resolve()))
+            put("llm", "cassette_mode", mode)
     return out
 
 

@@ -7,10 +7,13 @@ The API key: `llm.api_key`, else `OPENAI_API_KEY`, else none (local servers).
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
 
 from greenloop.errors import GreenloopError
 from greenloop.llm.cassette import Cassette
@@ -27,6 +30,11 @@ class Endpoint:
     base_url: str | None  # None: the embedded model
     api_key: str | None
     source: str  # where base_url came from: "llm.base_url" | "OPENAI_BASE_URL" | "embedded" | "none"
+
+
+def _configured_cassette(path: str, mode: Literal["record", "replay"]) -> Cassette:
+    """`llm.cassette`: loading a replay (or starting a recording) reads and writes the file."""
+    return Cassette(Path(path).expanduser(), mode)
 
 
 def resolve_endpoint(settings: Settings) -> Endpoint:
@@ -55,6 +63,8 @@ async def open_llm(
 ) -> AsyncIterator[LLMClient]:
     """A client for the run; starts (and finally stops) the embedded model when it is the endpoint."""
     endpoint = resolve_endpoint(settings)
+    if cassette is None and settings.llm.cassette:
+        cassette = await asyncio.to_thread(_configured_cassette, settings.llm.cassette, settings.llm.cassette_mode)
     async with AsyncExitStack() as stack:
         base_url = endpoint.base_url
         if base_url is None and cassette is not None and cassette.replaying:
