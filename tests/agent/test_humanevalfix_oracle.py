@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from greenloop.agent import FixRequest, fix
+from greenloop.bench.suites import humanevalfix_task
 from tests.agent.conftest import collect, plan, write_project
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "humanevalfix-python.jsonl"
@@ -22,18 +23,9 @@ def _tasks() -> list[dict[str, Any]]:
 
 
 def _workspace(root: Path, task: dict[str, Any]) -> Path:
-    entry = task["entry_point"]
-    # padding modules, so the buggy function is one file among several
+    # the bench suite's own task builder, plus padding modules so the buggy function is one file among several
     pads = {f"util_{i}.py": f"def helper_{i}(x):\n    return x + {i}\n" for i in range(5)}
-    return write_project(
-        root / entry,
-        {
-            **pads,
-            f"{entry}.py": task["declaration"] + task["buggy_solution"],
-            f"test_{entry}.py": f"from {entry} import *\n\n{task['test'].replace(f'check({entry})', '')}\n\n"
-            f"def test_{entry}():\n    check({entry})\n",
-        },
-    )
+    return write_project(root / task["entry_point"], {**pads, **humanevalfix_task(task).files})
 
 
 def _oracle(tasks: dict[str, dict[str, Any]]) -> Any:
