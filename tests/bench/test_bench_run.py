@@ -168,3 +168,16 @@ def test_cli_resumes_a_finished_bench(
     assert main([*args[:limit], "2", *args[limit + 1 :], "--report-only"]) == 0
     assert "incomplete: 4 cell(s)" in (out / "report.md").read_text()
     assert scripted_llm.requests == []
+
+
+def test_cells_interleave_configs_so_a_partial_bench_is_balanced(base: Settings, tmp_path: Path) -> None:
+    from greenloop.bench.runner import plan_cells
+
+    suite = load_suite("humanevalfix", limit=2)
+    options = BenchOptions(suite="humanevalfix", out_dir=tmp_path, configs=load_configs(CONFIGS), repeat=2)
+    cells = plan_cells(suite, options, base)
+    order = [(c.repeat, c.task.id, c.config.name) for c in cells]
+    assert order[:4] == [(0, suite.tasks[0].id, "plain"), (0, suite.tasks[0].id, "no-diagnosis"),
+                         (0, suite.tasks[1].id, "plain"), (0, suite.tasks[1].id, "no-diagnosis")]
+    assert len(set(order)) == len(order) == 8
+    assert {c.settings.llm.seed for c in cells if c.repeat == 1} == {base.llm.seed + 1}

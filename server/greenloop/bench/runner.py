@@ -72,17 +72,24 @@ def state_dir(out_dir: Path) -> Path:
 
 
 def plan_cells(suite: Suite, options: BenchOptions, base: Settings) -> list[Cell]:
-    """Every (config, task, repeat); seeds differ per repeat so repeats are not copies of each other."""
+    """Every (config, task, repeat); seeds differ per repeat so repeats are not copies of each other.
+
+    Configs are interleaved (repeat -> task -> config), so a bench stopped part-way still compares
+    every config on the same tasks, and a machine that slows down over time slows all configs alike.
+    """
     store = state_dir(options.out_dir) / "runs.sqlite3"
     cells: list[Cell] = []
-    for config in options.configs:
-        for repeat in range(options.repeat):
+    for repeat in range(options.repeat):
+        per_config: list[tuple[StepConfig, Settings]] = []
+        for config in options.configs:
             configured = apply_config(
                 base, config, {"runs": {"enabled": True, "store": str(store), "label": config.name}}
             )
             seed = None if configured.llm.seed is None else configured.llm.seed + repeat
-            settings = configured.model_copy(update={"llm": configured.llm.model_copy(update={"seed": seed})})
-            for task in suite.tasks:
+            per_config.append((config, configured.model_copy(
+                update={"llm": configured.llm.model_copy(update={"seed": seed})})))
+        for task in suite.tasks:
+            for config, settings in per_config:
                 key = cell_key(config.name, config.digest, settings.llm.model, task.id, repeat)
                 cells.append(Cell(key=key, config=config, task=task, repeat=repeat, settings=settings))
     return cells
