@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -93,3 +94,46 @@ def server_left_on(port: int) -> bool:
     listening = subprocess.run(["ss", "-ltn", f"sport = :{port}"], capture_output=True, text=True)
     leftover = subprocess.run(["pgrep", "-f", f"llama_cpp.server.*--port {port}"], capture_output=True)
     return f":{port}" in listening.stdout or leftover.returncode == 0
+
+
+PARENT = """
+import asyncio, sys
+from greenloop.llm import open_llm
+from greenloop.settings import Settings
+
+async def main():
+    settings = Settings(llm={"max_tokens": 1500, "temperature": 0.8}, local_model={"n_ctx": 2048})
+    async with open_llm(settings) as llm:
+        print("PORT", llm.base_url.rsplit(":", 1)[1].split("/")[0], flush=True)
+        await llm.complete([{"role": "user", "content": "Write a very long story about a lighthouse."}], step="s")
+
+asyncio.run(main())
+"""
+
+
+def test_the_model_server_dies_with_a_killed_parent_even_mid_generation() -> None:
+    """SIGKILL leaves greenloop no chance to clean up: the kernel's parent-death signal must end the server,
+    also while it is busy generating (a graceful SIGTERM would let it finish the request first)."""
+    parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        line = parent.stdout.readline().split()
+        assert line[:1] == ["PORT"], line
+        port = int(line[1])
+        deadline = time.monotonic() + 30  # wait until the generation is under way
+        while time.monotonic() < deadline and not _busy(port):
+            time.sleep(0.5)
+        assert _busy(port), "the server never started generating"
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and server_left_on(port):
+        time.sleep(0.5)
+    assert not server_left_on(port), "the embedded model server outlived its killed parent"
+
+
+def _busy(port: int) -> bool:
+    """A connection to the server is established (the request is in flight)."""
+    out = subprocess.run(["ss", "-tn", "state", "established", f"sport = :{port}"], capture_output=True, text=True)
+    return f":{port}" in out.stdout

@@ -45,7 +45,9 @@ _LIBC = _libc() if sys.platform.startswith("linux") else None
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
     if _LIBC is not None:
-        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        # SIGKILL, not SIGTERM: on SIGTERM uvicorn first finishes the request in flight, which for a
+        # generation can take minutes of CPU after we are gone. The server has nothing to save.
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def free_port() -> int:
