@@ -57,3 +57,10 @@ def test_long_unclosed_reply_is_rejected_quickly() -> None:
     with pytest.raises(ReplyError, match="cut off"):
         parse_reply(text, Item)
     assert time.monotonic() - started < 2
+
+
+def test_raw_newlines_and_tabs_inside_strings_are_kept() -> None:
+    # Qwen2.5-Coder 1.5B through llama.cpp's JSON mode wrote this shape in the fix benchmark
+    reply = '{"name": "first line\nsecond\tline", "count": 2}'
+    assert parse_reply(reply, Item) == Item(name="first line\nsecond\tline", count=2)
+    assert parse_reply(f"```json\n{reply}\n```", Item).count == 2  # fenced too

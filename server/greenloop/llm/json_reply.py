@@ -60,13 +60,17 @@ def _balanced_end(text: str, start: int) -> int | None:
 
 
 def _lenient_loads(candidate: str) -> Any:
-    """json.loads, then without trailing commas, then as a Python literal (True/None/'quotes')."""
+    """json.loads, then without trailing commas, then as a Python literal (True/None/'quotes').
+
+    Raw newlines and tabs inside strings are accepted (`strict=False`): small models write them,
+    and llama.cpp's JSON grammar lets them through.
+    """
     try:
-        return json.loads(candidate)
+        return json.loads(candidate, strict=False)
     except json.JSONDecodeError as first:
         fixed = _TRAILING_COMMA.sub(r"\1", candidate)
         try:
-            return json.loads(fixed)
+            return json.loads(fixed, strict=False)
         except json.JSONDecodeError:
             pass
         try:
