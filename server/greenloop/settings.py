@@ -64,7 +64,7 @@ class LLMSettings(_Section):
     )
     cassette_mode: Literal["record", "replay"] = Field(
         default="record",
-        description="'record': write every exchange to `llm.cassette`; 'replay': serve them from it, offline.",
+        description="'record': append every exchange to `llm.cassette`; 'replay': serve them from it, offline.",
     )
 
 

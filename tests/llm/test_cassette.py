@@ -105,3 +105,24 @@ async def test_the_record_and_replay_flags_reach_every_client(
     assert [r.cached for r in records] == [True]
     with pytest.raises(SystemExit):
         common_parser().parse_args(["--record-llm", "a", "--replay-llm", "b"])
+
+
+async def test_every_client_of_a_recorded_command_lands_in_the_recording(
+    scripted_llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    """A run opens several clients (a bench's shared model, then one per cell): none may truncate the others."""
+    from greenloop.cli.common import common_parser, settings_from_args
+
+    path = tmp_path / "s.jsonl"
+    path.write_text("stale line from an older session\n")
+    scripted_llm.script("one", step="a")
+    scripted_llm.script("two", step="b")
+    args = ["--base-url", scripted_llm.base_url, "--record-llm", str(path)]
+    record = settings_from_args(common_parser().parse_args(args), None)  # starts the file fresh
+    for step in ("a", "b"):
+        async with open_llm(record) as llm:
+            await llm.complete(ASK, step=step)
+    scripted_llm.stop()
+    replay = settings_from_args(common_parser().parse_args(["--replay-llm", str(path)]), None)
+    async with open_llm(replay) as llm:
+        assert [await llm.complete(ASK, step="a"), await llm.complete(ASK, step="b")] == ["one", "two"]

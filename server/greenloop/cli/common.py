@@ -45,4 +45,9 @@ def overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def settings_from_args(args: argparse.Namespace, workspace: Path | None) -> Settings:
-    return load_settings(workspace, overrides_from_args(args))
+    settings = load_settings(workspace, overrides_from_args(args))
+    if getattr(args, "record_llm", None) is not None and settings.llm.cassette:
+        # `--record-llm FILE` is this command's session: start FILE fresh once (clients then append)
+        Path(settings.llm.cassette).parent.mkdir(parents=True, exist_ok=True)
+        Path(settings.llm.cassette).write_text("", encoding="utf-8")
+    return settings

@@ -41,7 +41,7 @@ def request_key(body: dict[str, Any]) -> str:
 class Cassette:
     """A recording of exchanges, in `record` or `replay` mode."""
 
-    def __init__(self, path: Path, mode: Literal["record", "replay"]) -> None:
+    def __init__(self, path: Path, mode: Literal["record", "replay"], *, append: bool = False) -> None:
         self.path = path
         self.mode = mode
         self._lock = threading.Lock()
@@ -51,7 +51,8 @@ class Cassette:
             self._load()
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("", encoding="utf-8")
+            if not append:
+                path.write_text("", encoding="utf-8")
 
     @classmethod
     def record(cls, path: str | Path) -> Cassette:

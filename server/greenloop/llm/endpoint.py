@@ -33,8 +33,8 @@ class Endpoint:
 
 
 def _configured_cassette(path: str, mode: Literal["record", "replay"]) -> Cassette:
-    """`llm.cassette`: loading a replay (or starting a recording) reads and writes the file."""
-    return Cassette(Path(path).expanduser(), mode)
+    """`llm.cassette`: a recording appends, since one run opens several clients (each would truncate)."""
+    return Cassette(Path(path).expanduser(), mode, append=True)
 
 
 def resolve_endpoint(settings: Settings) -> Endpoint:
