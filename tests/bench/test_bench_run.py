@@ -7,6 +7,7 @@ The first bench is interrupted; the rerun must only do the cells that had not fi
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,14 @@ async def test_bench_reports_and_resumes(tmp_path: Path, base: Settings, scripte
     state_file = state_dir(out) / "results.jsonl"
     finished_before = {json.loads(line)["key"] for line in state_file.read_text().splitlines()}
     assert 3 <= len(finished_before) < 8
+
+    # A report of a partial bench counts only the cells that finished as resumed.
+    partial = await run_bench(dataclasses.replace(options, report_only=True), base)
+    assert (partial.resumed, partial.ran_now, len(partial.results)) == (
+        len(finished_before),
+        0,
+        len(finished_before),
+    )
 
     seen: list[str] = []
     run = await run_bench(options, base, progress=lambda r, n, t: seen.append(r.key))
@@ -177,7 +186,11 @@ def test_cells_interleave_configs_so_a_partial_bench_is_balanced(base: Settings,
     options = BenchOptions(suite="humanevalfix", out_dir=tmp_path, configs=load_configs(CONFIGS), repeat=2)
     cells = plan_cells(suite, options, base)
     order = [(c.repeat, c.task.id, c.config.name) for c in cells]
-    assert order[:4] == [(0, suite.tasks[0].id, "plain"), (0, suite.tasks[0].id, "no-diagnosis"),
-                         (0, suite.tasks[1].id, "plain"), (0, suite.tasks[1].id, "no-diagnosis")]
+    assert order[:4] == [
+        (0, suite.tasks[0].id, "plain"),
+        (0, suite.tasks[0].id, "no-diagnosis"),
+        (0, suite.tasks[1].id, "plain"),
+        (0, suite.tasks[1].id, "no-diagnosis"),
+    ]
     assert len(set(order)) == len(order) == 8
     assert {c.settings.llm.seed for c in cells if c.repeat == 1} == {base.llm.seed + 1}

@@ -86,8 +86,12 @@ def plan_cells(suite: Suite, options: BenchOptions, base: Settings) -> list[Cell
                 base, config, {"runs": {"enabled": True, "store": str(store), "label": config.name}}
             )
             seed = None if configured.llm.seed is None else configured.llm.seed + repeat
-            per_config.append((config, configured.model_copy(
-                update={"llm": configured.llm.model_copy(update={"seed": seed})})))
+            per_config.append(
+                (
+                    config,
+                    configured.model_copy(update={"llm": configured.llm.model_copy(update={"seed": seed})}),
+                )
+            )
         for task in suite.tasks:
             for config, settings in per_config:
                 key = cell_key(config.name, config.digest, settings.llm.model, task.id, repeat)
@@ -104,9 +108,9 @@ async def run_bench(options: BenchOptions, base: Settings, *, progress: Progress
     async with shared_model(base, needed=not options.report_only) as base_settings:
         cells = plan_cells(suite, options, base_settings)
         todo = [c for c in cells if not state.done(c.key, retry_errors=options.retry_errors)]
+        resumed = len(cells) - len(todo)  # finished before this run started
         if options.report_only:
             todo = []
-        resumed = len(cells) - len(todo)
         gate = asyncio.Semaphore(options.jobs)
         finished = 0
 
@@ -194,7 +198,12 @@ async def _drive(task: Task, tmp: Path, settings: Settings) -> dict[str, Any]:
 @contextlib.asynccontextmanager
 async def shared_model(settings: Settings, *, needed: bool = True) -> AsyncIterator[Settings]:
     """Start the embedded model once for the whole bench (not once per run) when no endpoint is set."""
-    if not needed or settings.llm.base_url or os.environ.get("OPENAI_BASE_URL") or not settings.local_model.enabled:
+    if (
+        not needed
+        or settings.llm.base_url
+        or os.environ.get("OPENAI_BASE_URL")
+        or not settings.local_model.enabled
+    ):
         yield settings
         return
     from greenloop.llm import open_llm
