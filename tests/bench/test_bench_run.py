@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.scripted_llm import slow
 
-from greenloop.bench import BenchOptions, CellResult, load_configs, run_bench, write_reports
+from greenloop.bench import BenchOptions, CellResult, load_configs, run_bench, runner, write_reports
 from greenloop.bench.runner import state_dir
 from greenloop.bench.suites import load_suite, repo_root
 from greenloop.cli import main
@@ -194,3 +195,32 @@ def test_cells_interleave_configs_so_a_partial_bench_is_balanced(base: Settings,
     ]
     assert len(set(order)) == len(order) == 8
     assert {c.settings.llm.seed for c in cells if c.repeat == 1} == {base.llm.seed + 1}
+
+
+async def test_an_abandoned_cell_keeps_what_it_used(
+    tmp_path: Path, scripted_llm: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cell cut off at its time limit reports the tokens of the iterations it finished, not zero."""
+    task = load_suite("humanevalfix", limit=1).tasks[0]
+    first = next(line for line in task.extra["buggy_solution"].splitlines() if line.strip())
+    edit = {
+        "kind": "edit",
+        "path": f"{task.extra['entry_point']}.py",
+        "search": first,
+        "replace": first + "  # seen",
+    }
+    scripted_llm.script("the comparison is wrong", slow(600, "too late"), step="diagnosis", repeat=False)
+    scripted_llm.script(json.dumps({"diagnosis": "d", "actions": [edit]}), step="debug_plan")
+    base = Settings(
+        llm={"base_url": scripted_llm.base_url, "api_key": "k", "model": "scripted", "max_retries": 0},
+        local_model={"enabled": False},
+        sandbox={"backend": "local"},
+        loop={"max_iterations": 3},
+    )
+    monkeypatch.setattr(runner, "cell_limit", lambda settings: 30.0)
+    options = BenchOptions(suite="humanevalfix", out_dir=tmp_path, configs=load_configs(CONFIGS[:1]), limit=1)
+    run = await run_bench(options, base)
+    (result,) = run.results
+    assert result.outcome == "error" and result.error == "abandoned after 30s"
+    assert result.iterations == 1 and result.prompt_tokens > 0 and result.completion_tokens > 0
+    assert result.run_id and 30.0 <= result.seconds < 90

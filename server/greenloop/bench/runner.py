@@ -143,30 +143,44 @@ async def run_cell(cell: Cell) -> CellResult:
         model=settings.llm.model,
         outcome="error",
     )
+    seen: dict[str, Any] = {}  # the run id and last budget event, kept for a cell that is abandoned
     try:
-        async with asyncio.timeout(settings.loop.max_seconds + CELL_GRACE):
+        async with asyncio.timeout(cell_limit(settings)):
             with tempfile.TemporaryDirectory(prefix="greenloop-bench-") as tmp:
-                done = await _drive(cell.task, Path(tmp), settings)
+                done = await _drive(cell.task, Path(tmp), settings, seen)
+        _take_usage(result, done)
         result.outcome = str(done.get("outcome", "error"))
-        result.run_id = str(done.get("run_id", ""))
-        result.iterations = int(done.get("iterations", 0))
-        result.prompt_tokens = int(done.get("prompt_tokens", 0))
-        result.completion_tokens = int(done.get("completion_tokens", 0))
-        result.cost = float(done.get("cost", 0.0))
         result.error = str(done.get("evidence", "")) if result.outcome == "error" else ""
     except TimeoutError:
-        result.error = f"abandoned after {settings.loop.max_seconds + CELL_GRACE:.0f}s"
+        _take_usage(result, seen)  # what the run used before it was abandoned, not zero
+        result.error = f"abandoned after {cell_limit(settings):.0f}s"
     except GreenloopError as exc:
+        _take_usage(result, seen)
         result.error = str(exc)
     except Exception as exc:  # one broken task must not stop the bench; it is reported as an error
         log.exception("bench task %s failed", cell.task.id)
+        _take_usage(result, seen)
         result.error = f"{type(exc).__name__}: {exc}"
     result.seconds = time.monotonic() - start
     return result
 
 
-async def _drive(task: Task, tmp: Path, settings: Settings) -> dict[str, Any]:
-    """Run the agent on the task and return the Done event as a dict."""
+def cell_limit(settings: Settings) -> float:
+    """Seconds after which a cell is abandoned: the loop's own wall budget plus a grace period."""
+    return settings.loop.max_seconds + CELL_GRACE
+
+
+def _take_usage(result: CellResult, fields: dict[str, Any]) -> None:
+    """Copy run id, iterations, tokens and cost from a Done or budget event's fields."""
+    result.run_id = str(fields.get("run_id", ""))
+    result.iterations = int(fields.get("iterations", fields.get("iteration", 0)))
+    result.prompt_tokens = int(fields.get("prompt_tokens", 0))
+    result.completion_tokens = int(fields.get("completion_tokens", 0))
+    result.cost = float(fields.get("cost", 0.0))
+
+
+async def _drive(task: Task, tmp: Path, settings: Settings, seen: dict[str, Any]) -> dict[str, Any]:
+    """Run the agent on the task and return the Done event as a dict; `seen` keeps the last budget."""
     if task.kind == "generate":
         from greenloop.agent.generate import GenerateRequest, generate
 
@@ -184,6 +198,8 @@ async def _drive(task: Task, tmp: Path, settings: Settings) -> dict[str, Any]:
     done: dict[str, Any] | None = None
     try:
         async for event in events:
+            if event.kind == "budget":
+                seen.update(event.model_dump(mode="json"))
             if event.kind == "done":
                 done = event.model_dump(mode="json", exclude={"changes"})
     finally:  # on cancel too: the agent stops its model calls and sandbox
