@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from greenloop.agent import FixRequest, apply_changes, fix
 from greenloop.agent.events import Done, Event
@@ -83,7 +84,7 @@ async def _consume(events: AsyncIterator[Event], printer: EventPrinter | None) -
 
 def _say_what_happened(console: Console, done: Done, applied: list[str], apply: bool) -> None:
     if applied:
-        console.print(f"[green]wrote {len(applied)} file(s):[/] {', '.join(applied)}")
+        console.print(f"[green]wrote {len(applied)} file(s):[/] {escape(', '.join(applied))}")
     elif done.changes.files and not apply:
         console.print("[dim]Your files are unchanged; run again with --apply to write this change set.[/]")
     elif done.changes.files and apply:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from greenloop.agent.events import Done
 from greenloop.cli.common import settings_from_args
@@ -89,7 +90,9 @@ def read_prompt(args: argparse.Namespace) -> str:
     return str(args.prompt or "")
 
 
-def ask_questions(prompt: str, template: str, out: Path, settings: Settings, console: Console) -> dict[str, str]:
+def ask_questions(
+    prompt: str, template: str, out: Path, settings: Settings, console: Console
+) -> dict[str, str]:
     """The model's clarifying questions, answered on the terminal (an empty answer skips one)."""
     from greenloop.agent.generate import clarify
 
@@ -108,6 +111,6 @@ def ask_questions(prompt: str, template: str, out: Path, settings: Settings, con
 def _list_files(console: Console, done: Done) -> None:
     files = [c.path for c in done.changes.files]
     if files:
-        console.print(f"[green]wrote {len(files)} file(s):[/] {', '.join(files)}")
+        console.print(f"[green]wrote {len(files)} file(s):[/] {escape(', '.join(files))}")
     if done.changes.packages:
-        console.print(f"packages installed for the tests: {' '.join(done.changes.packages)}")
+        console.print(f"packages installed for the tests: {escape(' '.join(done.changes.packages))}")

@@ -4,75 +4,70 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.syntax import Syntax
+from rich.text import Text
 
+from greenloop.agent.describe import Tone, describe, tone
 from greenloop.agent.events import Done, Event
+
+STYLES: dict[Tone, str] = {
+    "heading": "bold cyan",
+    "good": "green",
+    "bad": "red",
+    "warning": "yellow",
+    "detail": "dim",
+    "plain": "",
+}
+TOP_LEVEL = ("run_started", "iteration_started")  # the rest is indented under its iteration
 
 
 class EventPrinter:
-    """One line per meaningful event; the diagnosis streams inline."""
+    """One line per meaningful event; the diagnosis streams inline. Event text is never read as markup."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
         self._streaming = False
+        self._streamed = False  # this iteration's diagnosis already went out as deltas
 
     def __call__(self, event: Event) -> None:
         c = self.console
         if event.kind == "diagnosis_delta":
             if not self._streaming:
-                c.print("[dim]  diagnosis:[/] ", end="")
-                self._streaming = True
-            c.print(event.text, end="", markup=False, highlight=False)
+                c.print(Text("  diagnosis: ", style="dim"), end="")
+                self._streaming = self._streamed = True
+            c.print(Text(event.text), end="")
             return
         if self._streaming:
             c.print()
             self._streaming = False
-        line = describe(event)
-        if line:
-            c.print(line, highlight=False)
+        if event.kind == "iteration_started":
+            self._streamed = False
+        line = render(event, streamed=self._streamed)
+        if line is not None:
+            c.print(line)
 
     def summary(self, done: Done, *, show_diff: bool = True) -> None:
         c = self.console
-        color = {"green": "green", "already_green": "green"}.get(done.outcome, "yellow")
-        c.rule(f"[bold {color}]{done.outcome}[/]")
-        c.print(done.summary, markup=False)
+        c.rule(Text(done.outcome, style=f"bold {STYLES[tone(done)]}"))
+        c.print(Text(done.summary))
         if done.evidence and done.evidence != done.summary:
-            c.print(f"[dim]{done.evidence}[/]", highlight=False)
+            c.print(Text(done.evidence, style="dim"))
         c.print(
-            f"iterations {done.iterations} · tokens {done.prompt_tokens}+{done.completion_tokens} · "
-            f"cost ${done.cost:.4f} · time {done.seconds:.1f} s"
+            Text(
+                f"iterations {done.iterations} · tokens {done.prompt_tokens}+{done.completion_tokens} · "
+                f"cost ${done.cost:.4f} · time {done.seconds:.1f} s"
+            )
         )
         if show_diff and done.changes.diff:
             c.print(Syntax(done.changes.diff, "diff", theme="ansi_dark", word_wrap=True))
         if done.changes.packages:
-            c.print(f"packages the fix needs: {' '.join(done.changes.packages)}")
+            c.print(Text(f"packages the fix needs: {' '.join(done.changes.packages)}"))
         if done.changes.commands:
-            c.print(f"environment commands: {'; '.join(done.changes.commands)}")
+            c.print(Text(f"environment commands: {'; '.join(done.changes.commands)}"))
 
 
-def describe(event: Event) -> str:
-    """A one-line, human description of an event ('' for events not worth a line)."""
-    if event.kind == "run_started":
-        return f"[bold]greenloop {event.mode}[/] {event.workspace} (seed {event.seed})"
-    if event.kind == "iteration_started":
-        return f"[bold cyan]iteration {event.iteration}/{event.max_iterations}[/]"
-    if event.kind == "tests_ran":
-        color = "green" if not (event.failed or event.errors) else "red"
-        return f"  tests: [{color}]{event.passed} passed, {event.failed} failed, {event.errors} errors[/]"
-    if event.kind == "locations":
-        top = ", ".join(f"{loc['path']}:{loc['symbol']}" for loc in event.locations[:3])
-        return f"  code: {top or '(none)'} [dim]({event.context_tokens} tokens of context)[/]"
-    if event.kind == "plan":
-        return f"  plan: {len(event.plan.actions)} action(s)"
-    if event.kind == "edit_applied":
-        return f"  [green]applied[/] {event.action} {event.path} [dim]({event.match})[/]"
-    if event.kind == "edit_rejected":
-        return f"  [yellow]rejected[/] {event.path}: {event.reason.splitlines()[0]}"
-    if event.kind == "environment_changed":
-        ok = "[green]ok[/]" if event.ok else "[red]failed[/]"
-        return f"  {event.action} {event.detail}: {ok}"
-    if event.kind == "budget":
-        return f"  [dim]{event.prompt_tokens + event.completion_tokens} tokens, ${event.cost:.4f}, {event.seconds:.0f} s[/]"
-    if event.kind == "message":
-        color = {"warning": "yellow", "error": "red"}.get(event.level, "dim")
-        return f"  [{color}]{event.text}[/]"
-    return ""
+def render(event: Event, *, streamed: bool = False) -> Text | None:
+    """The terminal line of an event, styled by its tone; None for events shown elsewhere."""
+    if event.kind == "done" or (event.kind == "diagnosis" and streamed):
+        return None  # the summary shows the outcome; a streamed diagnosis is already on screen
+    indent = "" if event.kind in TOP_LEVEL else "  "
+    return Text(indent + describe(event), style=STYLES[tone(event)])

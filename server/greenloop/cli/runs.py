@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Column, Table
 
 from greenloop.cli.common import settings_from_args
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if not path.exists():
         if args.runs_command in ("show", "export", "verdict"):
             raise GreenloopError(f"no run store at {path}; run `greenloop fix` first or pass --store")
-        console.print(f"[dim]no runs recorded yet ({path} does not exist)[/]")
+        console.print(f"[dim]no runs recorded yet ({escape(str(path))} does not exist)[/]")
         if args.json:
             print("[]")
         return 0
@@ -79,7 +80,9 @@ def _dispatch(args: argparse.Namespace, store: RunStore, console: Console) -> in
         if args.json:
             return _print_json([r.model_dump(mode="json") for r in runs])
         table = Table("mode", "model", "config", "outcome", "iter", "tokens", "cost", "secs", "verdict")
-        table.columns.insert(0, Column("id", no_wrap=True, min_width=max((len(r.id) for r in runs), default=2)))
+        table.columns.insert(
+            0, Column("id", no_wrap=True, min_width=max((len(r.id) for r in runs), default=2))
+        )
         table.columns.insert(1, Column("started", no_wrap=True))
         for r in runs:
             table.add_row(
@@ -150,8 +153,8 @@ def stats_table(rows: list[StatsRow]) -> Table:
 
 
 def _show(d: RunDetail, console: Console) -> None:
-    console.print(f"[bold]{d.id}[/]  {d.mode}  {d.outcome or 'unfinished'}  ({_when(d.started_at)})")
-    console.print(f"workspace {d.workspace}  model {d.model}  config {d.config_name}  seed {d.seed}")
+    console.print(f"[bold]{escape(d.id)}[/]  {d.mode}  {d.outcome or 'unfinished'}  ({_when(d.started_at)})")
+    console.print(escape(f"workspace {d.workspace}  model {d.model}  config {d.config_name}  seed {d.seed}"))
     console.print(
         f"{d.iterations} iteration(s), {d.prompt_tokens}+{d.completion_tokens} tokens, "
         f"${d.cost:.4f}, {_num(d.seconds)} s  verdict: {d.verdict or '-'} {d.note}"

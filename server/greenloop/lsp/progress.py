@@ -11,40 +11,10 @@ from pydantic import BaseModel
 from pygls.lsp.server import LanguageServer
 
 from greenloop.agent import events as ev
+from greenloop.agent.describe import describe
 from greenloop.lsp.protocol import LOOP_EVENT, LoopEventParams
 
 log = logging.getLogger(__name__)
-
-
-def describe(event: BaseModel) -> str:
-    """One human line for an event (status bar, output channel)."""
-    match event:
-        case ev.RunStarted():
-            return f"{event.mode} run started"
-        case ev.IterationStarted():
-            return f"iteration {event.iteration}/{event.max_iterations}"
-        case ev.TestsRan():
-            return f"tests: {event.passed} passed, {event.failed} failed, {event.errors} errors"
-        case ev.LocationsFound():
-            names = ", ".join(str(loc.get("symbol") or loc.get("path")) for loc in event.locations[:3])
-            return f"{len(event.locations)} code locations ({names})" if names else "no code locations"
-        case ev.Diagnosis():
-            return f"diagnosis: {event.text.strip().splitlines()[0] if event.text.strip() else ''}"
-        case ev.PlanMade():
-            return f"plan: {len(event.plan.actions)} actions"
-        case ev.EditApplied():
-            return f"{event.action} {event.path} ({event.match})"
-        case ev.EditRejected():
-            return f"rejected edit of {event.path}: {event.reason}"
-        case ev.EnvironmentChanged():
-            return f"{event.action} {event.detail}: {'ok' if event.ok else 'failed'}"
-        case ev.BudgetUsed():
-            return f"{event.prompt_tokens + event.completion_tokens} tokens, ${event.cost:.4f}, {event.seconds:.0f}s"
-        case ev.Message():
-            return event.text
-        case ev.Done():
-            return f"{event.outcome}: {event.summary}"
-    return str(getattr(event, "kind", "event"))
 
 
 def loop_event_params(event: BaseModel) -> LoopEventParams:

@@ -1,0 +1,72 @@
+"""One plain line per loop event, and its tone; every front end words events the same way."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+from greenloop.agent import events as ev
+
+# What a line means, for front ends that colour it: a heading, good or bad news, a warning, a detail.
+Tone = Literal["heading", "good", "bad", "warning", "detail", "plain"]
+
+
+def describe(event: BaseModel) -> str:
+    """A one-line, plain-text description of an event (no markup: paths and code may hold brackets)."""
+    match event:
+        case ev.RunStarted():
+            seed = "" if event.seed is None else f" (seed {event.seed})"
+            return f"greenloop {event.mode} {event.workspace}{seed}"
+        case ev.IterationStarted():
+            return f"iteration {event.iteration}/{event.max_iterations}"
+        case ev.TestsRan():
+            return f"tests: {event.passed} passed, {event.failed} failed, {event.errors} errors"
+        case ev.LocationsFound():
+            top = ", ".join(f"{loc.get('path')}:{loc.get('symbol')}" for loc in event.locations[:3])
+            return f"code: {top or '(none)'} ({event.context_tokens} tokens of context)"
+        case ev.DiagnosisDelta():
+            return event.text
+        case ev.Diagnosis():
+            text = event.text.strip()
+            return f"diagnosis: {text.splitlines()[0] if text else '(empty)'}"
+        case ev.PlanMade():
+            n = len(event.plan.actions)
+            return f"plan: {n} action{'' if n == 1 else 's'}"
+        case ev.EditApplied():
+            return f"applied {event.action} {event.path} ({event.match})"
+        case ev.EditRejected():
+            reason = event.reason.strip()
+            return f"rejected {event.path}: {reason.splitlines()[0] if reason else 'no reason given'}"
+        case ev.EnvironmentChanged():
+            return f"{event.action} {event.detail}: {'ok' if event.ok else 'failed'}"
+        case ev.BudgetUsed():
+            tokens = event.prompt_tokens + event.completion_tokens
+            return f"{tokens} tokens, ${event.cost:.4f}, {event.seconds:.0f} s"
+        case ev.Message():
+            return event.text
+        case ev.Done():
+            return f"{event.outcome}: {event.summary}"
+    return str(getattr(event, "kind", "event"))
+
+
+def tone(event: BaseModel) -> Tone:
+    """How a front end may colour the event's line."""
+    match event:
+        case ev.RunStarted() | ev.IterationStarted():
+            return "heading"
+        case ev.TestsRan():
+            return "bad" if event.failed or event.errors else "good"
+        case ev.EditApplied():
+            return "good"
+        case ev.EditRejected():
+            return "warning"
+        case ev.EnvironmentChanged():
+            return "good" if event.ok else "bad"
+        case ev.BudgetUsed() | ev.LocationsFound():
+            return "detail"
+        case ev.Message():
+            return "bad" if event.level == "error" else "warning" if event.level == "warning" else "detail"
+        case ev.Done():
+            return "good" if event.outcome in ("green", "already_green") else "warning"
+    return "plain"

@@ -1,0 +1,84 @@
+"""Every event gets one plain line, worded once for all front ends; the terminal never reads it as markup."""
+
+from __future__ import annotations
+
+import io
+import typing
+
+from rich.console import Console
+
+from greenloop.agent import events as ev
+from greenloop.agent.describe import describe, tone
+from greenloop.agent.plan import DebugPlan
+from greenloop.cli.progress import EventPrinter
+from greenloop.lsp.progress import loop_event_params
+
+TRICKY = "src/[id]/page.py"  # brackets in a path, as Next.js-style routes have
+CODE = "return numbers[i] [bold] [/x]"  # code in a rejection's reason: markup look-alikes, one unbalanced
+
+
+def one_of_each() -> list[ev.Event]:
+    plan = DebugPlan.model_validate(
+        {"diagnosis": "d", "actions": [{"kind": "write", "path": "a.py", "content": ""}]}
+    )
+    return [
+        ev.RunStarted(mode="fix", workspace="/ws", seed=7),
+        ev.IterationStarted(iteration=1, max_iterations=3),
+        ev.TestsRan(iteration=1, passed=2, failed=1, errors=0, skipped=0),
+        ev.LocationsFound(iteration=1, locations=[{"path": TRICKY, "symbol": "f"}], context_tokens=120),
+        ev.DiagnosisDelta(iteration=1, text="the index "),
+        ev.Diagnosis(iteration=1, text="the index is off by one\nmore"),
+        ev.PlanMade(iteration=1, plan=plan),
+        ev.EditApplied(iteration=1, path=TRICKY, action="edit", match="fuzzy"),
+        ev.EditRejected(iteration=1, path="a.py", reason=f"SEARCH not found; did you mean:\n{CODE}"),
+        ev.EditRejected(iteration=1, path="b.py", reason=CODE),
+        ev.EnvironmentChanged(iteration=1, action="install", detail="requests[socks]", ok=False),
+        ev.BudgetUsed(iteration=1, prompt_tokens=100, completion_tokens=20, cost=0.0, seconds=3.4, calls=2),
+        ev.Message(text=f"Plan: 2 files ({TRICKY})", level="warning"),
+        ev.Done(outcome="stuck", summary="same failure twice", evidence=CODE),
+    ]
+
+
+def test_every_event_kind_has_a_line_and_a_tone() -> None:
+    events = one_of_each()
+    kinds = {cls.model_fields["kind"].default for cls in typing.get_args(typing.get_args(ev.Event)[0])}
+    assert {e.kind for e in events} == kinds  # no kind left out of the sample
+    lines = {e.kind: describe(e) for e in events}
+    assert lines["run_started"] == "greenloop fix /ws (seed 7)"
+    assert lines["tests_ran"] == "tests: 2 passed, 1 failed, 0 errors"
+    assert lines["locations"] == f"code: {TRICKY}:f (120 tokens of context)"
+    assert lines["diagnosis"] == "diagnosis: the index is off by one"
+    assert lines["plan"] == "plan: 1 action"
+    assert lines["edit_applied"] == f"applied edit {TRICKY} (fuzzy)"
+    assert describe(events[8]) == "rejected a.py: SEARCH not found; did you mean:"  # one line only
+    assert lines["environment_changed"] == "install requests[socks]: failed"
+    assert lines["budget"] == "120 tokens, $0.0000, 3 s"
+    assert [tone(e) for e in events[1:3]] == ["heading", "bad"]
+    assert (tone(events[10]), tone(events[12]), tone(events[13])) == ("bad", "warning", "warning")
+
+
+def test_the_terminal_prints_event_text_verbatim() -> None:
+    out = io.StringIO()
+    printer = EventPrinter(Console(file=out, width=200, force_terminal=False, color_system=None))
+    events = one_of_each()
+    for event in events[:-1]:
+        printer(event)
+    printer.summary(typing.cast(ev.Done, events[-1]))
+    text = out.getvalue()
+    for expected in (
+        f"  code: {TRICKY}:f",
+        f"  applied edit {TRICKY} (fuzzy)",
+        f"  rejected b.py: {CODE}",
+        "  install requests[socks]: failed",
+        f"  Plan: 2 files ({TRICKY})",
+        "  diagnosis: the index \n",  # streamed, then not repeated
+        CODE,  # the Done evidence
+    ):
+        assert expected in text, (expected, text)
+    assert "diagnosis: the index is off by one" not in text
+
+
+def test_editor_and_terminal_word_events_alike() -> None:
+    for event in one_of_each():
+        if event.kind != "diagnosis_delta":
+            assert loop_event_params(event).text == describe(event)
