@@ -224,3 +224,25 @@ async def test_an_abandoned_cell_keeps_what_it_used(
     assert result.outcome == "error" and result.error == "abandoned after 30s"
     assert result.iterations == 1 and result.prompt_tokens > 0 and result.completion_tokens > 0
     assert result.run_id and 30.0 <= result.seconds < 90
+
+
+def test_progress_lines_show_errors_verbatim() -> None:
+    from rich.console import Console
+
+    from greenloop.cli.bench import progress_line
+
+    result = CellResult(
+        key="k",
+        config="plain",
+        task="Python/[3]",
+        repeat=0,
+        seed=1,
+        model="m",
+        outcome="error",
+        error="SEARCH not found: numbers[i] [/x]",
+    )
+    console = Console(width=300, force_terminal=False, color_system=None, record=True)
+    console.print(progress_line(result, 2, 16))
+    assert console.export_text().strip() == (
+        "[2/16] plain Python/[3] #0: error (0 it, 0 tok, 0.0s) SEARCH not found: numbers[i] [/x]"
+    )

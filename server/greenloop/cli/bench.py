@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from greenloop.bench import (
@@ -70,12 +71,7 @@ def run(args: argparse.Namespace) -> int:
     console = Console(stderr=args.json)
 
     def progress(result: CellResult, finished: int, total: int) -> None:
-        mark = "[green]pass[/]" if result.passed else f"[red]{result.outcome}[/]"
-        extra = f" [dim]{result.error[:100]}[/]" if result.error else ""
-        console.print(
-            f"[{finished}/{total}] {result.config} {result.task} #{result.repeat}: {mark} "
-            f"({result.iterations} it, {result.tokens} tok, {result.seconds:.1f}s){extra}"
-        )
+        console.print(progress_line(result, finished, total))
 
     run_result = asyncio.run(run_bench(options, settings, progress=progress))
     if run_result.resumed:
@@ -87,6 +83,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_summary(console, files)
     return 0
+
+
+def progress_line(result: CellResult, finished: int, total: int) -> str:
+    """One finished cell as rich markup; names and errors are escaped (they may hold brackets)."""
+    mark = "[green]pass[/]" if result.passed else f"[red]{escape(result.outcome)}[/]"
+    extra = f" [dim]{escape(result.error[:100])}[/]" if result.error else ""
+    return (
+        f"\\[{finished}/{total}] {escape(result.config)} {escape(result.task)} #{result.repeat}: {mark} "
+        f"({result.iterations} it, {result.tokens} tok, {result.seconds:.1f}s){extra}"
+    )
 
 
 def _print_summary(console: Console, files: ReportFiles) -> None:
