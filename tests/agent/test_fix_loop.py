@@ -36,6 +36,8 @@ async def test_seeded_bug_fixed_in_one_iteration_without_touching_files(
     plan_request = scripted_llm.requests_for("debug_plan")[0]
     prompt = "\n".join(m["content"] for m in plan_request.messages)
     assert "test_add" in prompt and "return a - b" in prompt
+    # the diagnosis reaches the plan, which is asked to summarise it rather than copy it back
+    assert "`add` returns a - b; it must return a + b." in prompt and "do not copy the text above" in prompt
     assert plan_request.response_format["json_schema"]["name"] == "debug_plan"
     assert done.prompt_tokens > 0 and done.completion_tokens > 0
 

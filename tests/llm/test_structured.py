@@ -51,9 +51,11 @@ async def test_rejected_json_schema_falls_back_to_json_object_without_burning_re
         assert modes == ["json_schema", "json_object"]
         second = scripted_llm.requests[1]
         assert second.response_format and second.response_format["schema"] == Plan.model_json_schema()
-        # the schema also goes into the (one) system message
-        assert second.messages[0]["role"] == "system"
-        assert "JSON schema" in second.messages[0]["content"]
+        # the schema also goes at the end of the user message; the system message stays as it was,
+        # so this call shares its opening tokens with the run's other calls (prompt caches)
+        assert second.messages[0] == ASK[0]
+        assert second.messages[1]["content"].startswith(ASK[1]["content"])
+        assert "JSON schema" in second.messages[1]["content"]
         assert [m["role"] for m in second.messages] == ["system", "user"]
         # remembered for this endpoint: the next call goes straight to json_object
         await llm.structured(ASK, Plan, step="plan")
@@ -71,7 +73,7 @@ async def test_server_rejecting_every_response_format_gets_the_schema_in_the_pro
     last = scripted_llm.requests[-1]
     assert len(scripted_llm.requests) == 3
     assert last.response_format is None
-    assert json.dumps(Plan.model_json_schema(), separators=(",", ":")) in last.messages[0]["content"]
+    assert json.dumps(Plan.model_json_schema(), separators=(",", ":")) in last.messages[-1]["content"]
     assert llm_client.structured_mode == "prompt"
 
 

@@ -35,6 +35,12 @@ from greenloop_sandbox import TestReport
 
 EDIT_REPAIRS = 2  # rounds per iteration in which rejected actions go back to the model
 INVALID_PLANS_IN_A_ROW = 2  # then the loop ends with an error
+# Small models copied the whole diagnosis (code included) into the plan's "diagnosis" field; under a
+# JSON grammar that copy is the slowest part of the plan call, so the plan is told to summarise.
+DIAGNOSIS_SECTION = (
+    "\n## Diagnosis (from the step before this one)\n{text}\n\n"
+    'Act on it. In your JSON, "diagnosis" is one sentence: do not copy the text above.\n'
+)
 
 
 @dataclass
@@ -264,7 +270,7 @@ class _Step:
             yield self.ctx.stamp(DiagnosisDelta(iteration=self.iteration, text=delta))
         text = "".join(parts).strip()
         self.attempt.diagnosis = text
-        values["diagnosis"] = f"\n## Diagnosis\n{text}\n" if text else ""
+        values["diagnosis"] = DIAGNOSIS_SECTION.format(text=text) if text else ""
         yield self.ctx.stamp(Diagnosis(iteration=self.iteration, text=text))
 
     def _plan_messages(self, values: dict[str, str]) -> list[dict[str, str]]:

@@ -191,7 +191,7 @@ class LLMClient:
                 "json_schema": {"name": name, "schema": json_schema, "strict": False},
             }
             return body
-        body = self._body(_with_system(messages, schema_instruction(json_schema)), None)
+        body = self._body(_with_instruction(messages, schema_instruction(json_schema)), None)
         if mode == "json_object":
             body["response_format"] = {"type": "json_object", "schema": json_schema}
         return body
@@ -341,12 +341,17 @@ def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
     return schema.model_json_schema()
 
 
-def _with_system(messages: Messages, instruction: str) -> Messages:
-    """`instruction` appended to the first system message (or as a new one)."""
-    if messages and messages[0].get("role") == "system":
-        first = {**messages[0], "content": f"{messages[0].get('content', '')}\n\n{instruction}"}
-        return [first, *messages[1:]]
-    return [{"role": "system", "content": instruction}, *messages]
+def _with_instruction(messages: Messages, instruction: str) -> Messages:
+    """`instruction` appended to the first user message (or as a new one).
+
+    Not in the system message: the calls of one run then share their opening tokens (system prompt,
+    failures, code), which servers with a prompt cache (llama.cpp, hosted APIs) do not read again.
+    """
+    for i, message in enumerate(messages):
+        if message.get("role") == "user":
+            first = {**message, "content": f"{message.get('content', '')}\n\n{instruction}"}
+            return [*messages[:i], first, *messages[i + 1 :]]
+    return [*messages, {"role": "user", "content": instruction}]
 
 
 def _count(messages: Messages, reply: str) -> tuple[int, int]:

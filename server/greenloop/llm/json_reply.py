@@ -138,7 +138,7 @@ def parse_reply(text: str, schema: type[T]) -> T:
 
 
 def schema_instruction(schema: dict[str, Any]) -> str:
-    """The system-prompt text that asks for JSON matching `schema`."""
+    """The prompt text that asks for JSON matching `schema` (for servers without a schema response_format)."""
     return (
         "Reply with a single JSON object and nothing else: no prose, no code fences. "
         "It must match this JSON schema:\n" + json.dumps(schema, separators=(",", ":"))
