@@ -143,24 +143,21 @@ async def run_cell(cell: Cell) -> CellResult:
         model=settings.llm.model,
         outcome="error",
     )
-    seen: dict[str, Any] = {}  # the run id and last budget event, kept for a cell that is abandoned
+    seen: dict[str, Any] = {}  # the last budget event, then the Done event: usage even when abandoned
     try:
         async with asyncio.timeout(cell_limit(settings)):
             with tempfile.TemporaryDirectory(prefix="greenloop-bench-") as tmp:
                 done = await _drive(cell.task, Path(tmp), settings, seen)
-        _take_usage(result, done)
         result.outcome = str(done.get("outcome", "error"))
         result.error = str(done.get("evidence", "")) if result.outcome == "error" else ""
     except TimeoutError:
-        _take_usage(result, seen)  # what the run used before it was abandoned, not zero
         result.error = f"abandoned after {cell_limit(settings):.0f}s"
     except GreenloopError as exc:
-        _take_usage(result, seen)
         result.error = str(exc)
     except Exception as exc:  # one broken task must not stop the bench; it is reported as an error
         log.exception("bench task %s failed", cell.task.id)
-        _take_usage(result, seen)
         result.error = f"{type(exc).__name__}: {exc}"
+    _take_usage(result, seen)  # an abandoned run keeps what it used, not zero
     result.seconds = time.monotonic() - start
     return result
 
@@ -180,7 +177,7 @@ def _take_usage(result: CellResult, fields: dict[str, Any]) -> None:
 
 
 async def _drive(task: Task, tmp: Path, settings: Settings, seen: dict[str, Any]) -> dict[str, Any]:
-    """Run the agent on the task and return the Done event as a dict; `seen` keeps the last budget."""
+    """Run the agent on the task and return the Done event as a dict; `seen` gets the usage so far."""
     if task.kind == "generate":
         from greenloop.agent.generate import GenerateRequest, generate
 
@@ -202,6 +199,7 @@ async def _drive(task: Task, tmp: Path, settings: Settings, seen: dict[str, Any]
                 seen.update(event.model_dump(mode="json"))
             if event.kind == "done":
                 done = event.model_dump(mode="json", exclude={"changes"})
+                seen.update(done)
     finally:  # on cancel too: the agent stops its model calls and sandbox
         close = getattr(events, "aclose", None)
         if close is not None:
