@@ -86,6 +86,13 @@ def test_a_plan_without_tests_gets_a_test_file_and_one_without_sources_is_refuse
         python_plan(plan_data({"path": "tests/test_a.py"}))
 
 
+def test_an_empty_file_list_is_refused_and_the_schema_says_so() -> None:
+    with pytest.raises(GreenloopError, match=r"files: List should have at least 1 item"):
+        validate_plan(plan_data(files=[]), get_layout("python"), 40, source="plan.md")
+    # grammar-constrained decoding reads minItems, so a small model cannot close the list empty
+    assert plan_schema(get_layout("python"), 40).model_json_schema()["properties"]["files"]["minItems"] == 1
+
+
 def test_rust_needs_a_crate_root_and_too_many_files_are_refused() -> None:
     rust = plan_schema(get_layout("rust"), 40)
     with pytest.raises(ValidationError, match=r"src/lib\.rs"):

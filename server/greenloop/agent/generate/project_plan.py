@@ -44,7 +44,7 @@ class ProjectPlan(BaseModel):
     components: list[str] = Field(
         default_factory=list, description="Component names in build order (each has its files and tests)."
     )
-    files: list[PlannedFile] = Field(description="Every file of the project, tests included.")
+    files: list[PlannedFile] = Field(min_length=1, description="Every file of the project, tests included.")
     packages: list[str] = Field(
         default_factory=list, description="Third-party packages the code needs (empty when none)."
     )
@@ -110,8 +110,6 @@ class ProjectPlan(BaseModel):
             seen.add(f.path)
         if dupes:
             raise ValueError(f"these paths appear more than once: {', '.join(sorted(set(dupes)))}")
-        if not self.files:
-            raise ValueError("the plan lists no files")
 
     def _check_template(self) -> None:
         layout = self.layout
