@@ -19,6 +19,7 @@ WC_TEST = (
     'def test_counts_words():\n    assert count_words("a bb  ccc") == 3\n\n\n'
     'def test_empty():\n    assert count_words("") == 0\n'
 )
+WC_INTERFACES = "## wordcount/core.py\n- `count_words(text: str) -> int`: number of words in text"
 WC_FIX = {
     "kind": "edit",
     "path": "wordcount/core.py",
@@ -53,7 +54,6 @@ def plan_json(
         {
             "name": name,
             "summary": "A small test project.",
-            "interfaces": "## wordcount/core.py\n- `count_words(text: str) -> int`: number of words in text",
             "components": list(components),
             "files": list(files),
             "packages": list(packages),

@@ -9,7 +9,16 @@ from typing import Any
 
 from greenloop.agent.generate import GenerateRequest, generate
 from tests.agent.conftest import collect
-from tests.agent.generate.conftest import WC_FILES, WC_PLAN, asked_path, file_oracle, plan_json, planned, tree
+from tests.agent.generate.conftest import (
+    WC_FILES,
+    WC_INTERFACES,
+    WC_PLAN,
+    asked_path,
+    file_oracle,
+    plan_json,
+    planned,
+    tree,
+)
 from tests.support.scripted_llm import Reply
 
 GOOD = {**WC_FILES, "wordcount/core.py": "def count_words(text: str) -> int:\n    return len(text.split())\n"}
@@ -27,6 +36,7 @@ async def test_duplicate_and_escaping_paths_go_back_to_the_model(
         planned("wordcount/core.py"), planned("./wordcount/core.py"), planned("tests/test_core.py", test=True)
     )
     escaping = plan_json(planned("../outside.py"), planned("tests/test_core.py", test=True))
+    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
     scripted_llm.script(dupes, escaping, WC_PLAN, step="generate_plan", repeat=False)
     scripted_llm.script(file_oracle(GOOD), step="generate_file")
     out = tmp_path / "out"
@@ -45,6 +55,7 @@ async def test_a_plan_for_another_language_is_refused_and_nothing_is_written(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
     rust = plan_json(planned("src/lib.rs"), planned("tests/it.rs", test=True))
+    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
     scripted_llm.script(rust, step="generate_plan")
     out = tmp_path / "out"
     settings = local(make_settings, tmp_path, llm={"repair_attempts": 1})
@@ -57,9 +68,33 @@ async def test_a_plan_for_another_language_is_refused_and_nothing_is_written(
     assert not scripted_llm.requests_for("generate_file")
 
 
+async def test_looping_fenced_interfaces_are_cleaned_and_empty_ones_refused(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    loop_line = "- `count_words(text: str) -> int`: number of words in text"
+    looping = f"```markdown\n## wordcount/core.py\n{loop_line}\n" + f"{loop_line}\n" * 40 + "```"
+    scripted_llm.script(looping, "```markdown\n\n```", step="generate_interfaces", repeat=False)
+    scripted_llm.script(WC_PLAN, step="generate_plan")
+    scripted_llm.script(file_oracle(GOOD), step="generate_file")
+    out = tmp_path / "out"
+    _, done = await collect(generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path)))
+
+    assert done.outcome == "green", done.summary + done.evidence
+    plan_prompt = scripted_llm.requests_for("generate_plan")[0].messages[-1]["content"]
+    assert plan_prompt.count(loop_line) == 1 and "```" not in plan_prompt.split("## Interfaces")[1][:40]
+    assert tree(out)[".greenloop/plan.md"].count(loop_line) == 1
+
+    again = tmp_path / "again"
+    _, done = await collect(generate(GenerateRequest("a word counter", again), local(make_settings, tmp_path)))
+    assert done.outcome == "error" and "wrote no interfaces" in done.summary
+    assert len(scripted_llm.requests_for("generate_plan")) == 1  # no file list without interfaces
+    assert tree(again) == {}
+
+
 async def test_prose_is_re_asked_and_fenced_code_extracted(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
+    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
     scripted_llm.script(WC_PLAN, step="generate_plan")
     prose = "Sure! This module defines count_words, which splits the text and counts the parts."
     scripted_llm.script(file_oracle(GOOD, first={"wordcount/core.py": [prose]}), step="generate_file")
@@ -78,6 +113,7 @@ async def test_prose_is_re_asked_and_fenced_code_extracted(
 async def test_a_file_the_model_never_returns_ends_with_a_clear_error(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
+    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
     scripted_llm.script(WC_PLAN, step="generate_plan")
     scripted_llm.script(
         file_oracle(GOOD, first={"tests/test_core.py": ["", "  ", "\n"]}), step="generate_file"
@@ -101,6 +137,7 @@ async def test_files_are_generated_a_bounded_number_at_a_time_dependencies_first
     specs = [
         planned(p, test=p.startswith("test_"), depends_on=("m0.py",) if p == "m3.py" else ()) for p in files
     ]
+    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
     scripted_llm.script(plan_json(*specs), step="generate_plan")
     oracle = file_oracle(files)
     scripted_llm.script(lambda body: Reply(content=oracle(body), delay=0.3), step="generate_file")
@@ -126,6 +163,7 @@ async def wait_for_request(scripted_llm: Any, step: str) -> None:
 
 
 async def test_cancelling_a_run_writes_nothing(tmp_path: Path, scripted_llm: Any, make_settings: Any) -> None:
+    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
     scripted_llm.script(WC_PLAN, step="generate_plan")
     oracle = file_oracle(GOOD)
     scripted_llm.script(lambda body: Reply(content=oracle(body), delay=30), step="generate_file")
@@ -148,6 +186,7 @@ async def test_cancelling_a_run_writes_nothing(tmp_path: Path, scripted_llm: Any
 async def test_a_budget_used_up_while_writing_files_stops_before_the_next_batch(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
+    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
     scripted_llm.script(WC_PLAN, step="generate_plan")
     oracle = file_oracle(GOOD)
     scripted_llm.script(lambda body: Reply(content=oracle(body), delay=1.2), step="generate_file")

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from greenloop.cli import main
-from tests.agent.generate.conftest import WC_FILES, WC_PLAN, file_oracle, tree
+from tests.agent.generate.conftest import WC_FILES, WC_INTERFACES, WC_PLAN, file_oracle, tree
 
 GOOD = {**WC_FILES, "wordcount/core.py": "def count_words(text: str) -> int:\n    return len(text.split())\n"}
 
@@ -27,6 +27,7 @@ def cli_env(tmp_path: Path, scripted_llm: Any, monkeypatch: pytest.MonkeyPatch) 
 def test_generate_prints_json_and_exits_0_when_green(
     cli_env: Path, scripted_llm: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
     scripted_llm.script(WC_PLAN, step="generate_plan")
     scripted_llm.script(file_oracle(GOOD), step="generate_file")
     prompt = cli_env / "prompt.txt"
@@ -55,6 +56,7 @@ def test_generate_prints_json_and_exits_0_when_green(
 def test_generate_exits_1_when_not_green_and_2_on_bad_input(
     cli_env: Path, scripted_llm: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
     scripted_llm.script(WC_PLAN, step="generate_plan")
     scripted_llm.script(file_oracle(WC_FILES), step="generate_file")
     scripted_llm.script('{"diagnosis": "unsure", "actions": []}', step="debug_plan")

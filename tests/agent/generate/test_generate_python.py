@@ -13,6 +13,7 @@ from tests.agent.generate.conftest import (
     WC_CORE_BUGGY,
     WC_FILES,
     WC_FIX,
+    WC_INTERFACES,
     WC_PLAN,
     WC_TEST,
     asked_path,
@@ -31,6 +32,7 @@ def local(make_settings: Any, tmp_path: Path, **sections: dict[str, Any]) -> Any
 async def test_three_files_generated_first_run_fails_loop_fixes_it(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
+    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
     scripted_llm.script(WC_PLAN, step="generate_plan")
     scripted_llm.script(file_oracle(WC_FILES), step="generate_file")
     scripted_llm.script(plan(WC_FIX, diagnosis="counts characters"), step="debug_plan")
@@ -61,7 +63,13 @@ async def test_three_files_generated_first_run_fails_loop_fixes_it(
     assert plan_format["name"] == "generate_plan"
     # a grammar built from the schema cannot end the file list empty (small models did, every time)
     assert plan_format["schema"]["properties"]["files"]["minItems"] == 1
-    assert next(e.text for e in seen if isinstance(e, ev.Message)).startswith("Plan: 4 files")
+    # the interfaces came first, as Markdown; the file-list call saw them and was not asked for them again
+    assert "interfaces" not in plan_format["schema"]["properties"]
+    plan_messages = scripted_llm.requests_for("generate_plan")[0].messages
+    assert any(WC_INTERFACES in m["content"] for m in plan_messages)
+    assert WC_INTERFACES in on_disk[".greenloop/plan.md"]
+    notes = [e.text for e in seen if isinstance(e, ev.Message)]
+    assert notes[0] == "Interfaces: 1 module(s); planning the files" and notes[1].startswith("Plan: 4 files")
     assert done.run_id and done.prompt_tokens > 0
 
 
@@ -76,6 +84,7 @@ async def test_small_steps_build_components_in_order_and_keep_earlier_tests(
         "tests/test_report.py": "from calc.report import total\n\n\ndef test_total():\n    assert total([1, 2, 3]) == 6\n"
         "\n\ndef test_total_empty():\n    assert total([]) == 0\n",
     }
+    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
     scripted_llm.script(
         plan_json(
             planned("calc/report.py", "report", ("calc/ops.py",)),
@@ -111,6 +120,7 @@ async def test_a_red_step_stops_small_steps_and_says_what_exists(
         "b.py": "def two() -> int:\n    return 2\n",
         "test_b.py": "from b import two\n\n\ndef test_two():\n    assert two() == 2\n",
     }
+    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
     scripted_llm.script(
         plan_json(
             planned("a.py", "a"),
@@ -140,6 +150,7 @@ async def test_rerun_from_an_edited_plan_builds_the_edited_file_list(
         **WC_FILES,
         "wordcount/core.py": "def count_words(text: str) -> int:\n    return len(text.split())\n",
     }
+    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
     scripted_llm.script(WC_PLAN, step="generate_plan")
     scripted_llm.script(
         file_oracle(
@@ -191,6 +202,7 @@ async def test_clarify_questions_and_answers_reach_the_plan(
     assert questions == ["Count words case-insensitively?", "Which input?"]
     assert "a word counter" in json.dumps(scripted_llm.requests_for("generate_clarify")[0].messages)
 
+    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
     scripted_llm.script(WC_PLAN, step="generate_plan")
     scripted_llm.script(file_oracle(WC_FILES), step="generate_file")
     scripted_llm.script(plan(WC_FIX), step="debug_plan")

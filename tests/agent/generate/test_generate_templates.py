@@ -10,7 +10,7 @@ import pytest
 from greenloop.agent import events as ev
 from greenloop.agent.generate import GenerateRequest, generate
 from tests.agent.conftest import collect
-from tests.agent.generate.conftest import file_oracle, plan_json, planned, tree
+from tests.agent.generate.conftest import WC_INTERFACES, file_oracle, plan_json, planned, tree
 
 pytestmark = pytest.mark.docker
 
@@ -52,6 +52,7 @@ async def test_template_generates_and_passes(
         )
         for p in files
     ]
+    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
     scripted_llm.script(plan_json(*specs, name="word count"), step="generate_plan")
     scripted_llm.script(file_oracle(files, fence=fence), step="generate_file")
     out = tmp_path / "out"

@@ -122,8 +122,8 @@ PYTHON = Layout(
     test_runner="pytest",
     guidance=(
         "Python 3.11 project tested with pytest. Put the code in a package folder named after the "
-        "project (e.g. `wordcount/__init__.py`, `wordcount/core.py`) and the tests in `tests/test_<module>.py`, "
-        "importing the package absolutely (`from wordcount.core import count_words`). Tests are plain "
+        "project (`<package>/__init__.py`, `<package>/<module>.py`) and the tests in `tests/test_<module>.py`, "
+        "importing the package absolutely (`from <package>.<module> import <name>`). Tests are plain "
         "pytest functions with `assert`. Prefer the standard library. greenloop writes `pyproject.toml` itself."
     ),
     managed=("pyproject.toml", "requirements.txt"),
@@ -157,7 +157,7 @@ RUST = Layout(
     guidance=(
         "Rust library crate tested with `cargo test`. `src/lib.rs` declares the modules (`pub mod parser;`) "
         "and each module lives in `src/<module>.rs`; integration tests live in `tests/<name>.rs` and use the "
-        "crate by its name (the project name in snake_case, e.g. `use word_count::count_words;`). "
+        "crate by its name (the project name in snake_case, `use <crate_name>::<name>;`). "
         "Use only the standard library unless a crate is really needed. greenloop writes `Cargo.toml` itself."
     ),
     managed=("Cargo.toml",),

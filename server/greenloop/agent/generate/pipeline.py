@@ -9,6 +9,7 @@ from typing import Literal
 
 from greenloop.agent.events import Done, EnvironmentChanged, Event, Message, Outcome
 from greenloop.agent.generate.files import FileWriter, write_files
+from greenloop.agent.generate.interfaces import count_modules, write_interfaces
 from greenloop.agent.generate.layouts import Layout
 from greenloop.agent.generate.output import save_plan, write_output
 from greenloop.agent.generate.planning import make_plan, manifests, plan_for_prompt
@@ -58,7 +59,13 @@ class Generation:
     async def run(self) -> AsyncIterator[Event]:
         """Every event of the run; ends with exactly one Done."""
         try:
-            plan = self.job.plan or await self._plan_step()
+            plan = self.job.plan
+            if plan is None:
+                interfaces = await write_interfaces(
+                    self.ctx.ports.llm, self.job.layout, self.job.request, self.job.out_dir
+                )
+                yield self.note(f"Interfaces: {count_modules(interfaces)} module(s); planning the files")
+                plan = await self._plan_step(interfaces)
             job = self.job
             saved = save_plan(job.out_dir, plan, job.layout.name, job.request, source=job.plan_file)
             yield self.note(f"Plan: {_describe(plan)}; saved as {saved}")
@@ -78,7 +85,7 @@ class Generation:
             return
         yield self._finish(plan)
 
-    async def _plan_step(self) -> ProjectPlan:
+    async def _plan_step(self, interfaces: str) -> ProjectPlan:
         job = self.job
         return await make_plan(
             self.ctx.ports.llm,
@@ -86,6 +93,7 @@ class Generation:
             self.ctx.settings,
             job.request,
             job.out_dir,
+            interfaces=interfaces,
             small_steps=job.small_steps,
         )
 

@@ -59,9 +59,17 @@ def render_answers(answers: dict[str, str] | None) -> str:
 
 
 async def make_plan(
-    llm: LLMClient, layout: Layout, settings: Settings, request: str, workspace: Path, *, small_steps: bool
+    llm: LLMClient,
+    layout: Layout,
+    settings: Settings,
+    request: str,
+    workspace: Path,
+    *,
+    interfaces: str,
+    small_steps: bool,
 ) -> ProjectPlan:
-    """The model's plan, validated for the template (invalid replies are repaired by the client)."""
+    """The model's file list for the `interfaces` document, validated for the template (invalid
+    replies are repaired by the client); the plan holds both."""
     test_rule = {
         "python": "Test files are named tests/test_<module>.py.",
         "node": "Test files are named test/<module>.test.js.",
@@ -80,19 +88,22 @@ async def make_plan(
         template=layout.name,
         guidance=layout.guidance,
         request=request,
+        interfaces=interfaces,
         test_rule=test_rule,
         max_files=str(settings.generate.max_files),
         managed=" or ".join(f"`{m}`" for m in layout.managed),
         small_steps=small,
     )
-    schema = plan_schema(layout, settings.generate.max_files)
+    schema = plan_schema(layout, settings.generate.max_files, interfaces=False)
     try:
-        plan = await llm.structured(_messages(user, workspace), schema, step="generate_plan")
+        files = await llm.structured(_messages(user, workspace), schema, step="generate_plan")
     except StructuredOutputError as exc:
         raise GreenloopError(
             f"The model did not produce a usable plan ({exc}). Run again, use a stronger model (--model), "
             "or describe the program more plainly."
         ) from exc
+    full = plan_schema(layout, settings.generate.max_files)
+    plan = full.model_validate({**files.model_dump(), "interfaces": interfaces})
     return with_manifest(plan, layout)
 
 

@@ -7,6 +7,7 @@ import re
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from greenloop.agent.generate.layouts import Layout, crate_name
 from greenloop.errors import GreenloopError
@@ -178,13 +179,15 @@ def normalize_path(path: str) -> str:
     return norm
 
 
-def plan_schema(layout: Layout, max_files: int) -> type[ProjectPlan]:
-    """ProjectPlan validated against one template (the schema the model is asked for)."""
-    return type(
-        f"ProjectPlan_{layout.name}",
-        (ProjectPlan,),
-        {"layout": layout, "max_files": max_files, "__module__": __name__},
-    )
+def plan_schema(layout: Layout, max_files: int, *, interfaces: bool = True) -> type[ProjectPlan]:
+    """ProjectPlan validated against one template. `interfaces=False`: the schema the model fills in
+    after writing the interfaces as Markdown (the field is left out of the schema and defaults to "")."""
+    namespace: dict[str, Any] = {"layout": layout, "max_files": max_files, "__module__": __name__}
+    if not interfaces:
+        namespace["__annotations__"] = {"interfaces": SkipJsonSchema[str]}
+        namespace["interfaces"] = ""
+    suffix = "" if interfaces else "_files"
+    return type(f"ProjectPlan_{layout.name}{suffix}", (ProjectPlan,), namespace)
 
 
 def validate_plan(data: object, layout: Layout, max_files: int, *, source: str) -> ProjectPlan:
