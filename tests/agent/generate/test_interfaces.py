@@ -22,3 +22,11 @@ def test_plain_text_is_kept_and_nothing_becomes_empty() -> None:
         "# calc.py\n- `add(a: int, b: int) -> int`"
     )
     assert clean_interfaces("```\n```") == "" and clean_interfaces("\n \n") == ""
+
+
+def test_a_markdown_fence_around_fenced_examples_or_cut_off_is_unwrapped_and_code_blocks_kept() -> None:
+    doc = "## wc.py\n- `count(text: str) -> int`\n```python\n>>> count('a b')\n2\n```"
+    assert clean_interfaces(f"```markdown\n{doc}\n```") == doc
+    assert clean_interfaces(f"```markdown\n{doc}\n- `more(") == f"{doc}\n- `more("  # cut off at the limit
+    two_blocks = "```python\ndef f(): ...\n```\n## b.py\n```python\ndef g(): ...\n```"
+    assert clean_interfaces(two_blocks) == two_blocks  # not one fence around the document

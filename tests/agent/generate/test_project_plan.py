@@ -165,3 +165,9 @@ def test_small_steps_join_a_component_without_tests_to_the_next() -> None:
         )
     )
     assert small_steps(plan) == [["models", "store"], ["cli", "docs"]]
+
+
+def test_the_path_decides_what_a_test_is_not_the_models_flag() -> None:
+    # Qwen2.5-Coder 0.5B marked its only source file "test": true; pytest would never collect it
+    plan = python_plan(plan_data({"path": "wordcount.py", "test": True}, {"path": "tests/test_wc.py"}))
+    assert [(f.path, f.test) for f in plan.files] == [("wordcount.py", False), ("tests/test_wc.py", True)]

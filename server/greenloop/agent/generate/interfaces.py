@@ -16,7 +16,8 @@ from greenloop.errors import GreenloopError
 from greenloop.llm import LLMClient
 
 PROMPTS = "greenloop.agent.generate"
-_FENCED = re.compile(r"^```[\w+-]*[ \t]*\n(.*?)\n?```$", re.S)
+_FENCED = re.compile(r"^```[\w+-]*[ \t]*\n((?:(?!```).)*?)\n?```$", re.S)
+_OPEN_MD = re.compile(r"^```(?:markdown|md)[ \t]*\n")
 _HEADING = re.compile(r"^#{1,6}\s")
 
 
@@ -49,7 +50,12 @@ def clean_interfaces(reply: str) -> str:
     token limit; the repeats carry nothing, and the file step would read every one of them.
     """
     text = reply.strip()
-    if fenced := _FENCED.match(text):
+    if _OPEN_MD.match(text):  # ```markdown around the document (fences inside it, or cut off)
+        text = _OPEN_MD.sub("", text, count=1)
+        if text.endswith("```") and text.count("```") % 2:
+            text = text[:-3]
+        text = text.strip()
+    elif fenced := _FENCED.match(text):  # one fenced block and nothing else
         text = fenced.group(1).strip()
     out: list[str] = []
     headings: set[str] = set()

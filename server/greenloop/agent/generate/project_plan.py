@@ -123,9 +123,8 @@ class ProjectPlan(BaseModel):
                 f"the project template is {layout.name} ({layout.language}) but these files belong to "
                 f"another language: {listed}; write every file in {layout.language}"
             )
-        for f in self.files:
-            if not f.test and layout.is_test(f.path):
-                f.test = True
+        for f in self.files:  # the test runner decides what is a test, not the model's flag
+            f.test = layout.is_test(f.path)
         if layout.required_any and not any(f.path in layout.required_any for f in self.files):
             raise ValueError(f"a {layout.name} project needs one of: {', '.join(layout.required_any)}")
 
