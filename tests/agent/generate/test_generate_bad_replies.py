@@ -110,6 +110,26 @@ async def test_prose_is_re_asked_and_fenced_code_extracted(
     assert tree(out)["wordcount/core.py"] == GOOD["wordcount/core.py"]
 
 
+async def test_a_test_file_without_tests_is_asked_again(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # Qwen2.5-Coder 0.5B answered the test file's request with the module under test again
+    code_again = f"```python\n{GOOD['wordcount/core.py']}```\n"
+    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
+    scripted_llm.script(WC_PLAN, step="generate_plan")
+    scripted_llm.script(file_oracle(GOOD, first={"tests/test_core.py": [code_again]}), step="generate_file")
+    out = tmp_path / "out"
+    _, done = await collect(generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path)))
+
+    assert done.outcome == "green", done.summary + done.evidence
+    test_asks = [
+        r for r in scripted_llm.requests_for("generate_file") if asked_path(r.body) == "tests/test_core.py"
+    ]
+    assert len(test_asks) == 2
+    assert "holds no test; write pytest functions named `test_...`" in test_asks[1].messages[-1]["content"]
+    assert tree(out)["tests/test_core.py"] == GOOD["tests/test_core.py"]
+
+
 async def test_a_file_the_model_never_returns_ends_with_a_clear_error(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:

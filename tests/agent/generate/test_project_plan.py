@@ -171,3 +171,14 @@ def test_the_path_decides_what_a_test_is_not_the_models_flag() -> None:
     # Qwen2.5-Coder 0.5B marked its only source file "test": true; pytest would never collect it
     plan = python_plan(plan_data({"path": "wordcount.py", "test": True}, {"path": "tests/test_wc.py"}))
     assert [(f.path, f.test) for f in plan.files] == [("wordcount.py", False), ("tests/test_wc.py", True)]
+
+
+def test_each_template_recognizes_a_test_case_in_a_test_file() -> None:
+    python, node, rust = (get_layout(t) for t in ("python", "node", "rust"))
+    assert python.has_test_case("tests/test_a.py", "import a\n\nasync def test_a():\n    assert a.f()\n")
+    assert not python.has_test_case("tests/test_a.py", "def f(x):\n    return x  # test_f is elsewhere\n")
+    assert python.has_test_case("tests/conftest.py", "import pytest\n")
+    assert node.has_test_case("test/a.test.js", "test('adds', () => { assert.equal(add(1, 2), 3); });\n")
+    assert not node.has_test_case("test/a.test.js", "const test = require('node:test');\nmodule.exports = {};\n")
+    assert rust.has_test_case("tests/a.rs", "#[test]\nfn adds() { assert_eq!(a::add(1, 2), 3); }\n")
+    assert not rust.has_test_case("tests/a.rs", "pub fn add(a: i32, b: i32) -> i32 { a + b }\n")

@@ -41,9 +41,9 @@ class FileWriter:
         for _ in range(self.attempts):
             reply = await self.llm.complete(messages, step="generate_file")
             code = extract_code(reply, spec.path)
-            if not code.problem:
+            problem = code.problem or self._missing_tests(spec, code.text)
+            if not problem:
                 return code.text
-            problem = code.problem
             repair = render_prompt(
                 "generate_file_repair",
                 self.workspace,
@@ -61,6 +61,12 @@ class FileWriter:
             f"The model never returned the content of {spec.path} ({problem}; {self.attempts} requests). "
             "Run again, use a stronger model (--model), or simplify that file in the plan."
         )
+
+    def _missing_tests(self, spec: PlannedFile, text: str) -> str:
+        """Why a test file's text is not one (a small model rewrote the code under test instead)."""
+        if not spec.test or self.layout.has_test_case(spec.path, text):
+            return ""
+        return f"it is a test file but holds no test; write {self.layout.test_case_hint}"
 
     def _prompt(self, spec: PlannedFile, known: Mapping[str, str]) -> str:
         kind_rule = (

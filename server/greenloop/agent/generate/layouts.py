@@ -44,6 +44,8 @@ class Layout:
     test_pattern: re.Pattern[str]
     render_manifest: Callable[[str, str, list[str]], str]  # (manifest path, project name, packages) -> text
     test_path: str  # where a test file goes when the plan has none ({name}: the crate name)
+    test_case: re.Pattern[str]  # a test the runner collects, in a test file's text
+    test_case_hint: str  # how to write one, for the repair request
     required_any: tuple[str, ...] = ()  # the plan must contain one of these paths
 
     def owner_of(self, path: str) -> str | None:
@@ -58,6 +60,10 @@ class Layout:
 
     def is_test(self, path: str) -> bool:
         return bool(self.test_pattern.search(path))
+
+    def has_test_case(self, path: str, text: str) -> bool:
+        """Whether a test file's text holds a test (helpers such as conftest.py need none)."""
+        return PurePosixPath(path).name == "conftest.py" or bool(self.test_case.search(text))
 
     def fence_for(self, path: str) -> str:
         suffix = PurePosixPath(path).suffix.lower()
@@ -130,6 +136,8 @@ PYTHON = Layout(
     test_pattern=re.compile(r"(^|/)(test_[^/]*|[^/]*_test)\.py$|(^|/)conftest\.py$"),
     render_manifest=_python_manifest,
     test_path="tests/test_{name}.py",
+    test_case=re.compile(r"^[ \t]*(async[ \t]+)?def[ \t]+test\w*[ \t]*\(", re.M),
+    test_case_hint="pytest functions named `test_...` that `assert`",
 )
 
 NODE = Layout(
@@ -147,6 +155,8 @@ NODE = Layout(
     test_pattern=re.compile(r"(^|/)test/.*\.[cm]?js$|\.test\.[cm]?js$|(^|/)test-[^/]*\.[cm]?js$"),
     render_manifest=_node_manifest,
     test_path="test/{name}.test.js",
+    test_case=re.compile(r"\b(test|it)(\.\w+)?[ \t]*\("),
+    test_case_hint="`test('...', () => { ... })` cases from `node:test` that use `assert`",
 )
 
 RUST = Layout(
@@ -164,6 +174,8 @@ RUST = Layout(
     test_pattern=re.compile(r"(^|/)tests/[^/]*\.rs$"),
     render_manifest=_rust_manifest,
     test_path="tests/{name}.rs",
+    test_case=re.compile(r"#\[test\]"),
+    test_case_hint="`#[test]` functions that `assert!`",
     required_any=("src/lib.rs", "src/main.rs"),
 )
 
