@@ -11,11 +11,10 @@ import re
 from pathlib import Path
 
 from greenloop.agent.generate.layouts import Layout
-from greenloop.agent.prompts import render_prompt
+from greenloop.agent.generate.planning import step_messages
 from greenloop.errors import GreenloopError
 from greenloop.llm import LLMClient
 
-PROMPTS = "greenloop.agent.generate"
 _FENCED = re.compile(r"^```[\w+-]*[ \t]*\n((?:(?!```).)*?)\n?```$", re.S)
 _OPEN_MD = re.compile(r"^```(?:markdown|md)[ \t]*\n")
 _HEADING = re.compile(r"^#{1,6}\s")
@@ -23,17 +22,7 @@ _HEADING = re.compile(r"^#{1,6}\s")
 
 async def write_interfaces(llm: LLMClient, layout: Layout, request: str, workspace: Path) -> str:
     """The cleaned interfaces document; GreenloopError when the reply holds none."""
-    user = render_prompt(
-        "generate_interfaces",
-        workspace,
-        package=PROMPTS,
-        language=layout.language,
-        template=layout.name,
-        guidance=layout.guidance,
-        request=request,
-    )
-    system = render_prompt("generate_system", workspace, package=PROMPTS)
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    messages = step_messages("generate_interfaces", layout, request, workspace)
     text = clean_interfaces(await llm.complete(messages, step="generate_interfaces"))
     if not text:
         raise GreenloopError(

@@ -32,6 +32,23 @@ def _messages(user: str, workspace: Path) -> list[dict[str, str]]:
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
+def step_messages(
+    prompt: str, layout: Layout, request: str, workspace: Path, **extra: str
+) -> list[dict[str, str]]:
+    """The system prompt and one step's prompt, filled with the template and request the steps share."""
+    user = render_prompt(
+        prompt,
+        workspace,
+        package=PROMPTS,
+        language=layout.language,
+        template=layout.name,
+        guidance=layout.guidance,
+        request=request,
+        **extra,
+    )
+    return _messages(user, workspace)
+
+
 async def ask_questions(llm: LLMClient, layout: Layout, request: str, workspace: Path) -> list[str]:
     """Up to MAX_QUESTIONS questions whose answers would change the design."""
     user = render_prompt(
@@ -80,14 +97,11 @@ async def make_plan(
         if small_steps
         else ""
     )
-    user = render_prompt(
+    messages = step_messages(
         "generate_plan",
+        layout,
+        request,
         workspace,
-        package=PROMPTS,
-        language=layout.language,
-        template=layout.name,
-        guidance=layout.guidance,
-        request=request,
         interfaces=interfaces,
         test_rule=test_rule,
         max_files=str(settings.generate.max_files),
@@ -96,7 +110,7 @@ async def make_plan(
     )
     schema = plan_schema(layout, settings.generate.max_files, interfaces=False)
     try:
-        files = await llm.structured(_messages(user, workspace), schema, step="generate_plan")
+        files = await llm.structured(messages, schema, step="generate_plan")
     except StructuredOutputError as exc:
         raise GreenloopError(
             f"The model did not produce a usable plan ({exc}). Run again, use a stronger model (--model), "
