@@ -2,13 +2,14 @@
 
 `RepoIndex` holds every file's definitions and references; `locate` ranks the
 code a set of failures is about; `build_context` turns the ranking into prompt
-text within a token budget. Imports nothing from agent/, llm/ or lsp/.
+text within a token budget; `outline` lists what a file defines, without bodies. Imports nothing from agent/, llm/ or lsp/.
 """
 
 from greenloop.retrieval.context import build_context
 from greenloop.retrieval.frames import parse_frames
 from greenloop.retrieval.index import RepoIndex
 from greenloop.retrieval.model import Context, Definition, FileSymbols, Frame, Location
+from greenloop.retrieval.outline import outline
 from greenloop.retrieval.rank import locate
 from greenloop.retrieval.tokens import count_tokens
 
@@ -22,5 +23,6 @@ __all__ = [
     "build_context",
     "count_tokens",
     "locate",
+    "outline",
     "parse_frames",
 ]

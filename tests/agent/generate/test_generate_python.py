@@ -56,9 +56,14 @@ async def test_three_files_generated_first_run_fails_loop_fixes_it(
     assert 'pythonpath = ["."]' in on_disk["pyproject.toml"]
     asked = [json.dumps(r.messages) for r in scripted_llm.requests_for("generate_file")]
     assert len(asked) == 3 and not any("Write the file `pyproject.toml`" in a for a in asked)
-    # each file request saw the plan; the test file also saw the code it tests
+    # a source file sees the code it depends on whole; the test file sees an outline of the code it
+    # tests, not its body (the 0.5B model copied a module shown whole back as its "test")
+    init_request = next(a for a in asked if "Write the file `wordcount/__init__.py`" in a)
+    assert json.dumps(WC_CORE_BUGGY.rstrip())[1:-1] in init_request
     test_request = next(a for a in asked if "Write the file `tests/test_core.py`" in a)
-    assert "count_words(text: str) -> int" in test_request and "return len(text)" in test_request
+    assert "### wordcount/core.py (outline" in test_request
+    assert "- `def count_words(text: str) -> int`" in test_request
+    assert "return len(text)" not in test_request
     plan_format = scripted_llm.requests_for("generate_plan")[0].response_format["json_schema"]
     assert plan_format["name"] == "generate_plan"
     # a grammar built from the schema cannot end the file list empty (small models did, every time)

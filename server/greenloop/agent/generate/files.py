@@ -14,6 +14,7 @@ from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan
 from greenloop.agent.prompts import render_prompt
 from greenloop.errors import GreenloopError
 from greenloop.llm import LLMClient
+from greenloop.retrieval import outline
 
 PROMPTS = "greenloop.agent.generate"
 
@@ -93,7 +94,12 @@ class FileWriter:
         )
 
     def _dependencies(self, spec: PlannedFile, known: Mapping[str, str]) -> str:
-        """The text of the files this one depends on, whole, within the character budget."""
+        """The files this one depends on, within the character budget.
+
+        A source file sees them whole. A test file sees the code under test as an
+        outline (signatures, doc lines, what raises): tests follow the interfaces,
+        and the 0.5B model copied a whole module shown to it back as the "test".
+        """
         wanted = list(spec.depends_on)
         if spec.test:  # a test sees its component's code too
             wanted += [
@@ -104,11 +110,16 @@ class FileWriter:
             text = known.get(path)
             if text is None:
                 continue
-            if len(text) > left:
+            shown = outline(path, text) if spec.test and not self.layout.is_test(path) else ""
+            if shown:
+                block = f"### {path} (outline: what it defines; bodies not shown)\n{shown}\n"
+            else:
+                block = f"### {path}\n```{self.layout.fence_for(path)}\n{text.rstrip()}\n```\n"
+            if len(block) > left:
                 blocks.append(f"### {path}\n(omitted: too long; follow the interfaces)\n")
                 continue
-            left -= len(text)
-            blocks.append(f"### {path}\n```{self.layout.fence_for(path)}\n{text.rstrip()}\n```\n")
+            left -= len(block)
+            blocks.append(block)
         return "\n## Files it depends on (already written)\n" + "\n".join(blocks) if blocks else ""
 
 
