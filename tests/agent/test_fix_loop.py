@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,12 @@ async def test_seeded_bug_fixed_in_one_iteration_without_touching_files(
     assert "`add` returns a - b; it must return a + b." in prompt and "do not copy the text above" in prompt
     assert plan_request.response_format["json_schema"]["name"] == "debug_plan"
     assert done.prompt_tokens > 0 and done.completion_tokens > 0
+    # both requests open with the same failures and code, so a server's prompt cache reuses that prefix
+    asked = scripted_llm.requests_for("diagnosis")[0].messages[-1]["content"]
+    shared = os.path.commonprefix([asked, plan_request.messages[-1]["content"]])
+    assert shared.startswith("The tests of") and "return a - b" in shared
+    # the prompt shows no worked example: small models copied its file and names into their plans
+    assert "geometry" not in prompt
 
 
 async def test_missing_package_fixed_by_install_action(tmp_path: Path, scripted_llm: Any, make_settings: Any) -> None:
