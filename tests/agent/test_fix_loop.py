@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +42,8 @@ async def test_seeded_bug_fixed_in_one_iteration_without_touching_files(
     assert done.prompt_tokens > 0 and done.completion_tokens > 0
     # both requests open with the same failures and code, so a server's prompt cache reuses that prefix
     asked = scripted_llm.requests_for("diagnosis")[0].messages[-1]["content"]
-    shared = os.path.commonprefix([asked, plan_request.messages[-1]["content"]])
+    planned = plan_request.messages[-1]["content"]
+    shared = asked[: next((i for i, (a, b) in enumerate(zip(asked, planned, strict=False)) if a != b), len(asked))]
     assert shared.startswith("The tests of") and "return a - b" in shared
     # the prompt shows no worked example: small models copied its file and names into their plans
     assert "geometry" not in prompt

@@ -38,6 +38,15 @@ def outline(path: str, text: str) -> str:
     return "\n".join(rows)
 
 
+def public_names(path: str, text: str) -> list[str]:
+    """Names of the public top-level definitions (what a test imports from the file)."""
+    names = []
+    for definition in extract(path, text.encode()).definitions:
+        if definition.parent is None and _public(definition.name) and definition.name not in names:
+            names.append(definition.name)
+    return names
+
+
 def _public(name: str) -> bool:
     return not name.startswith("_") or (name.startswith("__") and name.endswith("__"))
 

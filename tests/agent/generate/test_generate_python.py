@@ -64,6 +64,7 @@ async def test_three_files_generated_first_run_fails_loop_fixes_it(
     assert "### wordcount/core.py (outline" in test_request
     assert "- `def count_words(text: str) -> int`" in test_request
     assert "return len(text)" not in test_request
+    assert "import the code it tests (`from wordcount.core import ...`; `from wordcount import ...`)" in test_request
     plan_format = scripted_llm.requests_for("generate_plan")[0].response_format["json_schema"]
     assert plan_format["name"] == "generate_plan"
     # a grammar built from the schema cannot end the file list empty (small models did, every time)

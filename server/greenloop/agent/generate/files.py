@@ -8,8 +8,9 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from greenloop.agent.generate.checks import check_test_file, import_hints
 from greenloop.agent.generate.code_reply import extract_code
-from greenloop.agent.generate.layouts import Layout
+from greenloop.agent.generate.layouts import Layout, crate_name
 from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan
 from greenloop.agent.prompts import render_prompt
 from greenloop.errors import GreenloopError
@@ -42,7 +43,7 @@ class FileWriter:
         for _ in range(self.attempts):
             reply = await self.llm.complete(messages, step="generate_file")
             code = extract_code(reply, spec.path)
-            problem = code.problem or self._missing_tests(spec, code.text)
+            problem = code.problem or self._test_problem(spec, code.text, known)
             if not problem:
                 return code.text
             repair = render_prompt(
@@ -63,19 +64,31 @@ class FileWriter:
             "Run again, use a stronger model (--model), or simplify that file in the plan."
         )
 
-    def _missing_tests(self, spec: PlannedFile, text: str) -> str:
-        """Why a test file's text is not one (a small model rewrote the code under test instead)."""
-        if not spec.test or self.layout.has_test_case(spec.path, text):
+    def _test_problem(self, spec: PlannedFile, text: str, known: Mapping[str, str]) -> str:
+        """Why a test file's text is not one (it holds no test, or rewrites the code it should import)."""
+        if not spec.test:
             return ""
-        return f"it is a test file but holds no test; write {self.layout.test_case_hint}"
+        code = {p: known[p] for p in self._wanted(spec) if p in known}
+        return check_test_file(self.layout, spec.path, text, code, crate_name(self.plan.name))
+
+    def _wanted(self, spec: PlannedFile) -> list[str]:
+        """The files a request for `spec` shows: its dependencies, and for a test its component's code."""
+        wanted = list(spec.depends_on)
+        if spec.test:
+            wanted += [
+                f.path for f in self.plan.files_of(spec.component) if not f.test and f.path not in wanted
+            ]
+        return wanted
 
     def _prompt(self, spec: PlannedFile, known: Mapping[str, str]) -> str:
-        kind_rule = (
-            f"It is a test file for {self.layout.test_runner}: test the behaviour the plan describes "
-            "through the public interfaces, with a few clear cases."
-            if spec.test
-            else "Do not write tests in this file."
-        )
+        kind_rule = "Do not write tests in this file."
+        if spec.test:
+            hints = import_hints(self.layout, spec.path, self._wanted(spec), crate_name(self.plan.name))
+            how = f" ({'; '.join(f'`{h}`' for h in hints)})" if hints else ""
+            kind_rule = (
+                f"It is a test file for {self.layout.test_runner}: import the code it tests{how}, do not "
+                "write that code again, and test the behaviour the plan describes with a few clear cases."
+            )
         return render_prompt(
             "generate_file",
             self.workspace,
@@ -100,13 +113,8 @@ class FileWriter:
         outline (signatures, doc lines, what raises): tests follow the interfaces,
         and the 0.5B model copied a whole module shown to it back as the "test".
         """
-        wanted = list(spec.depends_on)
-        if spec.test:  # a test sees its component's code too
-            wanted += [
-                f.path for f in self.plan.files_of(spec.component) if not f.test and f.path not in wanted
-            ]
         blocks, left = [], self.context_chars
-        for path in wanted:
+        for path in self._wanted(spec):
             text = known.get(path)
             if text is None:
                 continue

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,6 +47,8 @@ class Layout:
     test_path: str  # where a test file goes when the plan has none ({name}: the crate name)
     test_case: re.Pattern[str]  # a test the runner collects, in a test file's text
     test_case_hint: str  # how to write one, for the repair request
+    # (test path, module path, crate name) -> (what an import of that module looks like, how to write one)
+    module_import: Callable[[str, str, str], tuple[re.Pattern[str], str]]
     required_any: tuple[str, ...] = ()  # the plan must contain one of these paths
 
     def owner_of(self, path: str) -> str | None:
@@ -68,6 +71,28 @@ class Layout:
     def fence_for(self, path: str) -> str:
         suffix = PurePosixPath(path).suffix.lower()
         return {".toml": "toml", ".json": "json", ".md": "markdown", ".txt": "text"}.get(suffix, self.fence)
+
+
+def _python_import(test_path: str, module_path: str, crate: str) -> tuple[re.Pattern[str], str]:
+    parts = list(PurePosixPath(module_path).with_suffix("").parts)
+    if len(parts) > 1 and parts[-1] == "__init__":
+        parts.pop()
+    top = re.escape(parts[0])
+    return re.compile(rf"^[ \t]*(from|import)[ \t]+{top}\b", re.M), f"from {'.'.join(parts)} import ..."
+
+
+def _node_import(test_path: str, module_path: str, crate: str) -> tuple[re.Pattern[str], str]:
+    module = PurePosixPath(module_path)
+    target = posixpath.relpath(str(module.with_suffix("")), posixpath.dirname(test_path) or ".")
+    target = target if target.startswith(".") else f"./{target}"
+    names = [module.stem, module.parent.name] if module.stem == "index" else [module.stem]
+    alternatives = "|".join(re.escape(n) for n in names if n)
+    pattern = re.compile(rf"""(require\(|\bfrom)\s*['"][^'"]*\b({alternatives})(\.[cm]?js)?/?['"]""")
+    return pattern, f"const {{ ... }} = require('{target}');"
+
+
+def _rust_import(test_path: str, module_path: str, crate: str) -> tuple[re.Pattern[str], str]:
+    return re.compile(rf"\b{re.escape(crate)}::"), f"use {crate}::...;"
 
 
 def crate_name(name: str) -> str:
@@ -138,6 +163,7 @@ PYTHON = Layout(
     test_path="tests/test_{name}.py",
     test_case=re.compile(r"^[ \t]*(async[ \t]+)?def[ \t]+test\w*[ \t]*\(", re.M),
     test_case_hint="pytest functions named `test_...` that `assert`",
+    module_import=_python_import,
 )
 
 NODE = Layout(
@@ -157,6 +183,7 @@ NODE = Layout(
     test_path="test/{name}.test.js",
     test_case=re.compile(r"\b(test|it)(\.\w+)?[ \t]*\("),
     test_case_hint="`test('...', () => { ... })` cases from `node:test` that use `assert`",
+    module_import=_node_import,
 )
 
 RUST = Layout(
@@ -176,6 +203,7 @@ RUST = Layout(
     test_path="tests/{name}.rs",
     test_case=re.compile(r"#\[test\]"),
     test_case_hint="`#[test]` functions that `assert!`",
+    module_import=_rust_import,
     required_any=("src/lib.rs", "src/main.rs"),
 )
 

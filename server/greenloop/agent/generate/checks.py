@@ -1,0 +1,58 @@
+"""What a generated test file must be: tests the runner collects, importing the code they test, not a copy of it.
+
+Each check names the problem in words the repair request sends back. They
+exist because Qwen2.5-Coder 0.5B, asked for a test file, returned the module
+under test again, or wrote the functions into the test file and tested those.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import PurePosixPath
+
+from greenloop.agent.generate.layouts import Layout
+from greenloop.retrieval import public_names
+
+
+def check_test_file(layout: Layout, path: str, text: str, code: Mapping[str, str], crate: str) -> str:
+    """Why `text` is not a usable test file at `path` ("" when it is); `code` is what it tests, path -> text."""
+    if PurePosixPath(path).name == "conftest.py":
+        return ""  # pytest helpers: no tests, no imports required
+    if not layout.has_test_case(path, text):
+        return f"it is a test file but holds no test; write {layout.test_case_hint}"
+    modules = {p: t for p, t in code.items() if _is_module(layout, p)}
+    if not modules:
+        return ""
+    imports = {p: layout.module_import(path, p, crate) for p in modules}
+    if not any(pattern.search(text) for pattern, _ in imports.values()):
+        how = "; ".join(f"`{hint}` for {p}" for p, (_, hint) in imports.items())
+        return f"it does not import the code it tests; import it ({how}) instead of writing that code again"
+    copied = [n for p, t in modules.items() for n in public_names(p, t) if _defines(text, n)]
+    if copied:
+        names = ", ".join(f"`{n}`" for n in dict.fromkeys(copied))
+        return f"it defines {names} itself; import them from the code under test and only test them"
+    return ""
+
+
+def import_hints(layout: Layout, path: str, code: Iterable[str], crate: str) -> list[str]:
+    """How the test file at `path` imports each module in `code` (`from pkg.mod import ...`)."""
+    return [layout.module_import(path, p, crate)[1] for p in code if _is_module(layout, p)]
+
+
+def _is_module(layout: Layout, path: str) -> bool:
+    """A source file of the template's language (not a test, not a manifest greenloop writes)."""
+    return layout.owner_of(path) == layout.name and not layout.is_test(path) and path not in layout.managed
+
+
+def _defines(text: str, name: str) -> bool:
+    """Whether the text defines a function, class or binding called `name` (any of the templates' languages)."""
+    word = re.escape(name)
+    return bool(
+        re.search(
+            rf"^[ \t]*((pub[ \t]+)?(async[ \t]+)?(def|function|fn|class|struct)[ \t]+{word}\b"
+            rf"|(const|let|var)[ \t]+{word}[ \t]*=[ \t]*(async[ \t]*)?(function\b|\([^)]*\)[ \t]*=>|\w+[ \t]*=>))",
+            text,
+            re.M,
+        )
+    )

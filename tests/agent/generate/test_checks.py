@@ -1,0 +1,66 @@
+"""A generated test file must import the code it tests and not rewrite it, in each template's language."""
+
+from __future__ import annotations
+
+import pytest
+
+from greenloop.agent.generate.checks import check_test_file
+from greenloop.agent.generate.layouts import NODE, PYTHON, RUST
+
+PY_CODE = {"wc/core.py": "def count_words(text):\n    return len(text.split())\n", "pyproject.toml": "[project]\n"}
+JS_CODE = {"src/words.js": "function countWords(t) {\n  return t.split(' ').length;\n}\nmodule.exports = { countWords };\n"}
+RS_CODE = {"src/lib.rs": "pub mod words;\n", "src/words.rs": "pub fn count_words(t: &str) -> usize { 0 }\n"}
+JS_HEAD = "const test = require('node:test');\nconst assert = require('node:assert');\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "from wc.core import count_words\n\ndef test_a():\n    assert count_words('a') == 1\n",
+        "import wc.core\n\ndef test_a():\n    assert wc.core.count_words('a') == 1\n",
+        "from wc import core\n\nclass TestCore:\n    def test_a(self):\n        assert core.count_words('a') == 1\n",
+    ],
+)
+def test_python_tests_that_import_the_code_pass(text: str) -> None:
+    assert check_test_file(PYTHON, "tests/test_core.py", text, PY_CODE, "wc") == ""
+
+
+def test_python_problems_are_named_with_the_import_to_write() -> None:
+    copy = "def count_words(text):\n    return 1\n\ndef test_a():\n    assert count_words('a') == 1\n"
+    assert "holds no test" in check_test_file(PYTHON, "tests/test_core.py", PY_CODE["wc/core.py"], PY_CODE, "wc")
+    problem = check_test_file(PYTHON, "tests/test_core.py", copy, PY_CODE, "wc")
+    assert problem.startswith("it does not import the code it tests") and "`from wc.core import ...`" in problem
+    shadowed = "from wc.core import count_words\n\n" + copy
+    assert "defines `count_words` itself" in check_test_file(PYTHON, "tests/test_core.py", shadowed, PY_CODE, "wc")
+    # helpers and tests with nothing shown to import are not held to it
+    assert check_test_file(PYTHON, "tests/conftest.py", "import pytest\n", PY_CODE, "wc") == ""
+    assert check_test_file(PYTHON, "tests/test_core.py", copy, {}, "wc") == ""
+
+
+@pytest.mark.parametrize(
+    "imports",
+    [
+        "const { countWords } = require('../src/words.js');",
+        "const countWords = require('../src/words').countWords;",
+        "const words = require(\"../src/words\");\nconst countWords = words.countWords;",
+    ],
+)
+def test_node_tests_that_require_the_module_pass(imports: str) -> None:
+    text = f"{JS_HEAD}{imports}\n\ntest('counts', () => {{\n  assert.strictEqual(countWords('a'), 1);\n}});\n"
+    assert check_test_file(NODE, "test/words.test.js", text, JS_CODE, "wc") == ""
+
+
+def test_node_copy_of_the_function_is_named() -> None:
+    body = "test('counts', () => {\n  assert.strictEqual(countWords('a'), 1);\n});\n"
+    copied = f"{JS_HEAD}const countWords = (t) => 1;\n{body}"
+    problem = check_test_file(NODE, "test/words.test.js", copied, JS_CODE, "wc")
+    assert "`const { ... } = require('../src/words');`" in problem
+    both = f"{JS_HEAD}const {{ countWords }} = require('../src/words');\nfunction countWords(t) {{ return 1; }}\n{body}"
+    assert "defines `countWords` itself" in check_test_file(NODE, "test/words.test.js", both, JS_CODE, "wc")
+
+
+def test_rust_integration_tests_use_the_crate() -> None:
+    good = "use word_count::words::count_words;\n\n#[test]\nfn counts() {\n    assert_eq!(count_words(\"a\"), 1);\n}\n"
+    assert check_test_file(RUST, "tests/words.rs", good, RS_CODE, "word_count") == ""
+    own = "fn count_words(t: &str) -> usize { 1 }\n\n#[test]\nfn counts() {\n    assert_eq!(count_words(\"a\"), 1);\n}\n"
+    assert "`use word_count::...;`" in check_test_file(RUST, "tests/words.rs", own, RS_CODE, "word_count")
