@@ -21,6 +21,10 @@ async def test_context_has_the_code_the_test_and_an_outline(hef_repo: HumanEvalF
     assert "### tests/test_t000.py:" in text  # the failing test's own code
     assert "## Outline of related files (signatures only)" in text
     assert context.locations[0].symbol == "has_close_elements"
+    # for a prompt that shows the failures itself: the same code, without the messages
+    code_only = build_context(hef_index, found, budget_tokens=1500, failures=[failure], failure_text=False)
+    assert "## Failing tests" not in code_only.text and code_only.text.startswith("## Code")
+    assert "### tests/test_t000.py:" in code_only.text and code_only.tokens < context.tokens
 
 
 async def test_budget_is_never_exceeded(hef_repo: HumanEvalFixRepo, hef_index: RepoIndex) -> None:

@@ -54,7 +54,9 @@ class ContextBuilder:
         await self.index.update(snapshot.files(), snapshot.deleted())
         locations = await locate(self.index, list(failures), top_k=self.top_k) if failures else []
         if self.use_retrieval:
-            ctx = build_context(self.index, locations, budget_tokens=self.budget_tokens, failures=failures)
+            ctx = build_context(  # the prompt shows the failures itself: the budget goes to code
+                self.index, locations, budget_tokens=self.budget_tokens, failures=failures, failure_text=False
+            )
             return CodeContext(ctx.text, ctx.tokens, list(ctx.locations))
         text = whole_files(snapshot, failures)
         return CodeContext(text, len(text) // 4, locations)

@@ -40,10 +40,15 @@ def build_context(
     *,
     budget_tokens: int,
     failures: Sequence[TestFailure] = (),
+    failure_text: bool = True,
 ) -> Context:
-    """Failures, full code of the top locations and tests, then outlines, within `budget_tokens`."""
+    """Failures, full code of the top locations and tests, then outlines, within `budget_tokens`.
+
+    `failure_text=False` leaves the failures' messages out (a prompt that shows
+    them already) and still shows the failing tests' code.
+    """
     budget = _Budget(budget_tokens)
-    if failures:
+    if failures and failure_text:
         budget.add(_failures_text(failures))
     shown = _full_text(index, [*locations, *_test_locations(index, failures, locations)], budget)
     _outlines(index, locations, shown, budget)
