@@ -36,6 +36,7 @@ async def test_seeded_bug_fixed_in_one_iteration_without_touching_files(
     plan_request = scripted_llm.requests_for("debug_plan")[0]
     prompt = "\n".join(m["content"] for m in plan_request.messages)
     assert "test_add" in prompt and "return a - b" in prompt
+    assert prompt.count("## Failing tests") == 1  # the code context does not repeat them
     # the diagnosis reaches the plan, which is asked to summarise it rather than copy it back
     assert "`add` returns a - b; it must return a + b." in prompt and "do not copy the text above" in prompt
     assert plan_request.response_format["json_schema"]["name"] == "debug_plan"
@@ -79,6 +80,20 @@ async def test_bad_search_is_sent_back_and_repaired(calc_project: Path, scripted
     second = scripted_llm.requests_for("debug_plan")[1]
     assert "did you mean" in second.messages[-1]["content"]
     assert "return a - b" in second.messages[-1]["content"]  # the current file is shown for the repair
+
+
+async def test_a_context_heading_used_as_a_path_names_its_file(
+    calc_project: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # Qwen2.5-Coder 0.5B copied "### wordcount.py:3-15 count_words (function)" into its actions' paths
+    heading = "calc.py:1-2 add (function)"
+    overwrite = {"kind": "write", "path": heading, "content": "    return a + b"}
+    scripted_llm.script(plan(overwrite), plan({**FIX_ADD, "path": heading}), step="debug_plan", repeat=False)
+    events, done = await collect(fix(FixRequest(calc_project), make_settings(calc_project, loop={"diagnosis": False})))
+    assert done.outcome == "green", done.summary + done.evidence
+    rejected = [e for e in events if isinstance(e, EditRejected)]
+    assert len(rejected) == 1 and "not a file; the file is calc.py" in rejected[0].reason
+    assert [c.path for c in done.changes.files] == ["calc.py"]  # no file named after the heading
 
 
 async def test_plan_writing_outside_the_workspace_is_refused(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from greenloop.agent.edits import EditMiss, apply_search_replace
@@ -11,6 +12,8 @@ from greenloop.agent.plan import Action, DebugPlan, EditAction, InstallAction, R
 from greenloop.agent.snapshot import Snapshot
 from greenloop.agent.syntax import introduced_error
 from greenloop_sandbox import Sandbox
+
+_HEADING = re.compile(r"^(.+?):\d+(-\d+)?(\s.*)?$")
 
 
 @dataclass
@@ -40,6 +43,12 @@ def _apply_file_action(action: EditAction | WriteAction, snapshot: Snapshot, ite
     except UnsafePath as exc:
         _reject(out, iteration, action.path, f"refused: {exc}")
         return
+    shown = _heading_path(snapshot, path)
+    if shown is not None and isinstance(action, EditAction):
+        path = shown  # the search text must still match, so an edit may name the file by its heading
+    elif shown is not None:
+        _reject(out, iteration, path, f"that is a heading of the code shown, not a file; the file is {shown}")
+        return
     before = snapshot.read(path)
     if snapshot.exists(path) and before is None:
         _reject(out, iteration, path, "refused: it is a binary file; greenloop edits text files only")
@@ -63,6 +72,17 @@ def _apply_file_action(action: EditAction | WriteAction, snapshot: Snapshot, ite
     snapshot.write(path, after)
     out.applied += 1
     out.events.append(EditApplied(iteration=iteration, path=path, action=action.kind, match=match))
+
+
+def _heading_path(snapshot: Snapshot, path: str) -> str | None:
+    """The file of a context heading used as a path (`calc.py:3-9 add (function)` -> `calc.py`), else None.
+
+    Small models copy the heading of the code they were shown into an action's path.
+    """
+    match = _HEADING.match(path)
+    if match is None or snapshot.exists(path) or not snapshot.exists(match.group(1)):
+        return None
+    return match.group(1)
 
 
 async def _apply_env_action(
