@@ -42,7 +42,9 @@ async def test_seeded_bug_fixed_in_one_iteration_without_touching_files(
     assert plan_request.response_format["json_schema"]["name"] == "debug_plan"
     assert done.prompt_tokens > 0 and done.completion_tokens > 0
     # both requests open with the same failures and code, so a server's prompt cache reuses that prefix
-    asked = scripted_llm.requests_for("diagnosis")[0].messages[-1]["content"]
+    diagnosis_request = scripted_llm.requests_for("diagnosis")[0]
+    assert diagnosis_request.body["max_tokens"] == 512 < plan_request.body["max_tokens"]  # one paragraph
+    asked = diagnosis_request.messages[-1]["content"]
     planned = plan_request.messages[-1]["content"]
     shared = asked[: next((i for i, (a, b) in enumerate(zip(asked, planned, strict=False)) if a != b), len(asked))]
     assert shared.startswith("The tests of") and "return a - b" in shared

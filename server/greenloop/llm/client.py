@@ -95,9 +95,9 @@ class LLMClient:
         await self._record(call, exchange, "ok")
         return exchange.content
 
-    async def stream(self, messages: Messages, *, step: str) -> AsyncIterator[str]:
+    async def stream(self, messages: Messages, *, step: str, max_tokens: int | None = None) -> AsyncIterator[str]:
         """Text deltas as they arrive; the call is recorded when the stream ends."""
-        body = self._body(messages, None)
+        body = self._body(messages, max_tokens)
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
         call = self._start(step, "text", body)
