@@ -11,7 +11,7 @@ import docker
 import pytest
 
 from greenloop.agent import FixRequest, fix
-from greenloop.agent.events import EditApplied, EditRejected, EnvironmentChanged
+from greenloop.agent.events import EditApplied, EditRejected, EnvironmentChanged, Message
 from tests.agent.conftest import FIX_ADD, collect, kinds, plan, tree_bytes, write_project
 from tests.support.scripted_llm import slow
 
@@ -96,6 +96,23 @@ async def test_a_context_heading_used_as_a_path_names_its_file(
     rejected = [e for e in events if isinstance(e, EditRejected)]
     assert len(rejected) == 1 and "not a file; the file is calc.py" in rejected[0].reason
     assert [c.path for c in done.changes.files] == ["calc.py"]  # no file named after the heading
+
+
+async def test_a_change_that_removes_tests_is_undone(calc_project: Path, scripted_llm: Any, make_settings: Any) -> None:
+    # Qwen2.5-Coder 0.5B rewrote a failing test file into one without tests; the loop then saw "0 failed"
+    no_tests = {"kind": "write", "path": "test_calc.py", "content": "from calc import add\n"}
+    scripted_llm.script(plan(no_tests), plan(FIX_ADD), step="debug_plan", repeat=False)
+    settings = make_settings(calc_project, loop={"diagnosis": False})
+    events, done = await collect(fix(FixRequest(calc_project), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    assert done.iterations == 2
+    assert [c.path for c in done.changes.files] == ["calc.py"]  # the test file is as it was
+    warned = [e.text for e in events if isinstance(e, Message) and e.level == "warning"]
+    assert warned == ["Iteration 1's change was undone: fewer tests ran (2 -> 0); make the tests pass by fixing "
+                      "the code, not by removing or disabling tests."]
+    second = scripted_llm.requests_for("debug_plan")[1].messages[-1]["content"]
+    assert "result: undone: fewer tests ran (2 -> 0)" in second
+    assert "test_add" in second and "assert add(2, 3) == 5" in second  # the failure is still shown
 
 
 async def test_plan_writing_outside_the_workspace_is_refused(

@@ -172,6 +172,7 @@ async def _iterations(
             return
         yield ctx.stamp(IterationStarted(iteration=iteration, max_iterations=max_it))
         step = _Step(ctx, snapshot, report, iteration, instruction, focus, instruction_done)
+        before = snapshot.files()
         async for event in step.run():
             yield event
         if step.stuck is not None:
@@ -182,17 +183,40 @@ async def _iterations(
             msg = "The model did not return a valid plan; nothing was changed by this iteration."
             yield ctx.done(snapshot, "error", msg, iteration, step.error)
             return
+        fixing = instruction_done  # not carrying out a request (which may be to remove tests)
         instruction_done = instruction_done or step.changed_files
+        undone = ""
         if step.changed:
-            report = await test_snapshot(ctx, snapshot, test_ids)
-            yield tests_ran(ctx, iteration, report)
-        step.record_outcome(report)
+            rerun = await test_snapshot(ctx, snapshot, test_ids)
+            yield tests_ran(ctx, iteration, rerun)
+            undone = _tests_lost(report, rerun) if fixing else ""
+            if undone:  # the files go back; the earlier report still says what fails
+                snapshot.restore(before)
+                yield ctx.stamp(Message(text=f"Iteration {iteration}'s change was undone: {undone}.", level="warning"))
+            else:
+                report = rerun
+        step.record_outcome(report, undone)
         yield ctx.budget_event(iteration)
         if instruction_done and (report.green or (report.total == 0 and instruction)):
             yield ctx.done(snapshot, *_success(report, instruction), iteration)
             return
     yield ctx.done(
         snapshot, "budget", f"Stopped after {max_it} iterations; {report.summary()}.", max_it, "max iterations reached"
+    )
+
+
+def _tests_lost(before: TestReport, after: TestReport) -> str:
+    """Why a rerun counts as tests removed, not fixed ("" when it does not).
+
+    Fewer tests ran and no error explains it: the change deleted or disabled tests
+    (Qwen2.5-Coder 0.5B rewrote a failing test file into one with no tests, and the
+    loop then saw "0 failed"). A collection error is left to the next iteration.
+    """
+    if after.total >= before.total or after.errors > 0:
+        return ""
+    return (
+        f"fewer tests ran ({before.total} -> {after.total}); make the tests pass by fixing the code, "
+        "not by removing or disabling tests"
     )
 
 
@@ -332,8 +356,10 @@ class _Step:
             f"({_failing_line(self.report)}) and proposed the same plan again: {actions}"
         )
 
-    def record_outcome(self, report: TestReport) -> None:
-        if not self.changed:
+    def record_outcome(self, report: TestReport, undone: str = "") -> None:
+        if undone:
+            self.attempt.outcome = (self.attempt.outcome + "; " if self.attempt.outcome else "") + f"undone: {undone}"
+        elif not self.changed:
             self.attempt.outcome = (self.attempt.outcome + "; " if self.attempt.outcome else "") + "nothing changed"
         else:
             self.attempt.outcome = (self.attempt.outcome + "; " if self.attempt.outcome else "") + (

@@ -55,6 +55,10 @@ class Snapshot:
     def files(self) -> dict[str, bytes]:
         return dict(self._files)
 
+    def restore(self, files: Mapping[str, bytes]) -> None:
+        """Go back to an earlier `files()` (an attempt that made things worse is undone)."""
+        self._files = dict(files)
+
     def paths(self) -> list[str]:
         return sorted(self._files)
 
