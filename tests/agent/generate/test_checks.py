@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from greenloop.agent.generate.checks import check_test_file
+from greenloop.agent.generate.checks import add_missing_imports, check_test_file
 from greenloop.agent.generate.layouts import NODE, PYTHON, RUST
 
 PY_CODE = {"wc/core.py": "def count_words(text):\n    return len(text.split())\n", "pyproject.toml": "[project]\n"}
@@ -64,3 +64,30 @@ def test_rust_integration_tests_use_the_crate() -> None:
     assert check_test_file(RUST, "tests/words.rs", good, RS_CODE, "word_count") == ""
     own = "fn count_words(t: &str) -> usize { 1 }\n\n#[test]\nfn counts() {\n    assert_eq!(count_words(\"a\"), 1);\n}\n"
     assert "`use word_count::...;`" in check_test_file(RUST, "tests/words.rs", own, RS_CODE, "word_count")
+
+
+def test_a_forgotten_import_is_added_after_the_files_own_imports() -> None:
+    text = '"""Tests."""\nimport pytest\n\n\ndef test_a():\n    assert count_words("a") == 1\n'
+    fixed = add_missing_imports(PYTHON, "tests/test_core.py", text, PY_CODE, "wc")
+    assert fixed == text.replace("import pytest\n", "import pytest\nfrom wc.core import count_words\n")
+    assert check_test_file(PYTHON, "tests/test_core.py", fixed, PY_CODE, "wc") == ""
+    bare = "# counting\ndef test_a():\n    assert count_words('a') == 1\n"
+    assert add_missing_imports(PYTHON, "tests/test_core.py", bare, PY_CODE, "wc").startswith(
+        "# counting\nfrom wc.core import count_words\ndef test_a():"
+    )
+    js = f"{JS_HEAD}\ntest('counts', () => {{\n  assert.strictEqual(countWords('a'), 1);\n}});\n"
+    assert add_missing_imports(NODE, "test/words.test.js", js, JS_CODE, "wc") == js.replace(
+        "require('node:assert');\n", "require('node:assert');\nconst { countWords } = require('../src/words');\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "from wc.core import count_words\n\ndef test_a():\n    assert count_words('a') == 1\n",  # imported already
+        "def count_words(t):\n    return 1\n\ndef test_a():\n    assert count_words('a') == 1\n",  # its own copy
+        "def test_a():\n    assert words('a') == 1\n",  # names nothing the code defines
+    ],
+)
+def test_no_import_is_added_where_it_would_not_be_the_fix(text: str) -> None:
+    assert add_missing_imports(PYTHON, "tests/test_core.py", text, PY_CODE, "wc") == text

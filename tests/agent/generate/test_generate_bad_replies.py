@@ -131,11 +131,38 @@ async def test_a_test_file_that_does_not_test_the_code_is_asked_again(
         r for r in scripted_llm.requests_for("generate_file") if asked_path(r.body) == "tests/test_core.py"
     ]
     assert len(test_asks) == 4
+    # each repair is asked afresh, without the unusable reply (shown it, the 0.5B model sent it back)
+    assert all([m["role"] for m in r.messages] == ["system", "user"] for r in test_asks)
     repairs = [str(r.messages[-1]["content"]) for r in test_asks[1:]]
     assert "holds no test; write pytest functions named `test_...`" in repairs[0]
     assert "does not import the code it tests; import it (`from wordcount.core import ...`" in repairs[1]
     assert "defines `count_words` itself; import them" in repairs[2]
     assert tree(out)["tests/test_core.py"] == GOOD["tests/test_core.py"]
+
+
+async def test_a_test_file_missing_only_its_import_gets_it_from_greenloop(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the 0.5B model wrote sound tests of the code without importing it, and repeated that on every repair
+    no_import = "# tests of the counter\nimport pytest\n\n\ndef test_counts():\n    assert count_words('a b') == 2\n"
+    plan = plan_json(
+        planned("wordcount/core.py"),
+        planned("tests/test_core.py", depends_on=("wordcount/core.py", "pyproject.toml"), test=True),
+    )
+    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
+    scripted_llm.script(plan, step="generate_plan")
+    scripted_llm.script(file_oracle({**GOOD, "tests/test_core.py": no_import}), step="generate_file")
+    out = tmp_path / "out"
+    _, done = await collect(generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path)))
+
+    assert done.outcome == "green", done.summary + done.evidence
+    assert tree(out)["tests/test_core.py"] == (
+        "# tests of the counter\nimport pytest\nfrom wordcount.core import count_words\n\n\n"
+        "def test_counts():\n    assert count_words('a b') == 2\n"
+    )
+    test_asks = [r for r in scripted_llm.requests_for("generate_file") if asked_path(r.body) == "tests/test_core.py"]
+    assert len(test_asks) == 1
+    assert "```toml" not in str(test_asks[0].messages)  # the manifest greenloop writes is not shown
 
 
 async def test_a_file_the_model_never_returns_ends_with_a_clear_error(

@@ -14,6 +14,9 @@ from pathlib import PurePosixPath
 from greenloop.agent.generate.layouts import Layout
 from greenloop.retrieval import public_names
 
+_IMPORT_LINE = re.compile(r"^(import|from)\s|^(const|let|var)\s.*\brequire\(")
+_BODY_START = re.compile(r"^(def|class|async|function|test|describe)\b")
+
 
 def check_test_file(layout: Layout, path: str, text: str, code: Mapping[str, str], crate: str) -> str:
     """Why `text` is not a usable test file at `path` ("" when it is); `code` is what it tests, path -> text."""
@@ -33,6 +36,49 @@ def check_test_file(layout: Layout, path: str, text: str, code: Mapping[str, str
         names = ", ".join(f"`{n}`" for n in dict.fromkeys(copied))
         return f"it defines {names} itself; import them from the code under test and only test them"
     return ""
+
+
+def add_missing_imports(layout: Layout, path: str, text: str, code: Mapping[str, str], crate: str) -> str:
+    """`text` with the import a test forgot, when it uses the tested code's names and imports none of it.
+
+    The 0.5B model wrote sound tests of `Stack` without `from stack import Stack`,
+    and sent the same file back to every repair request. The import is mechanical:
+    greenloop writes it (python and node; a Rust path needs the module tree).
+    """
+    modules = {p: t for p, t in code.items() if _is_module(layout, p)}
+    imports = {p: layout.module_import(path, p, crate) for p in modules}
+    if not imports or any(pattern.search(text) for pattern, _ in imports.values()):
+        return text
+    lines: list[str] = []
+    for module, (_, hint) in imports.items():
+        used = [n for n in public_names(module, modules[module]) if _uses(text, n) and not _defines(text, n)]
+        if used and "..." in hint and "::" not in hint:
+            lines.append(hint.replace("...", ", ".join(used)))
+    if not lines:
+        return text
+    body = text.splitlines(keepends=True)
+    at = _after_imports(body)
+    return "".join([*body[:at], *(f"{line}\n" for line in lines), *body[at:]])
+
+
+def _uses(text: str, name: str) -> bool:
+    return bool(re.search(rf"(?<![\w.]){re.escape(name)}\b", text))
+
+
+def _after_imports(lines: list[str]) -> int:
+    """Index after the last top-level import/require line, else after the leading comment lines."""
+    last_import = None
+    for index, line in enumerate(lines):
+        if _IMPORT_LINE.match(line):
+            last_import = index
+        elif _BODY_START.match(line):
+            break
+    if last_import is not None:
+        return last_import + 1
+    at = 0
+    while at < len(lines) and lines[at].lstrip().startswith(("#", "//")):
+        at += 1
+    return at
 
 
 def import_hints(layout: Layout, path: str, code: Iterable[str], crate: str) -> list[str]:

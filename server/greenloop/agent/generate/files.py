@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from greenloop.agent.generate.checks import check_test_file, import_hints
+from greenloop.agent.generate.checks import add_missing_imports, check_test_file, import_hints
 from greenloop.agent.generate.code_reply import extract_code
 from greenloop.agent.generate.layouts import Layout, crate_name
 from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan
@@ -35,17 +35,17 @@ class FileWriter:
 
     async def write(self, spec: PlannedFile, known: Mapping[str, str]) -> str:
         """The file's text; GreenloopError when no reply holds code after `attempts` requests."""
-        messages = [
-            {"role": "system", "content": render_prompt("generate_system", self.workspace, package=PROMPTS)},
-            {"role": "user", "content": self._prompt(spec, known)},
-        ]
+        system = {"role": "system", "content": render_prompt("generate_system", self.workspace, package=PROMPTS)}
+        prompt = self._prompt(spec, known)
+        messages = [system, {"role": "user", "content": prompt}]
         problem = ""
         for _ in range(self.attempts):
             reply = await self.llm.complete(messages, step="generate_file")
             code = extract_code(reply, spec.path)
-            problem = code.problem or self._test_problem(spec, code.text, known)
+            text = self._with_imports(spec, code.text, known) if not code.problem else code.text
+            problem = code.problem or self._test_problem(spec, text, known)
             if not problem:
-                return code.text
+                return text
             repair = render_prompt(
                 "generate_file_repair",
                 self.workspace,
@@ -54,11 +54,8 @@ class FileWriter:
                 problem=problem,
                 fence=self.layout.fence_for(spec.path),
             )
-            messages = [
-                *messages,
-                {"role": "assistant", "content": reply},
-                {"role": "user", "content": repair},
-            ]
+            # asked afresh, without the unusable reply: shown it, the 0.5B model sent it back unchanged
+            messages = [system, {"role": "user", "content": f"{prompt}\n\n{repair}"}]
         raise GreenloopError(
             f"The model never returned the content of {spec.path} ({problem}; {self.attempts} requests). "
             "Run again, use a stronger model (--model), or simplify that file in the plan."
@@ -71,14 +68,24 @@ class FileWriter:
         code = {p: known[p] for p in self._wanted(spec) if p in known}
         return check_test_file(self.layout, spec.path, text, code, crate_name(self.plan.name))
 
+    def _with_imports(self, spec: PlannedFile, text: str, known: Mapping[str, str]) -> str:
+        if not spec.test:
+            return text
+        code = {p: known[p] for p in self._wanted(spec) if p in known}
+        return add_missing_imports(self.layout, spec.path, text, code, crate_name(self.plan.name))
+
     def _wanted(self, spec: PlannedFile) -> list[str]:
-        """The files a request for `spec` shows: its dependencies, and for a test its component's code."""
+        """The files a request for `spec` shows: its dependencies, and for a test its component's code.
+
+        Manifests greenloop writes are left out: the plan lists the packages, and the
+        0.5B model returned a pyproject.toml shown last as its test file.
+        """
         wanted = list(spec.depends_on)
         if spec.test:
             wanted += [
                 f.path for f in self.plan.files_of(spec.component) if not f.test and f.path not in wanted
             ]
-        return wanted
+        return [p for p in wanted if p not in self.layout.managed]
 
     def _prompt(self, spec: PlannedFile, known: Mapping[str, str]) -> str:
         kind_rule = "Do not write tests in this file."
