@@ -7,7 +7,9 @@ import pytest
 from greenloop.agent.paths import UnsafePath, safe_relpath
 
 
-@pytest.mark.parametrize("bad", ["/etc/passwd", "../outside.py", "a/../../b.py", "..", "", ".git/config", "C:/x.py"])
+@pytest.mark.parametrize(
+    "bad", ["/etc/passwd", "../outside.py", "a/../../b.py", "..", "", ".git/config", "C:/x.py", "<file>", "src/<module>.py"]
+)
 def test_escaping_or_protected_paths_are_refused(tmp_path: Path, bad: str) -> None:
     with pytest.raises(UnsafePath):
         safe_relpath(tmp_path, bad)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from pathlib import Path, PurePosixPath
 
 from greenloop.errors import GreenloopError
 
+_PLACEHOLDER = re.compile(r"<[^<>/]*>")
 # Folders no plan may write into.
 _PROTECTED = (".git", ".greenloop")
 
@@ -18,7 +20,7 @@ class UnsafePath(GreenloopError):
 def safe_relpath(root: Path, path: str) -> str:
     """Normalize `path` to a workspace-relative posix path, or raise UnsafePath.
 
-    Refuses absolute paths, `..` that leaves the root, protected folders, and
+    Refuses absolute paths, `..` that leaves the root, protected folders, `<placeholders>`, and
     paths that resolve (through a symlink on disk) to somewhere outside `root`.
     """
     raw = path.strip().replace("\\", "/")
@@ -26,6 +28,8 @@ def safe_relpath(root: Path, path: str) -> str:
         raise UnsafePath("empty path")
     if raw.startswith("/") or PurePosixPath(raw).is_absolute() or (len(raw) > 1 and raw[1] == ":"):
         raise UnsafePath(f"{path!r} is absolute; use a path relative to the workspace root")
+    if _PLACEHOLDER.search(raw):  # small models copy the `<file>` of the prompts' action shapes
+        raise UnsafePath(f"{path!r} is a placeholder from the instructions; name the real file")
     norm = posixpath.normpath(raw)
     if norm == "." or norm.startswith("../") or norm == "..":
         raise UnsafePath(f"{path!r} escapes the workspace")

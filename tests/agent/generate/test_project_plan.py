@@ -54,6 +54,7 @@ def test_paths_are_normalized_and_tests_recognized() -> None:
         ("/etc/passwd.py", "absolute"),
         ("C:/x.py", "absolute"),
         ("a/../../b.py", "escapes"),
+        ("<package>/<module>.py", "placeholder"),
         (".git/config", ".git"),
         ("", "empty"),
     ],

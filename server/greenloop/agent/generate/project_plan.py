@@ -168,6 +168,8 @@ def normalize_path(path: str) -> str:
         raise ValueError("a file has an empty path")
     if raw.startswith("/") or re.match(r"^[A-Za-z]:", raw):
         raise ValueError(f"{path!r} is absolute; use a path relative to the project root")
+    if re.search(r"<[^<>/]*>", raw):  # copied from the layout guidance's `<package>/<module>.py`
+        raise ValueError(f"{path!r} is a placeholder; name the real file")
     norm = posixpath.normpath(raw)
     if norm == ".." or norm.startswith("../") or "/../" in f"/{raw}/":
         raise ValueError(f"{path!r} escapes the project folder; use a path inside it")
