@@ -73,7 +73,8 @@ async def test_looping_fenced_interfaces_are_cleaned_and_empty_ones_refused(
 ) -> None:
     loop_line = "- `count_words(text: str) -> int`: number of words in text"
     looping = f"```markdown\n## wordcount/core.py\n{loop_line}\n" + f"{loop_line}\n" * 40 + "```"
-    scripted_llm.script(looping, "```markdown\n\n```", step="generate_interfaces", repeat=False)
+    empty = "```markdown\n\n```"
+    scripted_llm.script(looping, empty, "## wordcount/core.py\n", step="generate_interfaces", repeat=False)
     scripted_llm.script(WC_PLAN, step="generate_plan")
     scripted_llm.script(file_oracle(GOOD), step="generate_file")
     out = tmp_path / "out"
@@ -163,6 +164,22 @@ async def test_a_test_file_missing_only_its_import_gets_it_from_greenloop(
     test_asks = [r for r in scripted_llm.requests_for("generate_file") if asked_path(r.body) == "tests/test_core.py"]
     assert len(test_asks) == 1
     assert "```toml" not in str(test_asks[0].messages)  # the manifest greenloop writes is not shown
+
+
+async def test_interfaces_with_headings_only_are_asked_for_once_more(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    headings_only = "## wordcount/core.py\n```\n\n## Data\n```\n"
+    scripted_llm.script(headings_only, WC_INTERFACES, step="generate_interfaces", repeat=False)
+    scripted_llm.script(WC_PLAN, step="generate_plan")
+    scripted_llm.script(file_oracle(GOOD), step="generate_file")
+    out = tmp_path / "out"
+    _, done = await collect(generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path)))
+
+    assert done.outcome == "green", done.summary + done.evidence
+    asks = scripted_llm.requests_for("generate_interfaces")
+    assert len(asks) == 2 and "held headings but no signatures" in asks[1].messages[-1]["content"]
+    assert WC_INTERFACES in tree(out)[".greenloop/plan.md"]
 
 
 async def test_a_file_the_model_never_returns_ends_with_a_clear_error(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from greenloop.agent.generate.interfaces import clean_interfaces, count_modules
+from greenloop.agent.generate.interfaces import clean_interfaces, count_modules, has_content
 
 
 def test_repeats_within_a_section_and_repeated_sections_are_dropped() -> None:
@@ -30,3 +30,18 @@ def test_a_markdown_fence_around_fenced_examples_or_cut_off_is_unwrapped_and_cod
     assert clean_interfaces(f"```markdown\n{doc}\n- `more(") == f"{doc}\n- `more("  # cut off at the limit
     two_blocks = "```python\ndef f(): ...\n```\n## b.py\n```python\ndef g(): ...\n```"
     assert clean_interfaces(two_blocks) == two_blocks  # not one fence around the document
+
+
+def test_empty_and_unclosed_fences_go_and_headings_alone_are_no_content() -> None:
+    # Qwen2.5-Coder 0.5B looped on bare headings and lone fences; a stray fence made the rest of
+    # every file prompt read as code, and the model answered a test file with a pyproject.toml
+    looped = "```markdown\n## temperature.py\n\n## to_f\n```\n\n## to_c\n```\n\n## Data\n```\n## Temperature data\n```\n"
+    cleaned = clean_interfaces(looped * 3)
+    assert "```" not in cleaned and not has_content(cleaned)
+    assert cleaned.startswith("## temperature.py")
+
+
+def test_two_code_blocks_in_one_section_keep_all_their_fences() -> None:
+    doc = "## calc.py\n```python\ndef add(a: int, b: int) -> int: ...\n```\nand\n```python\ndef sub(a: int, b: int) -> int: ...\n```"
+    assert clean_interfaces(doc) == doc and has_content(doc)
+    assert clean_interfaces("## a.py\n- `f() -> int`\n```python\ndef f(") == "## a.py\n- `f() -> int`\ndef f("

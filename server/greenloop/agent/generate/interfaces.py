@@ -20,11 +20,20 @@ _OPEN_MD = re.compile(r"^```(?:markdown|md)[ \t]*\n")
 _HEADING = re.compile(r"^#{1,6}\s")
 
 
+_NO_CONTENT = (
+    "\n\nAn earlier reply held headings but no signatures. Under each `## <path>` heading, list "
+    "its functions and classes, one line each, with their signatures in backticks."
+)
+
+
 async def write_interfaces(llm: LLMClient, layout: Layout, request: str, workspace: Path) -> str:
-    """The cleaned interfaces document; GreenloopError when the reply holds none."""
+    """The cleaned interfaces document, asked for twice at most; GreenloopError when it holds no content."""
     messages = step_messages("generate_interfaces", layout, request, workspace)
     text = clean_interfaces(await llm.complete(messages, step="generate_interfaces"))
-    if not text:
+    if not has_content(text):  # the 0.5B model looped on bare headings and empty fences
+        messages[-1] = {**messages[-1], "content": str(messages[-1]["content"]) + _NO_CONTENT}
+        text = clean_interfaces(await llm.complete(messages, step="generate_interfaces"))
+    if not has_content(text):
         raise GreenloopError(
             "The model wrote no interfaces for the plan. Run again, use a stronger model (--model), "
             "or describe the program more plainly."
@@ -56,13 +65,43 @@ def clean_interfaces(reply: str) -> str:
             skipping = key in headings
             headings.add(key)
             section = set()
-        if skipping or (key and key in section):
+        if skipping or (key and key in section and not key.startswith("```")):
             continue
         if not key and (not out or not out[-1].strip()):
             continue  # no leading or doubled blank lines
         section.add(key)
         out.append(line.rstrip())
-    return "\n".join(out).strip()
+    return "\n".join(_balanced_fences(out)).strip()
+
+
+def has_content(interfaces: str) -> bool:
+    """Whether the document says anything beyond headings and fences."""
+    return any(
+        line.strip() and not _HEADING.match(line.strip()) and not line.strip().startswith("```")
+        for line in interfaces.splitlines()
+    )
+
+
+def _balanced_fences(lines: list[str]) -> list[str]:
+    """Lines without empty or unclosed code fences: a stray fence turns the rest of every prompt into code."""
+    out: list[str] = []
+    opened: int | None = None  # index in `out` of the fence that opened the current block
+    for line in lines:
+        if not line.strip().startswith("```"):
+            out.append(line)
+            continue
+        if opened is None:
+            opened = len(out)
+            out.append(line)
+        elif any(x.strip() and not _HEADING.match(x.strip()) for x in out[opened + 1 :]):
+            out.append(line)
+            opened = None
+        else:  # a block with nothing (or only headings) in it: both fences go, the headings stay
+            del out[opened]
+            opened = None
+    if opened is not None:  # never closed (cut off, or a looping reply)
+        del out[opened]
+    return out
 
 
 def count_modules(interfaces: str) -> int:
