@@ -65,14 +65,16 @@ class FileWriter:
         """Why a test file's text is not one (it holds no test, or rewrites the code it should import)."""
         if not spec.test:
             return ""
-        code = {p: known[p] for p in self._wanted(spec) if p in known}
-        return check_test_file(self.layout, spec.path, text, code, crate_name(self.plan.name))
+        return check_test_file(self.layout, spec.path, text, self._shown(spec, known), crate_name(self.plan.name))
 
     def _with_imports(self, spec: PlannedFile, text: str, known: Mapping[str, str]) -> str:
         if not spec.test:
             return text
-        code = {p: known[p] for p in self._wanted(spec) if p in known}
-        return add_missing_imports(self.layout, spec.path, text, code, crate_name(self.plan.name))
+        return add_missing_imports(self.layout, spec.path, text, self._shown(spec, known), crate_name(self.plan.name))
+
+    def _shown(self, spec: PlannedFile, known: Mapping[str, str]) -> dict[str, str]:
+        """The written files a request for `spec` shows, path -> text."""
+        return {p: known[p] for p in self._wanted(spec) if p in known}
 
     def _wanted(self, spec: PlannedFile) -> list[str]:
         """The files a request for `spec` shows: its dependencies, and for a test its component's code.
