@@ -24,10 +24,9 @@ def check_test_file(layout: Layout, path: str, text: str, code: Mapping[str, str
         return ""  # pytest helpers: no tests, no imports required
     if not layout.has_test_case(path, text):
         return f"it is a test file but holds no test; write {layout.test_case_hint}"
-    modules = {p: t for p, t in code.items() if _is_module(layout, p)}
+    modules, imports = _modules(layout, path, code, crate)
     if not modules:
         return ""
-    imports = {p: layout.module_import(path, p, crate) for p in modules}
     if not any(pattern.search(text) for pattern, _ in imports.values()):
         how = "; ".join(f"`{hint}` for {p}" for p, (_, hint) in imports.items())
         return f"it does not import the code it tests; import it ({how}) instead of writing that code again"
@@ -45,8 +44,7 @@ def add_missing_imports(layout: Layout, path: str, text: str, code: Mapping[str,
     and sent the same file back to every repair request. The import is mechanical:
     greenloop writes it (python and node; a Rust path needs the module tree).
     """
-    modules = {p: t for p, t in code.items() if _is_module(layout, p)}
-    imports = {p: layout.module_import(path, p, crate) for p in modules}
+    modules, imports = _modules(layout, path, code, crate)
     if not imports or any(pattern.search(text) for pattern, _ in imports.values()):
         return text
     lines: list[str] = []
@@ -59,6 +57,14 @@ def add_missing_imports(layout: Layout, path: str, text: str, code: Mapping[str,
     body = text.splitlines(keepends=True)
     at = _after_imports(body)
     return "".join([*body[:at], *(f"{line}\n" for line in lines), *body[at:]])
+
+
+def _modules(
+    layout: Layout, path: str, code: Mapping[str, str], crate: str
+) -> tuple[dict[str, str], dict[str, tuple[re.Pattern[str], str]]]:
+    """The source modules among `code`, and for each how the test at `path` imports it (pattern, hint)."""
+    modules = {p: t for p, t in code.items() if _is_module(layout, p)}
+    return modules, {p: layout.module_import(path, p, crate) for p in modules}
 
 
 def _uses(text: str, name: str) -> bool:
