@@ -64,18 +64,33 @@ function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs: number): P
   });
 }
 
-function stopProcess(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null || child.pid === undefined) return Promise.resolve();
+/** Stops a child; `group`: the child leads its own process group (spawned detached), which goes too. */
+function stopProcess(child: ChildProcess | undefined, group = false): Promise<void> {
+  if (!child || child.pid === undefined) return Promise.resolve();
+  const pid = child.pid;
+  const signal = (name: NodeJS.Signals): void => {
+    try {
+      if (group) process.kill(-pid, name);
+      else child.kill(name);
+    } catch {
+      // already gone
+    }
+  };
+  if (child.exitCode !== null) {
+    if (group) signal('SIGTERM'); // code-server's extension host outlives it otherwise
+    return Promise.resolve();
+  }
   return new Promise((res) => {
     const timer = setTimeout(() => {
-      child.kill('SIGKILL');
+      signal('SIGKILL');
       res();
     }, 10_000);
     child.once('exit', () => {
       clearTimeout(timer);
+      if (group) signal('SIGTERM');
       res();
     });
-    child.kill('SIGTERM');
+    signal('SIGTERM');
   });
 }
 
@@ -169,7 +184,12 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
     options.workspace,
   ];
   let output = '';
-  const child = spawn(process.execPath, [CODE_SERVER, ...args], { env: { ...baseEnv, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // detached: its own process group, so stopping it also ends the extension host it forks
+  const child = spawn(process.execPath, [CODE_SERVER, ...args], {
+    env: { ...baseEnv, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
   const url = `http://127.0.0.1:${port}`;
@@ -182,12 +202,12 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
       // not listening yet
     }
     if (Date.now() > deadline) {
-      await stopProcess(child);
+      await stopProcess(child, true);
       throw new Error(`code-server did not answer /healthz within 60 s:\n${output}`);
     }
     await new Promise((r) => setTimeout(r, 250));
   }
-  return { url, workspace: options.workspace, home, stop: () => stopProcess(child), log: () => output };
+  return { url, workspace: options.workspace, home, stop: () => stopProcess(child, true), log: () => output };
 }
 
 export interface Workbench {
