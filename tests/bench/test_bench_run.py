@@ -106,6 +106,8 @@ async def test_bench_reports_and_resumes(tmp_path: Path, base: Settings, scripte
     assert len(report["results"]) == 8 and report["meta"]["configs"]["no-diagnosis"] == {
         "loop": {"diagnosis": False}
     }
+    # the suite is named as in any clone or worktree, not by this machine's absolute path
+    assert report["meta"]["suite_file"] == "../shared/data/humanevalfix-python.jsonl"
 
     # Every run is in the bench's run store, labelled with its config; the config reached the agent.
     with RunStore.open(state_dir(out) / "runs.sqlite3") as store:

@@ -18,7 +18,7 @@ from typing import Any
 from greenloop import __version__
 from greenloop.bench.configs import StepConfig, apply_config
 from greenloop.bench.state import BenchState, CellResult, cell_key
-from greenloop.bench.suites import Suite, Task, load_suite
+from greenloop.bench.suites import Suite, Task, load_suite, repo_root
 from greenloop.errors import GreenloopError
 from greenloop.settings import Settings
 
@@ -230,6 +230,15 @@ async def shared_model(settings: Settings, *, needed: bool = True) -> AsyncItera
         yield settings.model_copy(update={"llm": settings.llm.model_copy(update={"base_url": url})})
 
 
+def shown_path(path: Path) -> str:
+    """`path` relative to the checkout (or its parent, where ../shared lives): the same in every clone or worktree."""
+    resolved, root = path.resolve(), repo_root()
+    for base, prefix in ((root, ""), (root.parent, "../")):
+        if resolved.is_relative_to(base):
+            return prefix + resolved.relative_to(base).as_posix()
+    return str(path)
+
+
 def report_meta(run: BenchRun, finished: str) -> dict[str, Any]:
     """The report header: what ran, with which model, sandbox and seeds."""
     configs = [apply_config(run.base, c) for c in run.options.configs]
@@ -243,7 +252,7 @@ def report_meta(run: BenchRun, finished: str) -> dict[str, Any]:
         notes.append(f"{run.unreadable_state_lines} unreadable line(s) in the state file were ignored")
     return {
         "suite": run.suite.name,
-        "suite_file": str(run.suite.source),
+        "suite_file": shown_path(run.suite.source),
         "tasks": len(run.suite.tasks),
         "repeat": run.options.repeat,
         "jobs": run.options.jobs,

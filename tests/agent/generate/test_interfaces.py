@@ -17,6 +17,12 @@ def test_repeats_within_a_section_and_repeated_sections_are_dropped() -> None:
     assert count_modules(clean_interfaces(reply)) == 2
 
 
+def test_only_path_headings_count_as_modules() -> None:
+    # the note once read "Interfaces: 13 module(s)" for two modules and the model's sub-headings
+    doc = "# Interfaces\n## `wc/core.py`\n### count_words\n- `count_words(text: str) -> int`\n## wc/cli.py\n## to_f\n## Data"
+    assert count_modules(doc) == 2
+
+
 def test_plain_text_is_kept_and_nothing_becomes_empty() -> None:
     assert clean_interfaces("  # calc.py\n- `add(a: int, b: int) -> int`  \n") == (
         "# calc.py\n- `add(a: int, b: int) -> int`"

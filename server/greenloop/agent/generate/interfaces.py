@@ -18,6 +18,7 @@ from greenloop.llm import LLMClient
 _FENCED = re.compile(r"^```[\w+-]*[ \t]*\n((?:(?!```).)*?)\n?```$", re.S)
 _OPEN_MD = re.compile(r"^```(?:markdown|md)[ \t]*\n")
 _HEADING = re.compile(r"^#{1,6}\s")
+_MODULE_HEADING = re.compile(r"^#{1,6}\s+`?([\w.-]+/)*[\w-]+\.\w+`?\s*$")  # `## pkg/calc.py`, not `## Data`
 
 
 _NO_CONTENT = (
@@ -105,5 +106,5 @@ def _balanced_fences(lines: list[str]) -> list[str]:
 
 
 def count_modules(interfaces: str) -> int:
-    """How many `#` headings (one per module, as the prompt asks) the document has."""
-    return sum(1 for line in interfaces.splitlines() if _HEADING.match(line.strip()))
+    """How many distinct `## <path>` headings the document has (the model's own sub-headings are not modules)."""
+    return len({line.strip(" #`") for line in interfaces.splitlines() if _MODULE_HEADING.match(line.strip())})
