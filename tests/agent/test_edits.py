@@ -44,3 +44,14 @@ def test_miss_reports_the_closest_lines() -> None:
 def test_empty_search_is_refused() -> None:
     with pytest.raises(EditMiss, match="empty"):
         apply_search_replace("x = 1\n", "  \n", "y = 2\n")
+
+
+def test_a_search_copied_from_the_report_is_named_as_such() -> None:
+    text = "def test_count():\n    assert count('hello test') == {'hello': 2, 'test': 1}\n"
+    report_line = "    assert {'hello': 1, 'test': 1} == {'hel...test': 1, ...}\n"
+    with pytest.raises(EditMiss) as err:
+        apply_search_replace(text, report_line, "    assert True\n")
+    assert "how the test report shortens long values" in str(err.value)
+    with pytest.raises(EditMiss) as err:  # an ordinary miss gets no such note
+        apply_search_replace(text, "    assert count('x y z w') == {'x': 3}\n", "")
+    assert "shortens" not in str(err.value)

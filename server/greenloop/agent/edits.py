@@ -36,7 +36,7 @@ def apply_search_replace(text: str, search: str, replace: str) -> EditResult:
     start, size, ratio = _nearest_window(lines, search_lines)
     if ratio >= NEAR_MATCH_THRESHOLD:
         return EditResult(_splice(lines, start, size, search_lines, replace), "fuzzy")
-    raise EditMiss(_did_you_mean(lines, start, size, ratio))
+    raise EditMiss(_did_you_mean(lines, start, size, ratio) + _copied_from_report(text, search))
 
 
 def _norm(line: str) -> str:
@@ -112,6 +112,20 @@ def _width(line: str) -> int:
 def _min_indent(lines: list[str]) -> int:
     widths = [_width(line) for line in lines if line.strip()]
     return min(widths) if widths else 0
+
+
+def _copied_from_report(text: str, search: str) -> str:
+    """A note when the search text carries pytest's `...` abbreviation, which no source file holds.
+
+    Qwen2.5-Coder 0.5B copied `assert {...} == {'a': 1, 'hel...test': 1, ...}` from the report,
+    three times over, as the text to replace.
+    """
+    if "..." not in search or "..." in text:
+        return ""
+    return (
+        "\nThe search text holds `...`: that is how the test report shortens long values, so it is "
+        "not source code. Copy the lines from the file as shown above."
+    )
 
 
 def _did_you_mean(lines: list[str], start: int, size: int, ratio: float) -> str:
