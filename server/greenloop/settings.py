@@ -49,6 +49,11 @@ class LLMSettings(_Section):
     timeout: float = Field(default=300.0, gt=0, description="Seconds before one HTTP request is abandoned.")
     max_retries: int = Field(default=4, ge=0, description="Retries on 429, 5xx, timeouts, connection errors.")
     repair_attempts: int = Field(default=2, ge=0, description="Times invalid structured output is sent back.")
+    stop_repeats: bool = Field(
+        default=True,
+        description="Stream every reply and stop one that repeats itself verbatim, instead of letting "
+        "a looping model run to max_tokens.",
+    )
     backoff: float = Field(
         default=0.5, gt=0, description="First retry delay in seconds; doubles per retry, with jitter."
     )

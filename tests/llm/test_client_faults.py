@@ -10,7 +10,7 @@ import pytest
 
 from greenloop.llm import CallRecord, LLMClient, LLMError, open_llm
 from greenloop.settings import Settings
-from tests.support.scripted_llm import Reply, ScriptedLLM, huge, rate_limited, server_error, slow
+from tests.support.scripted_llm import Reply, ScriptedLLM, rate_limited, server_error, slow
 
 pytestmark = pytest.mark.timeout(30)
 HI = [{"role": "user", "content": "hi"}]
@@ -103,12 +103,19 @@ async def test_slow_reply_within_the_timeout_succeeds(scripted_llm: ScriptedLLM,
     assert await llm_client.complete(HI, step="s") == "late but fine"
 
 
+@pytest.mark.parametrize("streamed", [True, False], ids=["streamed", "not-streamed"])
 async def test_garbled_or_cut_response_bodies_are_retried(
-    scripted_llm: ScriptedLLM, llm_client: LLMClient
+    scripted_llm: ScriptedLLM, scripted_settings: Settings, streamed: bool
 ) -> None:
-    scripted_llm.script(Reply(raw=b'{"choices": [oops'), Reply("x" * 500, cut_after=40), "whole", step="s")
-    assert await llm_client.complete(HI, step="s") == "whole"
-    assert len(scripted_llm.requests) == 3
+    # llm.stop_repeats streams every request; both transports retry a broken reply from the start
+    settings = scripted_settings.model_copy(
+        update={"llm": scripted_settings.llm.model_copy(update={"stop_repeats": streamed})}
+    )
+    cut = Reply("y" * 500, cut_after=10 if streamed else 40)  # chunks when streamed, else bytes
+    scripted_llm.script(Reply(raw=b'{"choices": [oops'), cut, "whole", step="s")
+    async with open_llm(settings) as llm:
+        assert await llm.complete(HI, step="s") == "whole"
+    assert [r.stream for r in scripted_llm.requests] == [streamed] * 3
 
 
 async def test_unreachable_server_raises_a_clear_error(scripted_settings: Settings) -> None:
@@ -122,9 +129,10 @@ async def test_unreachable_server_raises_a_clear_error(scripted_settings: Settin
 
 
 async def test_huge_reply_arrives_whole(scripted_llm: ScriptedLLM, llm_client: LLMClient) -> None:
-    scripted_llm.script(huge(3_000_000), step="s")
+    content = " ".join(str(n) for n in range(450_000))  # about 3 MB that never repeats verbatim
+    scripted_llm.script(Reply(content, chunk_size=65_536), step="s")
     text = await llm_client.complete(HI, step="s")
-    assert len(text) == 3_000_000
+    assert text == content
 
 
 async def test_cancelling_the_caller_aborts_the_http_request_at_once(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+import string
 
 import pytest
 from pydantic import BaseModel
@@ -137,7 +139,8 @@ async def test_gives_up_after_repair_attempts_with_every_raw_reply(
 
 
 async def test_huge_structured_reply_is_parsed(scripted_llm: ScriptedLLM, llm_client: LLMClient) -> None:
-    big = {**GOOD, "steps": ["x" * 1000] * 500}
+    rng = random.Random(7)  # distinct steps: identical ones would be a verbatim loop, stopped early
+    big = {**GOOD, "steps": ["".join(rng.choices(string.ascii_letters, k=1000)) for _ in range(500)]}
     scripted_llm.script(big, step="plan")
     plan = await llm_client.structured(ASK, Plan, step="plan")
     assert len(plan.steps) == 500

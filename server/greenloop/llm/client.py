@@ -4,6 +4,11 @@ One `LLMClient` per run. Every round trip leaves a `CallRecord` (sent to the
 sink and summed into `usage`). Transport failures are retried here (the SDK's
 own retries are off) so that a server rejecting `response_format` is not
 retried, and so that cancelling the calling task aborts the request at once.
+
+With `llm.stop_repeats` (the default) every request is streamed, so that a reply
+that has fallen into a verbatim loop is stopped (finish_reason "repetition")
+instead of running to max_tokens, and so that a cancelled request stops the
+server's generation too (llama.cpp finishes a non-streamed reply regardless).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from greenloop.llm.cassette import Cassette, Exchange
 from greenloop.llm.errors import LLMError, StructuredOutputError
 from greenloop.llm.json_reply import ReplyError, parse_reply, repair_instruction, schema_instruction
 from greenloop.llm.records import CallRecord, Mode, Outcome, Usage, cost_of
+from greenloop.llm.repeats import LoopWatch, trim_loop
 from greenloop.llm.retry import FormatRejected, as_llm_error, delay_for, is_format_rejection, retryable
 from greenloop.settings import LLMSettings
 
@@ -33,6 +39,7 @@ Messages = list[dict[str, str]]
 STEP_HEADER = "X-Greenloop-Step"
 _NEXT_MODE: dict[Mode, Mode] = {"json_schema": "json_object", "json_object": "prompt"}
 _LARGE_REPLY = 64_000  # characters; bigger replies are parsed in a worker thread
+_STREAMED: dict[str, Any] = {"stream": True, "stream_options": {"include_usage": True}}
 
 # The structured-output mode that works, per endpoint (process-wide).
 _endpoint_modes: dict[str, Mode] = {}
@@ -93,13 +100,11 @@ class LLMClient:
         call = self._start(step, "text", self._body(messages, max_tokens))
         exchange = await self._exchange(call)
         await self._record(call, exchange, "ok")
-        return exchange.content
+        return trim_loop(exchange.content) if exchange.finish_reason == "repetition" else exchange.content
 
     async def stream(self, messages: Messages, *, step: str, max_tokens: int | None = None) -> AsyncIterator[str]:
         """Text deltas as they arrive; the call is recorded when the stream ends."""
-        body = self._body(messages, max_tokens)
-        body["stream"] = True
-        body["stream_options"] = {"include_usage": True}
+        body = {**self._body(messages, max_tokens), **_STREAMED}
         call = self._start(step, "text", body)
         if self.cassette is not None and self.cassette.replaying:
             exchange = await self._exchange(call)
@@ -152,8 +157,12 @@ class LLMClient:
             raw_replies.append(exchange.content)
             try:
                 value = await self._parse(exchange.content, schema)
-            except ReplyError as problem:
-                await self._record(call, exchange, "failed", error=str(problem))
+            except ReplyError as error:
+                problem = str(error)
+                if exchange.finish_reason in ("repetition", "length"):
+                    why = "repeated itself" if exchange.finish_reason == "repetition" else "reached the token limit"
+                    problem = f"It {why} and was cut off: {problem} Say each thing once, briefly."
+                await self._record(call, exchange, "failed", error=problem)
                 if attempt >= self.settings.repair_attempts:
                     raise StructuredOutputError(
                         f"The model's reply for step {step!r} did not match {schema.__name__} after "
@@ -162,7 +171,7 @@ class LLMClient:
                         raw_replies,
                     ) from None
                 convo = [*convo, {"role": "assistant", "content": exchange.content},
-                         {"role": "user", "content": repair_instruction(str(problem))}]
+                         {"role": "user", "content": repair_instruction(problem)}]
                 attempt += 1
                 continue
             await self._record(call, exchange, "ok" if attempt == 0 else "repaired")
@@ -178,6 +187,8 @@ class LLMClient:
         }
         if self.settings.seed is not None:
             body["seed"] = self.settings.seed
+        if self.settings.stop_repeats:
+            body.update(_STREAMED)
         return body
 
     def _structured_body(
@@ -248,6 +259,11 @@ class LLMClient:
         return exchange
 
     async def _attempt(self, call: _Call) -> Exchange:
+        if call.body.get("stream"):  # the whole reply, streamed so that a loop can be stopped
+            exchange = Exchange()
+            parts = [text async for text in self._stream_attempt(call, exchange)]
+            exchange.content = "".join(parts)
+            return exchange
         raw = await self._openai.chat.completions.with_raw_response.create(
             **call.body, extra_headers={STEP_HEADER: call.step}
         )
@@ -267,6 +283,7 @@ class LLMClient:
 
     async def _stream_attempt(self, call: _Call, exchange: Exchange) -> AsyncIterator[str]:
         stream = await self._openai.chat.completions.create(**call.body, extra_headers={STEP_HEADER: call.step})
+        watch = LoopWatch() if self.settings.stop_repeats else None
         try:
             async for chunk in stream:
                 exchange.response_bytes += len(chunk.model_dump_json()) + 8
@@ -281,6 +298,9 @@ class LLMClient:
                         if call.ttft is None:
                             call.ttft = time.perf_counter() - call.started
                         yield text
+                        if watch is not None and watch.looping(text):
+                            exchange.finish_reason = "repetition"  # closing the stream stops the server
+                            return
         finally:
             await stream.close()
         if exchange.finish_reason is None:
