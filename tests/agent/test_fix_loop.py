@@ -37,6 +37,7 @@ async def test_seeded_bug_fixed_in_one_iteration_without_touching_files(
     prompt = "\n".join(m["content"] for m in plan_request.messages)
     assert "test_add" in prompt and "return a - b" in prompt
     assert prompt.count("## Failing tests") == 1  # the code context does not repeat them
+    assert "## What the project is for" not in prompt  # a person's tests are the spec, not the model's
     # the diagnosis reaches the plan, which is asked to summarise it rather than copy it back
     assert "`add` returns a - b; it must return a + b." in prompt and "do not copy the text above" in prompt
     assert plan_request.response_format["json_schema"]["name"] == "debug_plan"

@@ -44,6 +44,14 @@ DIAGNOSIS_SECTION = (
     'Act on it. In your JSON, "diagnosis" is one sentence: do not copy the text above.\n'
 )
 
+# A generated project's tests were written by the model along with the code, from this request:
+# the 0.5B model wrote {'hello': 2} as the count of one "hello" and then kept "fixing" the code.
+GOAL_SECTION = (
+    "\n## What the project is for\n{goal}\n\n"
+    "The tests were written together with the code, from this request. Where a test expects "
+    "something the request does not ask for (a wrong expected value), fix the test instead.\n"
+)
+
 
 @dataclass
 class Focus:
@@ -67,6 +75,7 @@ class LoopContext:
     packages: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
+    goal: str = ""  # a generated project's request: its tests are the model's too, and may be wrong
 
     def __post_init__(self) -> None:
         self.budget = Budget(self.settings.loop)
@@ -275,6 +284,8 @@ class _Step:
         instruction = ""
         if self.instruction and self.instruction_done:
             instruction = f"\n## The person's request (keep it done while fixing)\n{self.instruction}\n"
+        elif self.ctx.goal:
+            instruction = GOAL_SECTION.format(goal=self.ctx.goal)
         focus = ""
         if self.focus is not None:
             focus = focus_text(self.snapshot, self.focus.path, self.focus.start_line, self.focus.end_line)

@@ -77,6 +77,10 @@ async def test_three_files_generated_first_run_fails_loop_fixes_it(
     notes = [e.text for e in seen if isinstance(e, ev.Message)]
     assert notes[0] == "Interfaces: 1 module(s); planning the files" and notes[1].startswith("Plan: 4 files")
     assert done.run_id and done.prompt_tokens > 0
+    # the fix loop knows what the project is for, and that its tests may be the ones that are wrong
+    fix_prompt = scripted_llm.requests_for("debug_plan")[0].messages[-1]["content"]
+    assert "## What the project is for\na word counter\n" in fix_prompt
+    assert "fix the test instead" in fix_prompt
 
 
 async def test_small_steps_build_components_in_order_and_keep_earlier_tests(

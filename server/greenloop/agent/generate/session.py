@@ -108,7 +108,8 @@ async def _run(job: Job, settings: Settings, ports: Ports | None) -> AsyncIterat
         )
         async with opened as live:
             ctx = LoopContext(
-                settings=settings, ports=live, workspace=job.out_dir, template=job.layout.name, run_id=run_id
+                settings=settings, ports=live, workspace=job.out_dir, template=job.layout.name, run_id=run_id,
+                goal=job.request,
             )
             ctx.started = start
             async for event in Generation(job, ctx).run():
