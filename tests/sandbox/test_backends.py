@@ -55,6 +55,20 @@ async def test_sample_projects_give_the_right_report(request: pytest.FixtureRequ
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+async def test_assertion_messages_are_not_abbreviated(sandbox: Sandbox) -> None:
+    test = (
+        "def test_counts():\n"
+        "    got = {'hello': 1, 'world': 1, 'this': 1, 'is': 1, 'a': 1, 'test': 1}\n"
+        "    assert got == {'hello': 2, 'world': 1, 'this': 1, 'is': 1, 'a': 1, 'test': 1}\n"
+    )
+    await sandbox.sync({"test_counts.py": test.encode()})
+    (failure,) = (await sandbox.run_tests()).failures
+    # models copy what the report shows; pytest's shortened form ('hel...test') is in no file
+    assert "'hello': 1, 'world': 1, 'this': 1" in failure.message + failure.traceback
+    assert "..." not in failure.message
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_hanging_command_is_killed_at_its_timeout(sandbox: Sandbox) -> None:
     res = await sandbox.exec("echo before; sleep 30; echo after", timeout=1.5)
     assert res.timed_out and not res.ok
