@@ -85,6 +85,20 @@ async def test_bad_search_is_sent_back_and_repaired(calc_project: Path, scripted
     assert "return a - b" in second.messages[-1]["content"]  # the current file is shown for the repair
 
 
+async def test_a_rejected_plan_sent_back_unchanged_ends_the_repairs(
+    calc_project: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # Qwen2.5-Coder 0.5B answered both repair requests with the rejected plan, word for word
+    wrong = {"kind": "edit", "path": "calc.py", "search": "    return b - a  # nope", "replace": "    return a + b"}
+    scripted_llm.script(plan(wrong), step="debug_plan")
+    settings = make_settings(calc_project, loop={"diagnosis": False, "max_iterations": 1})
+    events, done = await collect(fix(FixRequest(calc_project), settings))
+    assert done.outcome != "green"
+    assert len(scripted_llm.requests_for("debug_plan")) == 2  # the plan, one repair; not a second repair
+    assert len([e for e in events if isinstance(e, EditRejected)]) == 1
+    assert any(isinstance(e, Message) and "sent the rejected actions back unchanged" in e.text for e in events)
+
+
 async def test_a_context_heading_used_as_a_path_names_its_file(
     calc_project: Path, scripted_llm: Any, make_settings: Any
 ) -> None:

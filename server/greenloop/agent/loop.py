@@ -319,6 +319,7 @@ class _Step:
 
     async def _plan_and_apply(self, messages: list[dict[str, str]]) -> AsyncIterator[Event]:
         ctx = self.ctx
+        rejected = ""  # signature of the plan the last repair request was about
         for round_ in range(EDIT_REPAIRS + 1):
             try:
                 plan = await ctx.ports.llm.structured(messages, DebugPlan, step="debug_plan")
@@ -326,6 +327,10 @@ class _Step:
                 self.error = str(exc)
                 self.attempt.actions.append("(no valid plan)")
                 yield ctx.stamp(Message(text=f"The model's plan was not valid: {exc}", level="warning"))
+                return
+            if plan_signature(plan) == rejected:  # asked to repair, it sent the same actions back
+                yield ctx.stamp(Message(text="The model sent the rejected actions back unchanged; "
+                                             "no more repairs in this iteration.", level="warning"))
                 return
             if round_ == 0:
                 self.plan = plan
@@ -343,6 +348,7 @@ class _Step:
             if not outcome.problems or round_ == EDIT_REPAIRS or (ctx.over_budget() is not None):
                 return
             problems = "\n".join(outcome.problems)
+            rejected = plan_signature(plan)
             messages = [
                 *messages,
                 {"role": "assistant", "content": plan.model_dump_json()},
