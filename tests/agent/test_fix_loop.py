@@ -83,6 +83,21 @@ async def test_bad_search_is_sent_back_and_repaired(calc_project: Path, scripted
     second = scripted_llm.requests_for("debug_plan")[1]
     assert "did you mean" in second.messages[-1]["content"]
     assert "return a - b" in second.messages[-1]["content"]  # the current file is shown for the repair
+    assert "from the test report" not in second.messages[-1]["content"]  # it was not copied from there
+
+
+async def test_a_search_copied_from_the_report_is_answered_with_the_lines_it_is_about(
+    calc_project: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # Qwen2.5-Coder 0.5B searched for `-273.15 != 32`: pytest's view of the assertion, not its source
+    from_report = {"kind": "edit", "path": "test_calc.py", "search": "assert -1 == 5", "replace": "assert 5 == 5"}
+    scripted_llm.script(plan(from_report), plan(FIX_ADD), step="debug_plan", repeat=False)
+    settings = make_settings(calc_project, backend="local", loop={"diagnosis": False})
+    _, done = await collect(fix(FixRequest(calc_project), settings))
+    assert done.outcome == "green"
+    repair = scripted_llm.requests_for("debug_plan")[1].messages[-1]["content"]
+    assert "That search text is from the test report, not from the file." in repair
+    assert "test_calc.py:5|     assert add(2, 3) == 5" in repair
 
 
 async def test_a_rejected_plan_sent_back_unchanged_ends_the_repairs(

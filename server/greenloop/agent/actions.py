@@ -11,7 +11,7 @@ from greenloop.agent.paths import UnsafePath, safe_relpath
 from greenloop.agent.plan import Action, DebugPlan, EditAction, InstallAction, RunAction, WriteAction
 from greenloop.agent.snapshot import Snapshot
 from greenloop.agent.syntax import introduced_error
-from greenloop_sandbox import Sandbox
+from greenloop_sandbox import Sandbox, TestFailure
 
 _HEADING = re.compile(r"^(.+?):\d+(-\d+)?(\s.*)?$")
 
@@ -26,18 +26,26 @@ class ApplyOutcome:
     env_failed: bool = False
 
 
-async def apply_plan(plan: DebugPlan, snapshot: Snapshot, sandbox: Sandbox, iteration: int) -> ApplyOutcome:
-    """Apply every action in order; rejected ones are reported, never half-applied."""
+async def apply_plan(
+    plan: DebugPlan, snapshot: Snapshot, sandbox: Sandbox, iteration: int, failures: list[TestFailure] | None = None
+) -> ApplyOutcome:
+    """Apply every action in order; rejected ones are reported, never half-applied.
+
+    `failures` (the report the plan answers) lets a search miss say that its text came from the report.
+    """
     out = ApplyOutcome()
     for action in plan.actions:
         if isinstance(action, EditAction | WriteAction):
-            _apply_file_action(action, snapshot, iteration, out)
+            _apply_file_action(action, snapshot, iteration, out, failures or [])
         else:
             await _apply_env_action(action, sandbox, iteration, out)
     return out
 
 
-def _apply_file_action(action: EditAction | WriteAction, snapshot: Snapshot, iteration: int, out: ApplyOutcome) -> None:
+def _apply_file_action(
+    action: EditAction | WriteAction, snapshot: Snapshot, iteration: int, out: ApplyOutcome,
+    failures: list[TestFailure],
+) -> None:
     try:
         path = safe_relpath(snapshot.root, action.path)
     except UnsafePath as exc:
@@ -62,7 +70,8 @@ def _apply_file_action(action: EditAction | WriteAction, snapshot: Snapshot, ite
         try:
             result = apply_search_replace(before, action.search, action.replace)
         except EditMiss as exc:
-            _reject(out, iteration, path, f"{exc}\nCurrent content of {path}:\n{_numbered(before)}")
+            hint = _from_report(action.search, failures, snapshot)
+            _reject(out, iteration, path, f"{exc}{hint}\nCurrent content of {path}:\n{_numbered(before)}")
             return
         after, match = result.text, result.match
     bad_line = introduced_error(path, before, after)
@@ -115,6 +124,24 @@ async def _apply_env_action(
 def _reject(out: ApplyOutcome, iteration: int, path: str, reason: str) -> None:
     out.events.append(EditRejected(iteration=iteration, path=path, reason=reason.split("\nCurrent content")[0]))
     out.problems.append(f"- {path}: {reason}")
+
+
+def _from_report(search: str, failures: list[TestFailure], snapshot: Snapshot) -> str:
+    """A note when a missed search text was copied from the test report, with the lines the report is about.
+
+    Qwen2.5-Coder 0.5B searched for `-273.15 != 32` and `assert {...} == {...}` (pytest's view of an
+    assertion, values filled in), and the closest lines of the file were unrelated.
+    """
+    wanted = " ".join(search.split())
+    if not wanted or not any(wanted in " ".join(f"{f.message}\n{f.traceback}".split()) for f in failures):
+        return ""
+    lines = []
+    for f in failures:
+        source = snapshot.read(f.file) if f.file and f.line else None
+        if source is not None and f.line is not None and f.line <= len(rows := source.splitlines()):
+            lines.append(f"{f.file}:{f.line}| {rows[f.line - 1]}")
+    where = ("\nThe report is about these lines:\n" + "\n".join(dict.fromkeys(lines[:5]))) if lines else ""
+    return f"\nThat search text is from the test report, not from the file.{where}"
 
 
 def _numbered(text: str, limit: int = 200) -> str:

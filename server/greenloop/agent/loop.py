@@ -341,7 +341,7 @@ class _Step:
                     yield ctx.stamp(PlanMade(iteration=self.iteration, plan=plan))
                     return
             yield ctx.stamp(PlanMade(iteration=self.iteration, plan=plan))
-            outcome = await apply_plan(plan, self.snapshot, ctx.ports.sandbox, self.iteration)
+            outcome = await apply_plan(plan, self.snapshot, ctx.ports.sandbox, self.iteration, self.report.failures)
             self._absorb(plan, outcome)
             for event in outcome.events:
                 yield ctx.stamp(event)
