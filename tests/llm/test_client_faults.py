@@ -179,3 +179,16 @@ async def test_retry_after_as_an_http_date_is_understood(
         started = time.monotonic()
         assert await llm.complete(HI, step="s") == "ok"
     assert 0.1 <= time.monotonic() - started < 3
+
+
+async def test_a_stream_that_ends_without_finishing_says_why(
+    scripted_llm: ScriptedLLM, scripted_settings: Settings
+) -> None:
+    # what llama-cpp-python sends a running stream when another request arrives: [DONE], no finish_reason
+    scripted_llm.script(Reply("half a rep", finish_reason=None), step="s")  # type: ignore[arg-type]
+    settings = scripted_settings.model_copy(
+        update={"llm": scripted_settings.llm.model_copy(update={"max_retries": 0})}
+    )
+    async with open_llm(settings) as llm:
+        with pytest.raises(LLMError, match="--interrupt_requests false"):
+            await llm.complete(HI, step="s")

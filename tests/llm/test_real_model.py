@@ -71,6 +71,19 @@ async def test_streaming_arrives_in_pieces(served: str) -> None:
     assert record.outcome == "ok" and record.ttft is not None and record.completion_tokens > 0
 
 
+async def test_concurrent_requests_both_finish(served: str) -> None:
+    # generation writes files in parallel; by default llama-cpp-python ends a running stream when
+    # another request arrives, and the generation bench's file calls cut each other off 5 times over
+    settings = settings_for(served)
+    settings = settings.model_copy(update={"llm": settings.llm.model_copy(update={"max_retries": 0})})
+    records: list[CallRecord] = []
+    asks = [[{"role": "user", "content": f"Name three {kind}."}] for kind in ("colors", "fruits", "rivers")]
+    async with open_llm(settings, sink=records.append) as llm:
+        texts = await asyncio.gather(*(llm.complete(ask, step="c", max_tokens=40) for ask in asks))
+    assert all(text.strip() for text in texts)
+    assert len(records) == 3 and all(r.outcome == "ok" and r.finish_reason in ("stop", "length") for r in records)
+
+
 async def test_a_seeded_call_repeats_exactly(served: str) -> None:
     async with open_llm(settings_for(served)) as llm:
         ask = [{"role": "user", "content": "Write a short docstring for a function that reverses a list."}]

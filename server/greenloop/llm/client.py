@@ -304,7 +304,11 @@ class LLMClient:
         finally:
             await stream.close()
         if exchange.finish_reason is None:
-            raise ValueError("the stream ended without a finish_reason")
+            raise ValueError(
+                "the stream ended before the reply was complete; llama-cpp-python's server does this "
+                "when another request arrives (start it with --interrupt_requests false), or set "
+                "llm.stop_repeats = false to stop streaming"
+            )
 
     async def _retry_or_raise(self, call: _Call, exc: Exception) -> None:
         """Sleep before the next try, or raise FormatRejected / LLMError."""

@@ -59,7 +59,10 @@ def free_port() -> int:
 def server_command(settings: LocalModelSettings, model: Path, port: int, alias: str) -> list[str]:
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", alias,
            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(settings.n_ctx),
-           "--n_threads", str(settings.threads)]
+           "--n_threads", str(settings.threads),
+           # by default llama-cpp-python ends a running stream when another request arrives: files
+           # written in parallel cut each other off, retry, and cut each other off again
+           "--interrupt_requests", "false"]
     if settings.deterministic:
         cmd += ["--n_batch", "1", "--n_ubatch", "1"]
     return cmd
