@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from greenloop.agent.generate.interfaces import clean_interfaces, count_modules, has_content
+from greenloop.agent.generate.layouts import PYTHON, RUST
 
 
 def test_repeats_within_a_section_and_repeated_sections_are_dropped() -> None:
@@ -51,3 +52,25 @@ def test_two_code_blocks_in_one_section_keep_all_their_fences() -> None:
     doc = "## calc.py\n```python\ndef add(a: int, b: int) -> int: ...\n```\nand\n```python\ndef sub(a: int, b: int) -> int: ...\n```"
     assert clean_interfaces(doc) == doc and has_content(doc)
     assert clean_interfaces("## a.py\n- `f() -> int`\n```python\ndef f(") == "## a.py\n- `f() -> int`\ndef f("
+
+
+def test_sections_about_tests_or_manifests_are_dropped_with_their_sub_sections() -> None:
+    # Qwen2.5-Coder 0.5B wrote whole test files (and a pyproject.toml) into the interfaces; every
+    # later request copied them, and a copied test file with fixtures but no test was refused 3 times
+    reply = (
+        "## slug.py\n- `slugify(title: str) -> str`: lower case, hyphens\n"
+        "## Tests\n```python\nimport pytest\n\n# a comment is not a heading\ndef test_slugify():\n"
+        "    assert slugify('a b') == 'a-b'\n```\n"
+        "## tests/test_slug.py\n```python\ndef test_slugify(): ...\n```\n"
+        "## pyproject.toml\n```toml\n[tool.poetry]\n```\n"
+        "## Data\n### Testing\n#### fizzbuzz_test.py\n- `assert fizzbuzz(3) == ['1', '2', 'Fizz']`\n"
+        "### Slug\n- a `str` of at most 60 characters\n"
+    )
+    cleaned = clean_interfaces(reply, PYTHON)
+    assert cleaned == (
+        "## slug.py\n- `slugify(title: str) -> str`: lower case, hyphens\n"
+        "## Data\n### Slug\n- a `str` of at most 60 characters"
+    )
+    assert "## Tests" in clean_interfaces(reply)  # without a layout nothing is dropped
+    rust = clean_interfaces("## src/lib.rs\n- `pub fn add(a: i32, b: i32) -> i32`\n## Cargo.toml\n[package]\n", RUST)
+    assert rust == "## src/lib.rs\n- `pub fn add(a: i32, b: i32) -> i32`"

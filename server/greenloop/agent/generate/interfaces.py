@@ -19,6 +19,8 @@ _FENCED = re.compile(r"^```[\w+-]*[ \t]*\n((?:(?!```).)*?)\n?```$", re.S)
 _OPEN_MD = re.compile(r"^```(?:markdown|md)[ \t]*\n")
 _HEADING = re.compile(r"^#{1,6}\s")
 _MODULE_HEADING = re.compile(r"^#{1,6}\s+`?([\w.-]+/)*[\w-]+\.\w+`?\s*$")  # `## pkg/calc.py`, not `## Data`
+_LEVEL_TITLE = re.compile(r"^(#{1,6})\s+(.*)$")
+_TESTS_TITLE = re.compile(r"^(unit\s+|example\s+)?(tests?|testing)(\s+cases?)?$", re.I)
 
 
 _NO_CONTENT = (
@@ -30,10 +32,10 @@ _NO_CONTENT = (
 async def write_interfaces(llm: LLMClient, layout: Layout, request: str, workspace: Path) -> str:
     """The cleaned interfaces document, asked for twice at most; GreenloopError when it holds no content."""
     messages = step_messages("generate_interfaces", layout, request, workspace)
-    text = clean_interfaces(await llm.complete(messages, step="generate_interfaces"))
+    text = clean_interfaces(await llm.complete(messages, step="generate_interfaces"), layout)
     if not has_content(text):  # the 0.5B model looped on bare headings and empty fences
         messages[-1] = {**messages[-1], "content": str(messages[-1]["content"]) + _NO_CONTENT}
-        text = clean_interfaces(await llm.complete(messages, step="generate_interfaces"))
+        text = clean_interfaces(await llm.complete(messages, step="generate_interfaces"), layout)
     if not has_content(text):
         raise GreenloopError(
             "The model wrote no interfaces for the plan. Run again, use a stronger model (--model), "
@@ -42,8 +44,9 @@ async def write_interfaces(llm: LLMClient, layout: Layout, request: str, workspa
     return text
 
 
-def clean_interfaces(reply: str) -> str:
-    """The reply without a wrapping code fence, repeated sections or lines repeated within a section.
+def clean_interfaces(reply: str, layout: Layout | None = None) -> str:
+    """The reply without a wrapping code fence, repeated sections or lines repeated within a section,
+    and (given the layout) without sections about tests or manifests.
 
     A small model that starts looping repeats a line (or a whole `## module` section) until the
     token limit; the repeats carry nothing, and the file step would read every one of them.
@@ -72,7 +75,41 @@ def clean_interfaces(reply: str) -> str:
             continue  # no leading or doubled blank lines
         section.add(key)
         out.append(line.rstrip())
-    return "\n".join(_balanced_fences(out)).strip()
+    lines = _balanced_fences(out)
+    return "\n".join(_without_sections(lines, layout) if layout else lines).strip()
+
+
+def _without_sections(lines: list[str], layout: Layout) -> list[str]:
+    """Lines without the sections (and their sub-sections) that are about tests or manifests.
+
+    The document is for the code's interfaces; the prompt says to list no test files. Qwen2.5-Coder
+    0.5B still wrote `## Tests` and `## tests/test_slug.py` with whole test files (and once a
+    `## pyproject.toml`), and every later request copied them: the source file got the tests, and
+    a test file with fixtures but no test was sent back through every repair.
+    """
+    out: list[str] = []
+    skip_level = 0  # the level of the heading being dropped; 0: keeping
+    in_fence = False
+    for line in lines:
+        if line.strip().startswith("```"):
+            in_fence = not in_fence
+        heading = None if in_fence else _LEVEL_TITLE.match(line.strip())
+        if heading:
+            level = len(heading.group(1))
+            if skip_level and level <= skip_level:
+                skip_level = 0
+            if not skip_level and _not_interfaces(heading.group(2), layout):
+                skip_level = level
+        if not skip_level:
+            out.append(line)
+    return out
+
+
+def _not_interfaces(title: str, layout: Layout) -> bool:
+    """Whether a heading names tests or a manifest greenloop writes (`## Tests`, `## tests/test_a.py`)."""
+    name = title.strip(" `*:").removeprefix("File: ").strip(" `*")
+    managed = {m.lower() for m in layout.managed}
+    return bool(_TESTS_TITLE.match(name)) or layout.is_test(name) or name.lower() in managed
 
 
 def has_content(interfaces: str) -> bool:
