@@ -37,3 +37,27 @@ def test_prose_and_empty_replies_are_flagged() -> None:
     assert extract_code("  \n", "a.py").problem == "the reply for a.py was empty"
     # docs may be prose
     assert not extract_code("This project counts words.", "README.md").problem
+
+
+def test_a_block_holding_several_files_gives_the_part_for_the_file_asked() -> None:
+    # Qwen2.5-Coder 0.5B, asked for slug.py, sent the module and its tests in one block
+    planned = ["slug.py", "tests/test_slug.py"]
+    module = "import re\n\n\ndef slugify(title: str) -> str:\n    return re.sub(r'\\W+', '-', title)\n"
+    tests = "from slug import slugify\n\n\ndef test_slugify():\n    assert slugify('a b') == 'a-b'\n"
+    both = f"```python\n# slug.py\n\n{module}\n# tests/test_slug.py\n\n{tests}```\n"
+    assert extract_code(both, "slug.py", planned).text == module
+    assert extract_code(both, "tests/test_slug.py", planned).text == tests
+    # the file asked for second, under its full path; the other under a bare name
+    reversed_ = f"```python\n# File: tests/test_slug.py\n{tests}\n// slug.py\n{module}```"
+    assert extract_code(reversed_, "slug.py", planned).text == module
+    # no comment for the file asked: the code before the first other file
+    unnamed = f"```python\n{module}\n# tests/test_slug.py\n{tests}```"
+    assert extract_code(unnamed, "slug.py", planned).text == module
+    # bare replies split the same way
+    assert extract_code(f"# slug.py\n{module}# tests/test_slug.py\n{tests}", "slug.py", planned).text == module
+
+
+def test_comments_that_name_no_other_planned_file_do_not_split() -> None:
+    text = "# slug.py\n# config.json\nimport json\n\n\ndef load():\n    return json.loads('{}')\n"
+    assert extract_code(f"```python\n{text}```", "slug.py", ["slug.py", "tests/test_slug.py"]).text == text
+    assert extract_code(f"```python\n{text}```", "slug.py").text == text  # no plan given: whole

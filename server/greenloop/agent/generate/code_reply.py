@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -18,6 +20,8 @@ _PROSE_START = re.compile(
     re.I,
 )
 _CODE_SUFFIXES = {".py", ".js", ".mjs", ".cjs", ".ts", ".rs", ".toml", ".json"}
+# a comment line that only names a file: `# tests/test_slug.py`, `// File: src/a.js`, `/* lib.rs */`
+_PATH_COMMENT = re.compile(r"^[ \t]*(?:#+|//|/\*)[ \t]*(?:file:[ \t]*)?`?(?P<path>[\w./-]+\.\w+)`?[ \t]*(?:\*/)?[ \t]*$", re.I)
 
 
 @dataclass(frozen=True)
@@ -29,22 +33,53 @@ class CodeReply:
     problem: str = ""  # why the reply is not usable as it is ("" when it is)
 
 
-def extract_code(reply: str, path: str) -> CodeReply:
-    """The content for `path` in `reply`.
+def extract_code(reply: str, path: str, others: Collection[str] = ()) -> CodeReply:
+    """The content for `path` in `reply`; `others` are the project's other files.
 
     A fenced block wins (the one tagged or headed with the file's name, else the largest);
     a reply without fences is used as is when it reads as code, and flagged as prose otherwise.
+    Either way, text holding several files under path comments gives only `path`'s part.
     """
     blocks = [m for m in _FENCE.finditer(reply) if m.group("body").strip()]
     if blocks:
         best = max(blocks, key=lambda m: (_names_file(reply, m, path), len(m.group("body"))))
-        return CodeReply(_dedent(best.group("body"), best.group("indent")), "fenced")
-    text = _strip_unclosed_fence(reply).strip("\n")
+        return CodeReply(_part_for(_dedent(best.group("body"), best.group("indent")), path, others), "fenced")
+    text = _part_for(_strip_unclosed_fence(reply), path, others).strip("\n")
     if not text.strip():
         return CodeReply("", "none", f"the reply for {path} was empty")
     if looks_like_prose(text, path):
         return CodeReply(text, "none", f"the reply for {path} was prose, not the file's code")
     return CodeReply(text.rstrip() + "\n", "bare")
+
+
+def _part_for(text: str, path: str, others: Collection[str]) -> str:
+    """The part of `text` that belongs to `path` when path comments split it into several files.
+
+    Qwen2.5-Coder 0.5B, asked for `slug.py`, answered `# slug.py`, the module, `# tests/test_slug.py`
+    and the tests in one block; asked for the test, it put the module under `# src/fizzbuzz.py` first.
+    Only comments naming `path` or another planned file split; the part under `path` wins, else the
+    code before the first other file, else the text stays whole.
+    """
+    lines = text.split("\n")
+    named = [(i, m.group("path")) for i, line in enumerate(lines) if (m := _PATH_COMMENT.match(line))]
+    marks = [(i, planned) for i, name in named if (planned := _planned(name, path, others))]
+    if not any(name != path for _, name in marks):
+        return text
+    bounds = [*marks, (len(lines), "")]
+    for (start, name), (end, _) in itertools.pairwise(bounds):
+        part = "\n".join(lines[start + 1 : end]).strip("\n")
+        if name == path and part.strip():
+            return part + "\n"
+    before = "\n".join(lines[: marks[0][0]]).strip("\n")
+    return before + "\n" if before.strip() else text
+
+
+def _planned(named: str, path: str, others: Collection[str]) -> str:
+    """The planned file a path comment names ("" for none): the same path, or a bare file name of one."""
+    for candidate in (path, *others):
+        if named == candidate or ("/" not in named and named == PurePosixPath(candidate).name):
+            return candidate
+    return ""
 
 
 def looks_like_prose(text: str, path: str) -> bool:

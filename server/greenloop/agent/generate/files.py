@@ -41,7 +41,7 @@ class FileWriter:
         problem = ""
         for _ in range(self.attempts):
             reply = await self.llm.complete(messages, step="generate_file")
-            code = extract_code(reply, spec.path)
+            code = extract_code(reply, spec.path, [f.path for f in self.plan.files])
             text = self._with_imports(spec, code.text, known) if not code.problem else code.text
             problem = code.problem or self._test_problem(spec, text, known)
             if not problem:
