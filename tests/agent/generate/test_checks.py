@@ -91,3 +91,15 @@ def test_a_forgotten_import_is_added_after_the_files_own_imports() -> None:
 )
 def test_no_import_is_added_where_it_would_not_be_the_fix(text: str) -> None:
     assert add_missing_imports(PYTHON, "tests/test_core.py", text, PY_CODE, "wc") == text
+
+
+def test_tests_the_model_left_in_the_module_are_not_its_api() -> None:
+    # Qwen2.5-Coder 0.5B put `test_slugify` into slug.py as well; the test file's own test_slugify
+    # was refused as "a copy of the code under test" through every repair
+    code = {"slug.py": "def slugify(t):\n    return t\n\ndef test_slugify():\n    assert slugify('a') == 'a'\n"}
+    test = "def test_slugify():\n    assert slugify('a b') == 'a-b'\n"
+    fixed = add_missing_imports(PYTHON, "tests/test_slug.py", test, code, "app")
+    assert fixed == "from slug import slugify\n" + test  # not `import slugify, test_slugify`
+    assert check_test_file(PYTHON, "tests/test_slug.py", fixed, code, "app") == ""
+    copied = "from slug import slugify\n\ndef slugify(t):\n    return t\n\n" + test
+    assert "defines `slugify` itself" in check_test_file(PYTHON, "tests/test_slug.py", copied, code, "app")

@@ -270,3 +270,35 @@ async def test_a_budget_used_up_while_writing_files_stops_before_the_next_batch(
     assert "time budget used up" in done.summary and "Nothing was written" in done.summary
     assert len(scripted_llm.requests_for("generate_file")) == 2  # the sources; the tests were never asked for
     assert sorted(tree(out)) == [".greenloop/plan.md"]
+
+
+async def test_test_code_where_the_code_belongs_stays_out_of_the_code(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the replies of a Qwen2.5-Coder 0.5B bench cell (slugify), which ended in an error at 3cf3714:
+    # tests in the interfaces, a module reply holding the tests too, a test reply without its import
+    test_fn = "def test_slugify():\n    assert slugify('Hello World') == 'hello-world'\n"
+    module = "def slugify(title: str) -> str:\n    return '-'.join(title.lower().split())\n"
+    interfaces = (
+        "## slug.py\n- `slugify(title: str) -> str`: lower case, words joined by hyphens\n"
+        f"## Tests\n```python\nimport pytest\n\n{test_fn}```\n## tests/test_slug.py\n```python\n{test_fn}```\n"
+    )
+    plan = plan_json(
+        planned("slug.py", component="slug"),
+        planned("tests/test_slug.py", component="slug", depends_on=("slug.py",), test=True),
+        name="app",
+    )
+    files = {"slug.py": f"# slug.py\n\n{module}\n# tests/test_slug.py\n\nimport pytest\n\n{test_fn}", "tests/test_slug.py": test_fn}
+    scripted_llm.script(interfaces, step="generate_interfaces")
+    scripted_llm.script(plan, step="generate_plan")
+    scripted_llm.script(file_oracle(files), step="generate_file")
+    out = tmp_path / "out"
+    _, done = await collect(generate(GenerateRequest("a slugify function", out), local(make_settings, tmp_path)))
+
+    assert done.outcome == "green", done.summary + done.evidence
+    written = tree(out)
+    assert written["slug.py"] == module
+    assert written["tests/test_slug.py"] == f"from slug import slugify\n{test_fn}"
+    asks = scripted_llm.requests_for("generate_file")
+    assert len(asks) == 2  # no repairs
+    assert all("assert slugify" not in str(r.messages) for r in asks)  # the interfaces' tests were dropped

@@ -30,7 +30,7 @@ def check_test_file(layout: Layout, path: str, text: str, code: Mapping[str, str
     if not any(pattern.search(text) for pattern, _ in imports.values()):
         how = "; ".join(f"`{hint}` for {p}" for p, (_, hint) in imports.items())
         return f"it does not import the code it tests; import it ({how}) instead of writing that code again"
-    copied = [n for p, t in modules.items() for n in public_names(p, t) if _defines(text, n)]
+    copied = [n for p, t in modules.items() for n in _api(layout, p, t) if _defines(text, n)]
     if copied:
         names = ", ".join(f"`{n}`" for n in dict.fromkeys(copied))
         return f"it defines {names} itself; import them from the code under test and only test them"
@@ -49,7 +49,7 @@ def add_missing_imports(layout: Layout, path: str, text: str, code: Mapping[str,
         return text
     lines: list[str] = []
     for module, (_, hint) in imports.items():
-        used = [n for n in public_names(module, modules[module]) if _uses(text, n) and not _defines(text, n)]
+        used = [n for n in _api(layout, module, modules[module]) if _uses(text, n) and not _defines(text, n)]
         if used and "..." in hint and "::" not in hint:
             lines.append(hint.replace("...", ", ".join(used)))
     if not lines:
@@ -65,6 +65,15 @@ def _modules(
     """The source modules among `code`, and for each how the test at `path` imports it (pattern, hint)."""
     modules = {p: t for p, t in code.items() if _is_module(layout, p)}
     return modules, {p: layout.module_import(path, p, crate) for p in modules}
+
+
+def _api(layout: Layout, path: str, text: str) -> list[str]:
+    """What a test imports from a module: its public names, less the tests the model put there.
+
+    Qwen2.5-Coder 0.5B wrote `test_slugify` into slug.py too; the test file's own `test_slugify`
+    was then refused as a copy of the code under test, three times over.
+    """
+    return [n for n in public_names(path, text) if not layout.is_test_name(n)]
 
 
 def _uses(text: str, name: str) -> bool:

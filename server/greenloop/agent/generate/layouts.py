@@ -50,6 +50,7 @@ class Layout:
     # (test path, module path, crate name) -> (what an import of that module looks like, how to write one)
     module_import: Callable[[str, str, str], tuple[re.Pattern[str], str]]
     required_any: tuple[str, ...] = ()  # the plan must contain one of these paths
+    test_name: re.Pattern[str] | None = None  # a function or class name the runner collects as a test
 
     def owner_of(self, path: str) -> str | None:
         """The template a path belongs to, None for neutral files (docs, data)."""
@@ -67,6 +68,9 @@ class Layout:
     def has_test_case(self, path: str, text: str) -> bool:
         """Whether a test file's text holds a test (helpers such as conftest.py need none)."""
         return PurePosixPath(path).name == "conftest.py" or bool(self.test_case.search(text))
+
+    def is_test_name(self, name: str) -> bool:
+        return bool(self.test_name and self.test_name.match(name))
 
     def fence_for(self, path: str) -> str:
         suffix = PurePosixPath(path).suffix.lower()
@@ -164,6 +168,7 @@ PYTHON = Layout(
     test_case=re.compile(r"^[ \t]*(async[ \t]+)?def[ \t]+test\w*[ \t]*\(", re.M),
     test_case_hint="pytest functions named `test_...` that `assert`",
     module_import=_python_import,
+    test_name=re.compile(r"test|Test"),
 )
 
 NODE = Layout(
