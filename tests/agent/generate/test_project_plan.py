@@ -87,6 +87,24 @@ def test_a_plan_without_tests_gets_a_test_file_and_one_without_sources_is_refuse
         python_plan(plan_data({"path": "tests/test_a.py"}))
 
 
+def test_a_plan_of_tests_alone_gets_the_source_files_they_depend_on() -> None:
+    # the 0.5B model listed only test files, each depending on csvstats.py, through every repair
+    plan = python_plan(
+        plan_data(
+            {"path": "tests/test_stats.py", "component": "stats", "depends_on": ["csvstats.py", "python"]},
+            {"path": "tests/test_more.py", "component": "stats", "depends_on": ["./csvstats.py", "tests/test_x.py"]},
+        )
+    )
+    added = plan.file("csvstats.py")
+    assert (added.test, added.component) == (False, "stats") and "added by greenloop" in added.purpose
+    assert [f.depends_on for f in plan.files if f.test] == [["csvstats.py"], ["csvstats.py"]]
+    assert [f.path for f in plan.files].count("csvstats.py") == 1
+    # what is not a source file of the template is dropped as before: other languages, tests, manifests
+    only_tests = plan_data({"path": "tests/test_a.py", "depends_on": ["src/a.js", "test_b.py", "pyproject.toml"]})
+    with pytest.raises(ValidationError, match="only test files"):
+        python_plan(only_tests)
+
+
 def test_an_empty_file_list_is_refused_and_the_schema_says_so() -> None:
     with pytest.raises(GreenloopError, match=r"files: List should have at least 1 item"):
         validate_plan(plan_data(files=[]), get_layout("python"), 40, source="plan.md")

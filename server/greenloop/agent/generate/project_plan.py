@@ -68,6 +68,8 @@ class ProjectPlan(BaseModel):
         self.name = self.name.strip() or "app"
         self._check_paths()
         self._check_template()
+        if not any(not f.test for f in self.files):
+            self._add_left_out_sources()
         self._repair_links()
         if not any(not f.test for f in self.files):
             raise ValueError("the plan has only test files; add the source files they test")
@@ -100,6 +102,37 @@ class ProjectPlan(BaseModel):
                 test=True,
             )
         )
+
+    def _add_left_out_sources(self) -> None:
+        """A plan of tests alone gets the source files they depend on (of the template's language).
+
+        Qwen2.5-Coder 0.5B listed only `tests/test_column_stats.py` and the like, each depending on
+        `csvstats.py`, and sent the same list back to every repair. Elsewhere an unknown
+        dependency is dropped: a file the model only named in passing is not worth a model call.
+        """
+        layout = self.layout
+        if layout is None:
+            return
+        paths = {f.path for f in self.files}
+        for f in list(self.files):
+            for dep in f.depends_on:
+                try:
+                    path = normalize_path(dep)
+                except ValueError:
+                    continue
+                if path in paths or layout.owner_of(path) != layout.name or layout.is_test(path):
+                    continue
+                if path in layout.managed:
+                    continue
+                paths.add(path)
+                self.files.append(
+                    PlannedFile(
+                        path=path,
+                        purpose=f"The code {f.path} tests, as the interfaces describe it "
+                        "(added by greenloop: the file list had only tests).",
+                        component=f.component.strip() or "main",
+                    )
+                )
 
     def _check_paths(self) -> None:
         seen: set[str] = set()
