@@ -110,6 +110,8 @@ async def test_a_rejected_plan_sent_back_unchanged_ends_the_repairs(
     events, done = await collect(fix(FixRequest(calc_project), settings))
     assert done.outcome != "green"
     assert len(scripted_llm.requests_for("debug_plan")) == 2  # the plan, one repair; not a second repair
+    first, repair = (r.body["seed"] for r in scripted_llm.requests_for("debug_plan"))
+    assert repair == first + 1  # the repair is sampled with the next seed
     assert len([e for e in events if isinstance(e, EditRejected)]) == 1
     assert any(isinstance(e, Message) and "sent the rejected actions back unchanged" in e.text for e in events)
 

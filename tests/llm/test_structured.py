@@ -144,3 +144,22 @@ async def test_huge_structured_reply_is_parsed(scripted_llm: ScriptedLLM, llm_cl
     scripted_llm.script(big, step="plan")
     plan = await llm_client.structured(ASK, Plan, step="plan")
     assert len(plan.steps) == 500
+
+
+async def test_a_request_asked_again_is_sampled_with_the_next_seed(
+    scripted_llm: ScriptedLLM, scripted_settings: Settings
+) -> None:
+    # with one seed, llama.cpp answered a repeated request byte for byte the same: every
+    # repair after the first was wasted. The seed sent is the one recorded.
+    scripted_llm.script("not json", "still not", GOOD, step="plan")
+    scripted_llm.script("a", "b", step="file")
+    records: list[CallRecord] = []
+    async with open_llm(scripted_settings, sink=records.append) as llm:
+        await llm.structured(ASK, Plan, step="plan")
+        await llm.structured(ASK, Plan, step="plan", attempt=2)  # the caller's third ask
+        await llm.complete(ASK, step="file")
+        await llm.complete(ASK, step="file", attempt=1)
+    sent = [r.body["seed"] for r in scripted_llm.requests]
+    assert sent == [1234, 1235, 1236, 1236, 1234, 1235]
+    assert [r.seed for r in records] == sent
+    assert [r.outcome for r in records] == ["failed", "failed", "repaired", "ok", "ok", "ok"]

@@ -322,7 +322,7 @@ class _Step:
         rejected = ""  # signature of the plan the last repair request was about
         for round_ in range(EDIT_REPAIRS + 1):
             try:
-                plan = await ctx.ports.llm.structured(messages, DebugPlan, step="debug_plan")
+                plan = await ctx.ports.llm.structured(messages, DebugPlan, step="debug_plan", attempt=round_)
             except StructuredOutputError as exc:
                 self.error = str(exc)
                 self.attempt.actions.append("(no valid plan)")

@@ -95,9 +95,12 @@ class LLMClient:
         await self._openai.close()
 
     # -- public calls ------------------------------------------------------------
-    async def complete(self, messages: Messages, *, step: str, max_tokens: int | None = None) -> str:
-        """The reply text of one chat completion."""
-        call = self._start(step, "text", self._body(messages, max_tokens))
+    async def complete(
+        self, messages: Messages, *, step: str, max_tokens: int | None = None, attempt: int = 0
+    ) -> str:
+        """The reply text of one chat completion; `attempt` > 0 for a request asked again (next seed)."""
+        call = self._start(step, "text", self._body(messages, max_tokens, attempt))
+        call.attempt = attempt
         exchange = await self._exchange(call)
         await self._record(call, exchange, "ok")
         return trim_loop(exchange.content) if exchange.finish_reason == "repetition" else exchange.content
@@ -137,15 +140,18 @@ class LLMClient:
             self.cassette.save(call.body, exchange)
         await self._record(call, exchange, "ok")
 
-    async def structured(self, messages: Messages, schema: type[T], *, step: str) -> T:
-        """A validated `schema` instance, through response_format fallbacks and repair."""
+    async def structured(self, messages: Messages, schema: type[T], *, step: str, attempt: int = 0) -> T:
+        """A validated `schema` instance, through response_format fallbacks and repair.
+
+        Each repair request is sampled with the next seed (`attempt` > 0: the caller asks again).
+        """
         json_schema = _json_schema(schema)
         mode = self.structured_mode
         convo = list(messages)
         raw_replies: list[str] = []
-        attempt = 0
+        first = attempt
         while True:
-            call = self._start(step, mode, self._structured_body(convo, json_schema, mode, step))
+            call = self._start(step, mode, self._structured_body(convo, json_schema, mode, step, attempt))
             call.attempt = attempt
             try:
                 exchange = await self._exchange(call)
@@ -163,10 +169,10 @@ class LLMClient:
                     why = "repeated itself" if exchange.finish_reason == "repetition" else "reached the token limit"
                     problem = f"It {why} and was cut off: {problem} Say each thing once, briefly."
                 await self._record(call, exchange, "failed", error=problem)
-                if attempt >= self.settings.repair_attempts:
+                if attempt - first >= self.settings.repair_attempts:
                     raise StructuredOutputError(
                         f"The model's reply for step {step!r} did not match {schema.__name__} after "
-                        f"{attempt} repair request(s): {problem} Try a larger model or raise "
+                        f"{attempt - first} repair request(s): {problem} Try a larger model or raise "
                         "llm.repair_attempts.",
                         raw_replies,
                     ) from None
@@ -174,11 +180,13 @@ class LLMClient:
                          {"role": "user", "content": repair_instruction(problem)}]
                 attempt += 1
                 continue
-            await self._record(call, exchange, "ok" if attempt == 0 else "repaired")
+            await self._record(call, exchange, "ok" if attempt == first else "repaired")
             return value
 
     # -- requests ------------------------------------------------------------------
-    def _body(self, messages: Messages, max_tokens: int | None) -> dict[str, Any]:
+    def _body(self, messages: Messages, max_tokens: int | None, attempt: int = 0) -> dict[str, Any]:
+        """The request; a request asked again gets the next seed: with the same seed, the same
+        prompt gets the same reply (llama.cpp sent a refused file back byte for byte, twice)."""
         body: dict[str, Any] = {
             "model": self.settings.model,
             "messages": messages,
@@ -186,23 +194,23 @@ class LLMClient:
             "max_tokens": max_tokens or self.settings.max_tokens,
         }
         if self.settings.seed is not None:
-            body["seed"] = self.settings.seed
+            body["seed"] = self.settings.seed + attempt
         if self.settings.stop_repeats:
             body.update(_STREAMED)
         return body
 
     def _structured_body(
-        self, messages: Messages, json_schema: dict[str, Any], mode: Mode, step: str
+        self, messages: Messages, json_schema: dict[str, Any], mode: Mode, step: str, attempt: int
     ) -> dict[str, Any]:
         if mode == "json_schema":
             name = re.sub(r"[^a-zA-Z0-9_-]", "_", step)[:64] or "reply"
-            body = self._body(messages, None)
+            body = self._body(messages, None, attempt)
             body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": name, "schema": json_schema, "strict": False},
             }
             return body
-        body = self._body(_with_instruction(messages, schema_instruction(json_schema)), None)
+        body = self._body(_with_instruction(messages, schema_instruction(json_schema)), None, attempt)
         if mode == "json_object":
             body["response_format"] = {"type": "json_object", "schema": json_schema}
         return body
@@ -343,7 +351,7 @@ class LLMClient:
         if model not in self.settings.prices and exchange is not None and exchange.model:
             model = exchange.model
         record = CallRecord(
-            step=call.step, model=model, base_url=self.base_url, seed=self.settings.seed,
+            step=call.step, model=model, base_url=self.base_url, seed=call.body.get("seed"),
             temperature=self.settings.temperature, prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens, tokens_estimated=estimated,
             latency=time.perf_counter() - call.started, ttft=call.ttft,

@@ -139,6 +139,9 @@ async def test_a_test_file_that_does_not_test_the_code_is_asked_again(
     assert "does not import the code it tests; import it (`from wordcount.core import ...`" in repairs[1]
     assert "defines `count_words` itself; import them" in repairs[2]
     assert tree(out)["tests/test_core.py"] == GOOD["tests/test_core.py"]
+    # and with the next seed: the same prompt and seed got the same reply from llama.cpp
+    seeds = [r.body["seed"] for r in test_asks]
+    assert seeds == [seeds[0] + n for n in range(4)]
 
 
 async def test_a_test_file_missing_only_its_import_gets_it_from_greenloop(

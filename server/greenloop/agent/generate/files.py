@@ -39,8 +39,8 @@ class FileWriter:
         prompt = self._prompt(spec, known)
         messages = [system, {"role": "user", "content": prompt}]
         problem = ""
-        for _ in range(self.attempts):
-            reply = await self.llm.complete(messages, step="generate_file")
+        for attempt in range(self.attempts):
+            reply = await self.llm.complete(messages, step="generate_file", attempt=attempt)
             code = extract_code(reply, spec.path, [f.path for f in self.plan.files])
             text = self._with_imports(spec, code.text, known) if not code.problem else code.text
             problem = code.problem or self._test_problem(spec, text, known)

@@ -35,7 +35,7 @@ async def write_interfaces(llm: LLMClient, layout: Layout, request: str, workspa
     text = clean_interfaces(await llm.complete(messages, step="generate_interfaces"), layout)
     if not has_content(text):  # the 0.5B model looped on bare headings and empty fences
         messages[-1] = {**messages[-1], "content": str(messages[-1]["content"]) + _NO_CONTENT}
-        text = clean_interfaces(await llm.complete(messages, step="generate_interfaces"), layout)
+        text = clean_interfaces(await llm.complete(messages, step="generate_interfaces", attempt=1), layout)
     if not has_content(text):
         raise GreenloopError(
             "The model wrote no interfaces for the plan. Run again, use a stronger model (--model), "
