@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -116,11 +115,18 @@ async def test_a_rejected_plan_sent_back_unchanged_ends_the_repairs(
     assert any(isinstance(e, Message) and "sent the rejected actions back unchanged" in e.text for e in events)
 
 
+@pytest.mark.parametrize(
+    "heading",
+    [
+        # Qwen2.5-Coder 0.5B copied "### wordcount.py:3-15 count_words (function)" into its actions' paths,
+        "calc.py:1-2 add (function)",
+        # and a file:line with the failing line after it (the write was applied at 3cf3714)
+        "calc.py:2: 'assert add(2, 3) == 5': ",
+    ],
+)
 async def test_a_context_heading_used_as_a_path_names_its_file(
-    calc_project: Path, scripted_llm: Any, make_settings: Any
+    calc_project: Path, scripted_llm: Any, make_settings: Any, heading: str
 ) -> None:
-    # Qwen2.5-Coder 0.5B copied "### wordcount.py:3-15 count_words (function)" into its actions' paths
-    heading = "calc.py:1-2 add (function)"
     overwrite = {"kind": "write", "path": heading, "content": "    return a + b"}
     scripted_llm.script(plan(overwrite), plan({**FIX_ADD, "path": heading}), step="debug_plan", repeat=False)
     events, done = await collect(fix(FixRequest(calc_project), make_settings(calc_project, loop={"diagnosis": False})))

@@ -13,7 +13,7 @@ from greenloop.agent.snapshot import Snapshot
 from greenloop.agent.syntax import introduced_error
 from greenloop_sandbox import Sandbox, TestFailure
 
-_HEADING = re.compile(r"^(.+?):\d+(-\d+)?(\s.*)?$")
+_HEADING = re.compile(r"^(.+?):\d+(-\d+)?(\W.*)?$")  # `calc.py:3-9 add (function)`, `calc.py:4: 'assert ...'`
 
 
 @dataclass
