@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,8 @@ async def test_seeded_bug_fixed_in_one_iteration_without_touching_files(
     assert shared.startswith("The tests of") and "return a - b" in shared
     # the prompt shows no worked example: small models copied its file and names into their plans
     assert "geometry" not in prompt
+    # nor does the schema (the 0.5B model installed its example `requests==2.32.3` into a slugify project)
+    assert "requests" not in json.dumps(plan_request.response_format)
 
 
 async def test_missing_package_fixed_by_install_action(tmp_path: Path, scripted_llm: Any, make_settings: Any) -> None:

@@ -47,7 +47,10 @@ class InstallAction(BaseModel):
 
     model_config = _ACTION_CONFIG
     kind: Literal["install"] = "install"
-    packages: list[str] = Field(min_length=1, description="Package specs, e.g. 'requests==2.32.3'.")
+    # no example package here: Qwen2.5-Coder 0.5B installed the example `requests==2.32.3` into a slugify project
+    packages: list[str] = Field(
+        min_length=1, description="Packages the code imports that are not installed: `name` or `name==version`."
+    )
 
 
 class RunAction(BaseModel):
