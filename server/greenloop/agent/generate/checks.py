@@ -63,7 +63,7 @@ def _modules(
     layout: Layout, path: str, code: Mapping[str, str], crate: str
 ) -> tuple[dict[str, str], dict[str, tuple[re.Pattern[str], str]]]:
     """The source modules among `code`, and for each how the test at `path` imports it (pattern, hint)."""
-    modules = {p: t for p, t in code.items() if _is_module(layout, p)}
+    modules = {p: t for p, t in code.items() if layout.is_source(p)}
     return modules, {p: layout.module_import(path, p, crate) for p in modules}
 
 
@@ -98,12 +98,7 @@ def _after_imports(lines: list[str]) -> int:
 
 def import_hints(layout: Layout, path: str, code: Iterable[str], crate: str) -> list[str]:
     """How the test file at `path` imports each module in `code` (`from pkg.mod import ...`)."""
-    return [layout.module_import(path, p, crate)[1] for p in code if _is_module(layout, p)]
-
-
-def _is_module(layout: Layout, path: str) -> bool:
-    """A source file of the template's language (not a test, not a manifest greenloop writes)."""
-    return layout.owner_of(path) == layout.name and not layout.is_test(path) and path not in layout.managed
+    return [layout.module_import(path, p, crate)[1] for p in code if layout.is_source(p)]
 
 
 def _defines(text: str, name: str) -> bool:

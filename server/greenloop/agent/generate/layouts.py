@@ -65,6 +65,10 @@ class Layout:
     def is_test(self, path: str) -> bool:
         return bool(self.test_pattern.search(path))
 
+    def is_source(self, path: str) -> bool:
+        """A source file of the template's language: not a test, not a manifest greenloop writes."""
+        return self.owner_of(path) == self.name and not self.is_test(path) and path not in self.managed
+
     def has_test_case(self, path: str, text: str) -> bool:
         """Whether a test file's text holds a test (helpers such as conftest.py need none)."""
         return PurePosixPath(path).name == "conftest.py" or bool(self.test_case.search(text))

@@ -87,11 +87,7 @@ class ProjectPlan(BaseModel):
         if any(f.path == path for f in self.files):
             raise ValueError(f'the plan has no test file; mark {path} as one ("test": true) or add one')
         layout = self.layout
-        sources = [
-            f.path
-            for f in self.files
-            if layout.owner_of(f.path) == layout.name and f.path not in layout.managed
-        ]
+        sources = [f.path for f in self.files if layout.is_source(f.path)]
         self.files.append(
             PlannedFile(
                 path=path,
@@ -120,9 +116,7 @@ class ProjectPlan(BaseModel):
                     path = normalize_path(dep)
                 except ValueError:
                     continue
-                if path in paths or layout.owner_of(path) != layout.name or layout.is_test(path):
-                    continue
-                if path in layout.managed:
+                if path in paths or not layout.is_source(path):
                     continue
                 paths.add(path)
                 self.files.append(
