@@ -9,7 +9,7 @@ from greenloop.retrieval.context import build_context
 from greenloop.retrieval.frames import parse_frames
 from greenloop.retrieval.index import RepoIndex
 from greenloop.retrieval.model import Context, Definition, FileSymbols, Frame, Location
-from greenloop.retrieval.outline import outline, public_names
+from greenloop.retrieval.outline import outline, public_names, top_level
 from greenloop.retrieval.rank import locate
 from greenloop.retrieval.tokens import count_tokens
 
@@ -26,4 +26,5 @@ __all__ = [
     "outline",
     "parse_frames",
     "public_names",
+    "top_level",
 ]

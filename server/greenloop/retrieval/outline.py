@@ -41,10 +41,15 @@ def outline(path: str, text: str) -> str:
 def public_names(path: str, text: str) -> list[str]:
     """Names of the public top-level definitions (what a test imports from the file)."""
     names = []
-    for definition in extract(path, text.encode()).definitions:
-        if definition.parent is None and _public(definition.name) and definition.name not in names:
+    for definition in top_level(path, text):
+        if _public(definition.name) and definition.name not in names:
             names.append(definition.name)
     return names
+
+
+def top_level(path: str, text: str) -> list[Definition]:
+    """The file's top-level definitions in order, each with its lines (decorators included)."""
+    return [d for d in extract(path, text.encode()).definitions if d.parent is None]
 
 
 def _public(name: str) -> bool:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from greenloop.agent.generate.checks import add_missing_imports, check_test_file
+from greenloop.agent.generate.checks import add_missing_imports, check_test_file, without_copies
 from greenloop.agent.generate.layouts import NODE, PYTHON, RUST
 
 PY_CODE = {"wc/core.py": "def count_words(text):\n    return len(text.split())\n", "pyproject.toml": "[project]\n"}
@@ -103,3 +105,33 @@ def test_tests_the_model_left_in_the_module_are_not_its_api() -> None:
     assert check_test_file(PYTHON, "tests/test_slug.py", fixed, code, "app") == ""
     copied = "from slug import slugify\n\ndef slugify(t):\n    return t\n\n" + test
     assert "defines `slugify` itself" in check_test_file(PYTHON, "tests/test_slug.py", copied, code, "app")
+
+
+def test_copies_of_the_tested_code_are_removed_so_the_real_code_is_imported() -> None:
+    # Qwen2.5-Coder 0.5B wrote count_words into the test file and tested that copy, on every repair
+    test = "def test_a():\n    assert count_words('a') == 1\n"
+    copy = f"import pytest\n\n\n@decorated\ndef count_words(text):\n    return 1\n\n\n{test}"
+    mended = add_missing_imports(PYTHON, "tests/test_core.py", without_copies(PYTHON, "tests/test_core.py", copy, PY_CODE, "wc"), PY_CODE, "wc")
+    assert mended == f"import pytest\nfrom wc.core import count_words\n\n\n{test}"
+    assert check_test_file(PYTHON, "tests/test_core.py", mended, PY_CODE, "wc") == ""
+    # a copy that shadows the import goes too
+    shadow = f"from wc.core import count_words\n\ndef count_words(text):\n    return 1\n\n{test}"
+    assert without_copies(PYTHON, "tests/test_core.py", shadow, PY_CODE, "wc") == f"from wc.core import count_words\n\n\n{test}"
+    # node: a function declaration and an arrow-function binding
+    js = f"{JS_HEAD}const countWords = (t) => 1;\ntest('counts', () => {{\n  assert.strictEqual(countWords('a'), 1);\n}});\n"
+    assert "countWords = (t)" not in without_copies(NODE, "test/words.test.js", js, JS_CODE, "wc")
+
+
+@pytest.mark.parametrize(
+    ("layout", "path", "text", "code"),
+    [
+        # nothing but the copy would be left: no test remains, so the repair request says so
+        (PYTHON, "tests/test_core.py", "def count_words(text):\n    return 1\n", PY_CODE),
+        # Rust: greenloop cannot write the `use` path, so the copy stays for the repair request
+        (RUST, "tests/words.rs", "fn count_words(t: &str) -> usize { 1 }\n\n#[test]\nfn counts() {}\n", RS_CODE),
+        # helpers of the test's own are not the code's names
+        (PYTHON, "tests/test_core.py", "def helper():\n    return 2\n\ndef test_a():\n    assert helper() == 2\n", PY_CODE),
+    ],
+)
+def test_no_copy_is_removed_where_removing_would_not_be_the_fix(layout: Any, path: str, text: str, code: dict[str, str]) -> None:
+    assert without_copies(layout, path, text, code, "word_count") == text

@@ -111,37 +111,33 @@ async def test_prose_is_re_asked_and_fenced_code_extracted(
     assert tree(out)["wordcount/core.py"] == GOOD["wordcount/core.py"]
 
 
-async def test_a_test_file_that_does_not_test_the_code_is_asked_again(
+async def test_a_test_file_that_does_not_test_the_code_is_asked_again_or_mended(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
     # Qwen2.5-Coder 0.5B, asked for a test file, answered with the module under test again, then
     # with its own copy of the functions and tests of that copy (green, whatever the real code does)
     code_again = f"```python\n{GOOD['wordcount/core.py']}```\n"
-    own_copy = f"```python\n{GOOD['wordcount/core.py']}\n\ndef test_counts():\n    assert count_words('a b') == 2\n```"
-    imported_and_copied = f"```python\nfrom wordcount.core import count_words\n\n\n{own_copy[10:]}"
+    test = "def test_counts():\n    assert count_words('a b') == 2\n"
+    own_copy = f"```python\nimport pytest\n\n\n{GOOD['wordcount/core.py']}\n\n{test}```"
     scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
     scripted_llm.script(WC_PLAN, step="generate_plan")
-    odd = {"tests/test_core.py": [code_again, own_copy, imported_and_copied]}
+    odd = {"tests/test_core.py": [code_again, own_copy]}
     scripted_llm.script(file_oracle(GOOD, first=odd), step="generate_file")
     out = tmp_path / "out"
-    settings = local(make_settings, tmp_path, generate={"file_attempts": 4})
-    _, done = await collect(generate(GenerateRequest("a word counter", out), settings))
+    _, done = await collect(generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path)))
 
     assert done.outcome == "green", done.summary + done.evidence
     test_asks = [
         r for r in scripted_llm.requests_for("generate_file") if asked_path(r.body) == "tests/test_core.py"
     ]
-    assert len(test_asks) == 4
-    # each repair is asked afresh, without the unusable reply (shown it, the 0.5B model sent it back)
-    assert all([m["role"] for m in r.messages] == ["system", "user"] for r in test_asks)
-    repairs = [str(r.messages[-1]["content"]) for r in test_asks[1:]]
-    assert "holds no test; write pytest functions named `test_...`" in repairs[0]
-    assert "does not import the code it tests; import it (`from wordcount.core import ...`" in repairs[1]
-    assert "defines `count_words` itself; import them" in repairs[2]
-    assert tree(out)["tests/test_core.py"] == GOOD["tests/test_core.py"]
+    assert len(test_asks) == 2
+    # a repair is asked afresh, without the unusable reply (shown it, the 0.5B model sent it back)
+    assert [m["role"] for m in test_asks[1].messages] == ["system", "user"]
+    assert "holds no test; write pytest functions named `test_...`" in str(test_asks[1].messages[-1]["content"])
     # and with the next seed: the same prompt and seed got the same reply from llama.cpp
-    seeds = [r.body["seed"] for r in test_asks]
-    assert seeds == [seeds[0] + n for n in range(4)]
+    assert test_asks[1].body["seed"] == test_asks[0].body["seed"] + 1
+    # the copy is removed by greenloop and the real code imported: the test tests wordcount/core.py
+    assert tree(out)["tests/test_core.py"] == f"import pytest\nfrom wordcount.core import count_words\n\n\n{test}"
 
 
 async def test_a_test_file_missing_only_its_import_gets_it_from_greenloop(

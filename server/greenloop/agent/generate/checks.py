@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 
 from greenloop.agent.generate.layouts import Layout
-from greenloop.retrieval import public_names
+from greenloop.retrieval import public_names, top_level
 
 _IMPORT_LINE = re.compile(r"^(import|from)\s|^(const|let|var)\s.*\brequire\(")
 _BODY_START = re.compile(r"^(def|class|async|function|test|describe)\b")
@@ -50,13 +50,40 @@ def add_missing_imports(layout: Layout, path: str, text: str, code: Mapping[str,
     lines: list[str] = []
     for module, (_, hint) in imports.items():
         used = [n for n in _api(layout, module, modules[module]) if _uses(text, n) and not _defines(text, n)]
-        if used and "..." in hint and "::" not in hint:
+        if used and _writable(hint):
             lines.append(hint.replace("...", ", ".join(used)))
     if not lines:
         return text
     body = text.splitlines(keepends=True)
     at = _after_imports(body)
     return "".join([*body[:at], *(f"{line}\n" for line in lines), *body[at:]])
+
+
+def without_copies(layout: Layout, path: str, text: str, code: Mapping[str, str], crate: str) -> str:
+    """`text` without its own top-level definitions of the tested code's public names.
+
+    Qwen2.5-Coder 0.5B wrote `count_words` and `top_words` into the test file and tested those
+    copies, through every repair. Removing the copies is mechanical, and `add_missing_imports`
+    then imports the real code. Left as it is where that import cannot be written (Rust) or no
+    test would remain.
+    """
+    modules, imports = _modules(layout, path, code, crate)
+    names = {n for p, t in modules.items() for n in _api(layout, p, t)}
+    imported = any(pattern.search(text) for pattern, _ in imports.values())
+    if not names or not (imported or all(_writable(hint) for _, hint in imports.values())):
+        return text
+    copies = [d for d in top_level(path, text) if d.name in names]
+    if not copies:
+        return text
+    drop = {n for d in copies for n in range(d.start_line - 1, d.end_line)}
+    kept = "".join(line for n, line in enumerate(text.splitlines(keepends=True)) if n not in drop)
+    kept = re.sub(r"\n{4,}", "\n\n\n", kept)
+    return kept if layout.has_test_case(path, kept) else text
+
+
+def _writable(hint: str) -> bool:
+    """Whether greenloop can write the import `hint` describes (python, node; not a Rust path)."""
+    return "..." in hint and "::" not in hint
 
 
 def _modules(

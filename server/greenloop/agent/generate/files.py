@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from greenloop.agent.generate.checks import add_missing_imports, check_test_file, import_hints
+from greenloop.agent.generate.checks import add_missing_imports, check_test_file, import_hints, without_copies
 from greenloop.agent.generate.code_reply import extract_code
 from greenloop.agent.generate.layouts import Layout, crate_name
 from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan
@@ -42,7 +42,7 @@ class FileWriter:
         for attempt in range(self.attempts):
             reply = await self.llm.complete(messages, step="generate_file", attempt=attempt)
             code = extract_code(reply, spec.path, [f.path for f in self.plan.files])
-            text = self._with_imports(spec, code.text, known) if not code.problem else code.text
+            text = self._mended(spec, code.text, known) if not code.problem else code.text
             problem = code.problem or self._test_problem(spec, text, known)
             if not problem:
                 return text
@@ -67,10 +67,13 @@ class FileWriter:
             return ""
         return check_test_file(self.layout, spec.path, text, self._shown(spec, known), crate_name(self.plan.name))
 
-    def _with_imports(self, spec: PlannedFile, text: str, known: Mapping[str, str]) -> str:
+    def _mended(self, spec: PlannedFile, text: str, known: Mapping[str, str]) -> str:
+        """A test file without its copies of the code it tests, and with the import it forgot."""
         if not spec.test:
             return text
-        return add_missing_imports(self.layout, spec.path, text, self._shown(spec, known), crate_name(self.plan.name))
+        shown, crate = self._shown(spec, known), crate_name(self.plan.name)
+        return add_missing_imports(self.layout, spec.path, without_copies(self.layout, spec.path, text, shown, crate),
+                                   shown, crate)
 
     def _shown(self, spec: PlannedFile, known: Mapping[str, str]) -> dict[str, str]:
         """The written files a request for `spec` shows, path -> text."""
