@@ -102,6 +102,24 @@ async def test_a_search_copied_from_the_report_is_answered_with_the_lines_it_is_
     assert "test_calc.py:5|     assert add(2, 3) == 5" in repair
 
 
+async def test_an_edit_that_changes_nothing_is_rejected_and_repaired(
+    calc_project: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # Qwen2.5-Coder 0.5B sent `replace` equal to `search`: reported "applied", the tests were not
+    # even rerun, and the iteration's repair was never asked for
+    same = {**FIX_ADD, "replace": FIX_ADD["search"]}
+    unchanged_file = {"kind": "write", "path": "calc.py", "content": (calc_project / "calc.py").read_text()}
+    scripted_llm.script(plan(same, unchanged_file), plan(FIX_ADD), step="debug_plan", repeat=False)
+    settings = make_settings(calc_project, backend="local", loop={"diagnosis": False, "max_iterations": 1})
+    events, done = await collect(fix(FixRequest(calc_project), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    rejected = [e for e in events if isinstance(e, EditRejected)]
+    assert [e.reason.split(":")[0] for e in rejected] == ["that changes nothing"] * 2
+    assert len([e for e in events if isinstance(e, EditApplied)]) == 1
+    repair = scripted_llm.requests_for("debug_plan")[1].messages[-1]["content"]
+    assert "the new text is the text already there" in repair
+
+
 async def test_a_rejected_plan_sent_back_unchanged_ends_the_repairs(
     calc_project: Path, scripted_llm: Any, make_settings: Any
 ) -> None:

@@ -74,6 +74,10 @@ def _apply_file_action(
             _reject(out, iteration, path, f"{exc}{hint}\nCurrent content of {path}:\n{_numbered(before)}")
             return
         after, match = result.text, result.match
+    if after == before:  # the 0.5B model sent `replace` equal to `search`; "applied" would change nothing
+        _reject(out, iteration, path, "that changes nothing: the new text is the text already there; "
+                "write the corrected text, different from what is in the file")
+        return
     bad_line = introduced_error(path, before, after)
     if bad_line is not None:
         _reject(out, iteration, path, f"the edit would introduce a syntax error at line {bad_line}")
