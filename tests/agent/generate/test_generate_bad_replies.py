@@ -279,7 +279,7 @@ async def test_test_code_where_the_code_belongs_stays_out_of_the_code(
     test_fn = "def test_slugify():\n    assert slugify('Hello World') == 'hello-world'\n"
     module = "def slugify(title: str) -> str:\n    return '-'.join(title.lower().split())\n"
     interfaces = (
-        "## slug.py\n- `slugify(title: str) -> str`: lower case, words joined by hyphens\n"
+        f"## slug.py\n- `slugify(title: str) -> str`: lower case, words joined by hyphens\n```python\n{module}```\n"
         f"## Tests\n```python\nimport pytest\n\n{test_fn}```\n## tests/test_slug.py\n```python\n{test_fn}```\n"
     )
     plan = plan_json(
@@ -301,3 +301,7 @@ async def test_test_code_where_the_code_belongs_stays_out_of_the_code(
     asks = scripted_llm.requests_for("generate_file")
     assert len(asks) == 2  # no repairs
     assert all("assert slugify" not in str(r.messages) for r in asks)  # the interfaces' tests were dropped
+    # the module the interfaces hold is shown whole to the source file, as an outline to the test
+    by_path = {asked_path(r.body): str(r.messages) for r in asks}
+    assert "'-'.join" in by_path["slug.py"] and "'-'.join" not in by_path["tests/test_slug.py"]
+    assert "- `def slugify(title: str) -> str`" in by_path["tests/test_slug.py"]

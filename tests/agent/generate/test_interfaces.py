@@ -1,9 +1,14 @@
-"""clean_interfaces: what a looping or fenced Markdown reply is reduced to."""
+"""clean_interfaces and outline_code_blocks: what the interfaces reply becomes, for every file and for tests."""
 
 from __future__ import annotations
 
-from greenloop.agent.generate.interfaces import clean_interfaces, count_modules, has_content
-from greenloop.agent.generate.layouts import PYTHON, RUST
+from greenloop.agent.generate.interfaces import (
+    clean_interfaces,
+    count_modules,
+    has_content,
+    outline_code_blocks,
+)
+from greenloop.agent.generate.layouts import NODE, PYTHON, RUST
 
 
 def test_repeats_within_a_section_and_repeated_sections_are_dropped() -> None:
@@ -74,3 +79,18 @@ def test_sections_about_tests_or_manifests_are_dropped_with_their_sub_sections()
     assert "## Tests" in clean_interfaces(reply)  # without a layout nothing is dropped
     rust = clean_interfaces("## src/lib.rs\n- `pub fn add(a: i32, b: i32) -> i32`\n## Cargo.toml\n[package]\n", RUST)
     assert rust == "## src/lib.rs\n- `pub fn add(a: i32, b: i32) -> i32`"
+
+
+def test_code_blocks_become_outlines_for_test_files_and_examples_stay() -> None:
+    # the 0.5B model wrote the whole module into the interfaces; a test request showing it got it back
+    doc = (
+        "## stack.py\n```python\n# stack.py\n\nclass Stack:\n    def push(self, item):\n        self.items.append(item)\n\n"
+        "    def pop(self):\n        if not self.items:\n            raise IndexError('empty')\n        return self.items.pop()\n```\n"
+        "Example:\n```python\n>>> Stack().push(1)\n```\n```\ndef bare(x: int) -> int:\n    return x\n```"
+    )
+    assert outline_code_blocks(doc, PYTHON) == (
+        "## stack.py\n- `class Stack`\n  - `def push(self, item)`\n  - `def pop(self)` (raises IndexError)\n"
+        "Example:\n```python\n>>> Stack().push(1)\n```\n- `def bare(x: int) -> int`"  # an untagged block is the template's
+    )
+    js = "## src/a.js\n```javascript\nfunction add(a, b) {\n  return a + b;\n}\nmodule.exports = { add };\n```"
+    assert outline_code_blocks(js, NODE) == "## src/a.js\n- `function add(a, b)`"

@@ -10,7 +10,9 @@ from pathlib import Path
 
 from greenloop.agent.generate.checks import add_missing_imports, check_test_file, import_hints, without_copies
 from greenloop.agent.generate.code_reply import extract_code
+from greenloop.agent.generate.interfaces import outline_code_blocks
 from greenloop.agent.generate.layouts import Layout, crate_name
+from greenloop.agent.generate.planning import plan_for_prompt
 from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan
 from greenloop.agent.prompts import render_prompt
 from greenloop.errors import GreenloopError
@@ -27,11 +29,17 @@ class FileWriter:
     llm: LLMClient
     layout: Layout
     plan: ProjectPlan
-    plan_text: str  # the plan as the model sees it (summary, interfaces, file list)
     request: str
     workspace: Path  # prompt overrides live in <workspace>/.greenloop/prompts/
     attempts: int
     context_chars: int  # budget for the dependencies' text
+
+    def __post_init__(self) -> None:
+        # the plan as the model sees it (summary, interfaces, file list); test files see the
+        # interfaces' code as outlines, as they see the code they test
+        self._plan_text = plan_for_prompt(self.plan)
+        interfaces = outline_code_blocks(self.plan.interfaces, self.layout)
+        self._test_plan_text = plan_for_prompt(self.plan.model_copy(update={"interfaces": interfaces}))
 
     async def write(self, spec: PlannedFile, known: Mapping[str, str]) -> str:
         """The file's text; GreenloopError when no reply holds code after `attempts` requests."""
@@ -110,7 +118,7 @@ class FileWriter:
             template=self.layout.name,
             guidance=self.layout.guidance,
             request=self.request or "(see the plan)",
-            plan=self.plan_text,
+            plan=self._test_plan_text if spec.test else self._plan_text,
             dependencies=self._dependencies(spec, known),
             kind="test file" if spec.test else "source file",
             purpose=spec.purpose or "(see the interfaces)",

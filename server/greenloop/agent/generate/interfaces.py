@@ -14,12 +14,15 @@ from greenloop.agent.generate.layouts import Layout
 from greenloop.agent.generate.planning import step_messages
 from greenloop.errors import GreenloopError
 from greenloop.llm import LLMClient
+from greenloop.retrieval import outline
 
 _FENCED = re.compile(r"^```[\w+-]*[ \t]*\n((?:(?!```).)*?)\n?```$", re.S)
 _OPEN_MD = re.compile(r"^```(?:markdown|md)[ \t]*\n")
 _HEADING = re.compile(r"^#{1,6}\s")
 _MODULE_HEADING = re.compile(r"^#{1,6}\s+`?([\w.-]+/)*[\w-]+\.\w+`?\s*$")  # `## pkg/calc.py`, not `## Data`
 _LEVEL_TITLE = re.compile(r"^(#{1,6})\s+(.*)$")
+_CODE_BLOCK = re.compile(r"^```(?P<info>[\w+-]*)[ \t]*\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)
+_SUFFIX_OF_FENCE = {"python": ".py", "py": ".py", "javascript": ".js", "js": ".js", "rust": ".rs", "rs": ".rs"}
 _TESTS_TITLE = re.compile(r"^(unit\s+|example\s+)?(tests?|testing)(\s+cases?)?$", re.I)
 
 
@@ -110,6 +113,22 @@ def _not_interfaces(title: str, layout: Layout) -> bool:
     name = title.strip(" `*:").removeprefix("File: ").strip(" `*")
     managed = {m.lower() for m in layout.managed}
     return bool(_TESTS_TITLE.match(name)) or layout.is_test(name) or name.lower() in managed
+
+
+def outline_code_blocks(interfaces: str, layout: Layout) -> str:
+    """The document with each code block that defines something shown as an outline (signatures, no bodies).
+
+    Test files are written from the interfaces, not from an implementation. The 0.5B model wrote
+    the whole module into the interfaces, and a test request that showed it got the module back
+    as the "test" on every repair. Blocks with no definitions (examples) stay as they are.
+    """
+
+    def shown(block: re.Match[str]) -> str:
+        suffix = _SUFFIX_OF_FENCE.get(block.group("info").lower() or layout.fence)
+        bullets = outline(f"interfaces{suffix}", block.group("body")) if suffix else ""
+        return bullets if bullets else block.group(0)
+
+    return _CODE_BLOCK.sub(shown, interfaces)
 
 
 def has_content(interfaces: str) -> bool:

@@ -12,7 +12,7 @@ from greenloop.agent.generate.files import FileWriter, write_files
 from greenloop.agent.generate.interfaces import count_modules, write_interfaces
 from greenloop.agent.generate.layouts import Layout
 from greenloop.agent.generate.output import save_plan, write_output
-from greenloop.agent.generate.planning import make_plan, manifests, plan_for_prompt
+from greenloop.agent.generate.planning import make_plan, manifests
 from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan
 from greenloop.agent.loop import LoopContext, fix_loop
 from greenloop.agent.snapshot import Snapshot
@@ -145,7 +145,6 @@ class Generation:
             llm=self.ctx.ports.llm,
             layout=self.job.layout,
             plan=plan,
-            plan_text=plan_for_prompt(plan),
             request=self.job.request,
             workspace=self.job.out_dir,
             attempts=settings.generate.file_attempts,
