@@ -29,15 +29,13 @@ def local(make_settings: Any, tmp_path: Path, **sections: dict[str, Any]) -> Any
     return make_settings(tmp_path, backend="local", **sections)
 
 
-async def test_duplicate_and_escaping_paths_go_back_to_the_model(
+async def test_escaping_and_placeholder_paths_go_back_to_the_model(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
-    dupes = plan_json(
-        planned("wordcount/core.py"), planned("./wordcount/core.py"), planned("tests/test_core.py", test=True)
-    )
+    placeholder = plan_json(planned("<package>/core.py"), planned("tests/test_core.py", test=True))
     escaping = plan_json(planned("../outside.py"), planned("tests/test_core.py", test=True))
     scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
-    scripted_llm.script(dupes, escaping, WC_PLAN, step="generate_plan", repeat=False)
+    scripted_llm.script(placeholder, escaping, WC_PLAN, step="generate_plan", repeat=False)
     scripted_llm.script(file_oracle(GOOD), step="generate_file")
     out = tmp_path / "out"
     settings = local(make_settings, tmp_path, llm={"repair_attempts": 2})
@@ -46,7 +44,7 @@ async def test_duplicate_and_escaping_paths_go_back_to_the_model(
     assert done.outcome == "green", done.summary + done.evidence
     asks = scripted_llm.requests_for("generate_plan")
     assert len(asks) == 3
-    assert "more than once: wordcount/core.py" in json.dumps(asks[1].messages)
+    assert "is a placeholder; name the real file" in json.dumps(asks[1].messages)
     assert "escapes the project folder" in json.dumps(asks[2].messages)
     assert not (tmp_path / "outside.py").exists()
 

@@ -129,15 +129,18 @@ class ProjectPlan(BaseModel):
                 )
 
     def _check_paths(self) -> None:
-        seen: set[str] = set()
-        dupes: list[str] = []
+        """Normalize every path; a file listed twice (however spelled) is one file: the first entry,
+        with the dependencies of both. The 0.5B model listed `tests/test_stack.py` twice and did so
+        again on every repair request."""
+        first: dict[str, PlannedFile] = {}
         for f in self.files:
             f.path = normalize_path(f.path)
-            if f.path in seen:
-                dupes.append(f.path)
-            seen.add(f.path)
-        if dupes:
-            raise ValueError(f"these paths appear more than once: {', '.join(sorted(set(dupes)))}")
+            if f.path in first:
+                kept = first[f.path]
+                kept.depends_on += [d for d in f.depends_on if d not in kept.depends_on]
+            else:
+                first[f.path] = f
+        self.files = list(first.values())
 
     def _check_template(self) -> None:
         layout = self.layout
