@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,8 +16,6 @@ from greenloop.settings_doc import DOC_PATH, main, render
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    import os
-
     for name in list(os.environ):
         if name.startswith("GREENLOOP_"):
             monkeypatch.delenv(name)
@@ -91,6 +92,15 @@ def test_configuration_page_is_current() -> None:
     assert DOC_PATH.read_text(encoding="utf-8") == render(), (
         "docs/configuration.md is stale: run `python -m greenloop.settings_doc`"
     )
+
+
+def test_the_extension_settings_mirror_the_server() -> None:
+    # CI was red from 784ed69 on: llm.stop_repeats was added here and not to package.json, and
+    # only the extension's own checks (after the whole Python suite) compared them
+    script = DOC_PATH.parents[1] / "vscode-extension" / "scripts" / "sync-settings.mjs"
+    env = {"PATH": os.environ["PATH"], "PYTHON": sys.executable}
+    result = subprocess.run(["node", str(script), "--check"], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_configuration_page_lists_every_parameter() -> None:
