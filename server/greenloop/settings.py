@@ -44,7 +44,16 @@ class LLMSettings(_Section):
     api_key: SecretStr | None = Field(default=None, description="API key. Unset: OPENAI_API_KEY. Never logged.")
     model: str = Field(default="local", description="Model name sent to the endpoint.")
     temperature: float = Field(default=0.2, ge=0.0, le=2.0, description="Sampling temperature.")
-    seed: int | None = Field(default=1234, description="Seed sent with every call and stored with the run.")
+    seed: int | None = Field(
+        default=1234, description="Seed sent with every call and stored with the run (a request asked again: +1 each time)."
+    )
+    retry_temperature_step: float = Field(
+        default=0.3,
+        ge=0.0,
+        le=1.0,
+        description="Added to the temperature each time a request is asked again (a repair), up to 1.0, so "
+        "that the retry can differ from the reply it repairs.",
+    )
     max_tokens: int = Field(default=2048, gt=0, description="Completion token cap per call.")
     timeout: float = Field(default=300.0, gt=0, description="Seconds before one HTTP request is abandoned.")
     max_retries: int = Field(default=4, ge=0, description="Retries on 429, 5xx, timeouts, connection errors.")

@@ -23,6 +23,10 @@ class Plan(BaseModel):
     confidence: float
 
 
+def settings_for(base: Settings, **llm: object) -> Settings:
+    return base.model_copy(update={"llm": base.llm.model_copy(update=llm)})
+
+
 GOOD = {"diagnosis": "off by one", "steps": ["fix range"], "confidence": 0.8}
 
 
@@ -146,11 +150,11 @@ async def test_huge_structured_reply_is_parsed(scripted_llm: ScriptedLLM, llm_cl
     assert len(plan.steps) == 500
 
 
-async def test_a_request_asked_again_is_sampled_with_the_next_seed(
+async def test_a_request_asked_again_is_sampled_with_the_next_seed_and_hotter(
     scripted_llm: ScriptedLLM, scripted_settings: Settings
 ) -> None:
-    # with one seed, llama.cpp answered a repeated request byte for byte the same: every
-    # repair after the first was wasted. The seed sent is the one recorded.
+    # at temperature 0.2 the 0.5B model answered a repeated request byte for byte the same, with the
+    # same seed and with the next: every repair after the first was wasted. What is sent is recorded.
     scripted_llm.script("not json", "still not", GOOD, step="plan")
     scripted_llm.script("a", "b", step="file")
     records: list[CallRecord] = []
@@ -162,4 +166,11 @@ async def test_a_request_asked_again_is_sampled_with_the_next_seed(
     sent = [r.body["seed"] for r in scripted_llm.requests]
     assert sent == [1234, 1235, 1236, 1236, 1234, 1235]
     assert [r.seed for r in records] == sent
+    temperatures = [r.body["temperature"] for r in scripted_llm.requests]
+    assert temperatures == pytest.approx([0.2, 0.5, 0.8, 0.8, 0.2, 0.5])  # + llm.retry_temperature_step
+    assert [r.temperature for r in records] == temperatures
+    async with open_llm(settings_for(scripted_settings, temperature=0.9)) as llm:
+        scripted_llm.script("c", step="file")
+        await llm.complete(ASK, step="file", attempt=3)
+    assert scripted_llm.requests[-1].body["temperature"] == 1.0  # capped
     assert [r.outcome for r in records] == ["failed", "failed", "repaired", "ok", "ok", "ok"]

@@ -185,12 +185,12 @@ class LLMClient:
 
     # -- requests ------------------------------------------------------------------
     def _body(self, messages: Messages, max_tokens: int | None, attempt: int = 0) -> dict[str, Any]:
-        """The request; a request asked again gets the next seed: with the same seed, the same
-        prompt gets the same reply (llama.cpp sent a refused file back byte for byte, twice)."""
+        """The request. One asked again gets the next seed and a higher temperature: the 0.5B model
+        at 0.2 sent a refused reply back byte for byte, with the same seed and with the next one."""
         body: dict[str, Any] = {
             "model": self.settings.model,
             "messages": messages,
-            "temperature": self.settings.temperature,
+            "temperature": self._temperature(attempt),
             "max_tokens": max_tokens or self.settings.max_tokens,
         }
         if self.settings.seed is not None:
@@ -198,6 +198,10 @@ class LLMClient:
         if self.settings.stop_repeats:
             body.update(_STREAMED)
         return body
+
+    def _temperature(self, attempt: int) -> float:
+        base = self.settings.temperature
+        return max(base, min(1.0, base + self.settings.retry_temperature_step * attempt)) if attempt else base
 
     def _structured_body(
         self, messages: Messages, json_schema: dict[str, Any], mode: Mode, step: str, attempt: int
@@ -352,7 +356,7 @@ class LLMClient:
             model = exchange.model
         record = CallRecord(
             step=call.step, model=model, base_url=self.base_url, seed=call.body.get("seed"),
-            temperature=self.settings.temperature, prompt_tokens=prompt_tokens,
+            temperature=call.body["temperature"], prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens, tokens_estimated=estimated,
             latency=time.perf_counter() - call.started, ttft=call.ttft,
             request_bytes=len(json.dumps(call.body).encode()),
