@@ -303,3 +303,19 @@ async def test_test_code_where_the_code_belongs_stays_out_of_the_code(
     by_path = {asked_path(r.body): str(r.messages) for r in asks}
     assert "'-'.join" in by_path["slug.py"] and "'-'.join" not in by_path["tests/test_slug.py"]
     assert "- `def slugify(title: str) -> str`" in by_path["tests/test_slug.py"]
+
+
+async def test_a_file_list_of_tests_alone_gets_the_modules_of_the_interfaces(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the 0.5B model's csv-stats plans listed tests only, through every repair (error at cefb39e)
+    tests_only = plan_json(planned("tests/test_core.py", depends_on=("tests/test_main.py",), test=True))
+    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
+    scripted_llm.script(tests_only, step="generate_plan")
+    scripted_llm.script(file_oracle(GOOD), step="generate_file")
+    out = tmp_path / "out"
+    _, done = await collect(generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path)))
+
+    assert done.outcome == "green", done.summary + done.evidence
+    assert len(scripted_llm.requests_for("generate_plan")) == 1  # no repair request
+    assert {"wordcount/core.py", "tests/test_core.py"} <= set(tree(out))

@@ -115,6 +115,16 @@ def test_a_plan_of_tests_alone_gets_the_source_files_they_depend_on() -> None:
     only_tests = plan_data({"path": "tests/test_a.py", "depends_on": ["src/a.js", "test_b.py", "pyproject.toml"]})
     with pytest.raises(ValidationError, match="only test files"):
         python_plan(only_tests)
+    # with no source file named anywhere in the list, the interfaces' modules are the sources
+    # (the 0.5B model's tests depended on another test; its interfaces had `## csvstats.py`)
+    tests_only = {"path": "tests/test_csv.py", "depends_on": ["tests/test_main.py"]}
+    files = plan_schema(get_layout("python"), 40, interfaces=False, modules=("csvstats.py", "tests/test_x.py"))
+    assert [(f.path, f.depends_on) for f in files.model_validate(plan_data(tests_only)).files] == [
+        ("tests/test_csv.py", ["csvstats.py"]), ("csvstats.py", [])
+    ]
+    doc = "## `csvstats.py`\n- `column_stats(path: str, column: str) -> dict`\n## Data\n- rows"
+    full = python_plan(plan_data(tests_only, interfaces=doc))
+    assert [f.path for f in full.files] == ["tests/test_csv.py", "csvstats.py"]
 
 
 def test_an_empty_file_list_is_refused_and_the_schema_says_so() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from greenloop.agent.generate.layouts import Layout
 from greenloop.agent.generate.planning import step_messages
+from greenloop.agent.generate.project_plan import interface_modules
 from greenloop.errors import GreenloopError
 from greenloop.llm import LLMClient
 from greenloop.retrieval import outline
@@ -19,7 +20,6 @@ from greenloop.retrieval import outline
 _FENCED = re.compile(r"^```[\w+-]*[ \t]*\n((?:(?!```).)*?)\n?```$", re.S)
 _OPEN_MD = re.compile(r"^```(?:markdown|md)[ \t]*\n")
 _HEADING = re.compile(r"^#{1,6}\s")
-_MODULE_HEADING = re.compile(r"^#{1,6}\s+`?([\w.-]+/)*[\w-]+\.\w+`?\s*$")  # `## pkg/calc.py`, not `## Data`
 _LEVEL_TITLE = re.compile(r"^(#{1,6})\s+(.*)$")
 _CODE_BLOCK = re.compile(r"^```(?P<info>[\w+-]*)[ \t]*\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)
 _SUFFIX_OF_FENCE = {"python": ".py", "py": ".py", "javascript": ".js", "js": ".js", "rust": ".rs", "rs": ".rs"}
@@ -163,4 +163,4 @@ def _balanced_fences(lines: list[str]) -> list[str]:
 
 def count_modules(interfaces: str) -> int:
     """How many distinct `## <path>` headings the document has (the model's own sub-headings are not modules)."""
-    return len({line.strip(" #`") for line in interfaces.splitlines() if _MODULE_HEADING.match(line.strip())})
+    return len(interface_modules(interfaces))

@@ -8,7 +8,13 @@ from pydantic import BaseModel, Field
 
 from greenloop.agent.generate.layouts import Layout
 from greenloop.agent.generate.plan_doc import parse_plan
-from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan, plan_schema, validate_plan
+from greenloop.agent.generate.project_plan import (
+    PlannedFile,
+    ProjectPlan,
+    interface_modules,
+    plan_schema,
+    validate_plan,
+)
 from greenloop.agent.generate.request import read_plan_file
 from greenloop.agent.prompts import render_prompt
 from greenloop.errors import GreenloopError
@@ -108,7 +114,8 @@ async def make_plan(
         managed=" or ".join(f"`{m}`" for m in layout.managed),
         small_steps=small,
     )
-    schema = plan_schema(layout, settings.generate.max_files, interfaces=False)
+    modules = tuple(interface_modules(interfaces))
+    schema = plan_schema(layout, settings.generate.max_files, interfaces=False, modules=modules)
     try:
         files = await llm.structured(messages, schema, step="generate_plan")
     except StructuredOutputError as exc:

@@ -13,6 +13,7 @@ from greenloop.agent.generate.layouts import Layout, crate_name
 from greenloop.errors import GreenloopError
 
 _PACKAGE_SPEC = re.compile(r"^[A-Za-z0-9@][A-Za-z0-9._\-/@<>=!~\[\],]*$")
+_MODULE_HEADING = re.compile(r"^#{1,6}[ \t]+`?((?:[\w.-]+/)*[\w-]+\.\w+)`?[ \t]*$", re.M)  # `## pkg/calc.py`
 
 
 class PlannedFile(BaseModel):
@@ -35,6 +36,8 @@ class ProjectPlan(BaseModel):
     # Set on the per-template subclass that `plan_schema` makes; None: no template checks.
     layout: ClassVar[Layout | None] = None
     max_files: ClassVar[int] = 40
+    # the interfaces' `## <path>` modules, for the schema the model fills in after writing them
+    modules: ClassVar[tuple[str, ...]] = ()
 
     name: str = Field(default="app", description="Short project name, e.g. 'word_count'.")
     summary: str = Field(default="", description="Two or three sentences: what the program does.")
@@ -100,33 +103,38 @@ class ProjectPlan(BaseModel):
         )
 
     def _add_left_out_sources(self) -> None:
-        """A plan of tests alone gets the source files they depend on (of the template's language).
+        """A plan of tests alone gets the source files they depend on, else the interfaces' modules
+        (of the template's language); each test then depends on them.
 
-        Qwen2.5-Coder 0.5B listed only `tests/test_column_stats.py` and the like, each depending on
-        `csvstats.py`, and sent the same list back to every repair. Elsewhere an unknown
-        dependency is dropped: a file the model only named in passing is not worth a model call.
+        Qwen2.5-Coder 0.5B listed only `tests/test_column_stats.py` and the like, depending on
+        `csvstats.py` (or on another test), and sent the same list back to every repair. Elsewhere
+        an unknown dependency is dropped: a file only named in passing is not worth a model call.
         """
         layout = self.layout
         if layout is None:
             return
-        paths = {f.path for f in self.files}
-        for f in list(self.files):
-            for dep in f.depends_on:
-                try:
-                    path = normalize_path(dep)
-                except ValueError:
-                    continue
-                if path in paths or not layout.is_source(path):
-                    continue
-                paths.add(path)
-                self.files.append(
-                    PlannedFile(
-                        path=path,
-                        purpose=f"The code {f.path} tests, as the interfaces describe it "
-                        "(added by greenloop: the file list had only tests).",
-                        component=f.component.strip() or "main",
-                    )
+        tests = list(self.files)
+        wanted = [dep for f in tests for dep in f.depends_on]
+        wanted += list(self.modules or interface_modules(self.interfaces))
+        added: list[str] = []
+        for dep in wanted:
+            try:
+                path = normalize_path(dep)
+            except ValueError:
+                continue
+            if path in added or not layout.is_source(path):
+                continue
+            added.append(path)
+            self.files.append(
+                PlannedFile(
+                    path=path,
+                    purpose="The code the tests test, as the interfaces describe it "
+                    "(added by greenloop: the file list had only tests).",
+                    component=tests[0].component.strip() or "main",
                 )
+            )
+        for f in tests:
+            f.depends_on += [p for p in added if p not in f.depends_on]
 
     def _check_paths(self) -> None:
         """Normalize every path; a file listed twice (however spelled) is one file: the first entry,
@@ -189,6 +197,11 @@ class ProjectPlan(BaseModel):
         return [f for f in self.files if f.component == component]
 
 
+def interface_modules(interfaces: str) -> list[str]:
+    """The `## <path>` headings of an interfaces document, in order, each once."""
+    return list(dict.fromkeys(m.group(1) for m in _MODULE_HEADING.finditer(interfaces)))
+
+
 def normalize_path(path: str) -> str:
     """A clean relative posix path, or ValueError saying why it is not one."""
     raw = path.strip().strip("`").replace("\\", "/")
@@ -210,10 +223,15 @@ def normalize_path(path: str) -> str:
     return norm
 
 
-def plan_schema(layout: Layout, max_files: int, *, interfaces: bool = True) -> type[ProjectPlan]:
+def plan_schema(
+    layout: Layout, max_files: int, *, interfaces: bool = True, modules: tuple[str, ...] = ()
+) -> type[ProjectPlan]:
     """ProjectPlan validated against one template. `interfaces=False`: the schema the model fills in
-    after writing the interfaces as Markdown (the field is left out of the schema and defaults to "")."""
-    namespace: dict[str, Any] = {"layout": layout, "max_files": max_files, "__module__": __name__}
+    after writing the interfaces as Markdown (the field is left out of the schema and defaults to "";
+    `modules` are that document's modules)."""
+    namespace: dict[str, Any] = {
+        "layout": layout, "max_files": max_files, "modules": modules, "__module__": __name__
+    }
     if not interfaces:
         namespace["__annotations__"] = {"interfaces": SkipJsonSchema[str]}
         namespace["interfaces"] = ""
