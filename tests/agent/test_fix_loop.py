@@ -11,7 +11,7 @@ import docker
 import pytest
 
 from greenloop.agent import FixRequest, fix
-from greenloop.agent.events import EditApplied, EditRejected, EnvironmentChanged, Message
+from greenloop.agent.events import EditApplied, EditRejected, EnvironmentChanged, Message, TestsRan
 from tests.agent.conftest import FIX_ADD, collect, kinds, plan, tree_bytes, write_project
 from tests.support.scripted_llm import slow
 
@@ -172,6 +172,33 @@ async def test_a_change_that_removes_tests_is_undone(calc_project: Path, scripte
     second = scripted_llm.requests_for("debug_plan")[1].messages[-1]["content"]
     assert "result: undone: fewer tests ran (2 -> 0)" in second
     assert "test_add" in second and "assert add(2, 3) == 5" in second  # the failure is still shown
+
+
+async def test_a_run_that_ends_red_leaves_its_best_state_not_its_last(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # Qwen2.5-Coder 0.5B overwrote a 40-line test file with one `assert` in the last iteration: the
+    # collection error was left to a next iteration that never came, and was the result offered
+    ws = write_project(
+        tmp_path / "ws",
+        {
+            "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a + b\n",
+            "test_calc.py": "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+            "def test_mul():\n    assert mul(2, 3) == 6\n",
+        },
+    )
+    one_assert = {"kind": "write", "path": "test_calc.py", "content": "assert mul(2, 3) == 6\n"}
+    scripted_llm.script(plan(FIX_ADD), plan(one_assert), step="debug_plan", repeat=False)
+    settings = make_settings(ws, backend="local", loop={"diagnosis": False, "max_iterations": 2})
+    events, done = await collect(fix(FixRequest(ws), settings))
+
+    assert [(e.passed, e.failed, e.errors) for e in events if isinstance(e, TestsRan)] == [(0, 2, 0), (1, 1, 0), (0, 0, 1)]
+    assert done.outcome == "budget"
+    assert done.summary.startswith("Stopped after 2 iterations; 1 passed, 1 failed")
+    assert [(c.path, "a + b" in c.after) for c in done.changes.files] == [("calc.py", True)]  # test file as it was
+    warned = [e.text for e in events if isinstance(e, Message) and e.level == "warning"]
+    assert warned[-1].startswith("Kept the files as they were after iteration 1 (1 passed, 1 failed")
+    assert (ws / "test_calc.py").read_text().startswith("from calc import")  # the person's files: untouched
 
 
 async def test_plan_writing_outside_the_workspace_is_refused(

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from greenloop.agent.actions import ApplyOutcome, apply_plan
+from greenloop.agent.best import BestState
 from greenloop.agent.budget import Budget
 from greenloop.agent.context import ContextBuilder, focus_text, render_failures
 from greenloop.agent.events import (
@@ -175,9 +176,21 @@ async def _iterations(
     max_it = ctx.settings.loop.max_iterations
     invalid_in_a_row = 0
     instruction_done = instruction is None
+    best = BestState()  # a run that ends red leaves its best state (an improve run: once its change is made)
+    if instruction_done:
+        best.offer(report, snapshot, 0)
+
+    def stop(outcome: Outcome, summary: str, iterations: int, evidence: str = "", tests: bool = False) -> Iterator[Event]:
+        kept, note = best.keep(snapshot, report)
+        if note:
+            yield ctx.stamp(Message(text=note, level="warning"))
+        summary = f"{summary}; {kept.summary()}." if tests else summary
+        yield ctx.done(snapshot, outcome, summary, iterations, evidence)
+
     for iteration in range(1, max_it + 1):
         if (why := ctx.over_budget()) is not None:
-            yield ctx.done(snapshot, "budget", f"Stopped: {why}.", iteration - 1, why)
+            for event in stop("budget", f"Stopped: {why}.", iteration - 1, why):
+                yield event
             return
         yield ctx.stamp(IterationStarted(iteration=iteration, max_iterations=max_it))
         step = _Step(ctx, snapshot, report, iteration, instruction, focus, instruction_done)
@@ -185,12 +198,14 @@ async def _iterations(
         async for event in step.run():
             yield event
         if step.stuck is not None:
-            yield ctx.done(snapshot, "stuck", "Stopped: the model repeats an attempt that did not work.", iteration, step.stuck)
+            for event in stop("stuck", "Stopped: the model repeats an attempt that did not work.", iteration, step.stuck):
+                yield event
             return
         invalid_in_a_row = invalid_in_a_row + 1 if step.plan is None else 0
         if invalid_in_a_row >= INVALID_PLANS_IN_A_ROW:
             msg = "The model did not return a valid plan; nothing was changed by this iteration."
-            yield ctx.done(snapshot, "error", msg, iteration, step.error)
+            for event in stop("error", msg, iteration, step.error):
+                yield event
             return
         fixing = instruction_done  # not carrying out a request (which may be to remove tests)
         instruction_done = instruction_done or step.changed_files
@@ -204,14 +219,15 @@ async def _iterations(
                 yield ctx.stamp(Message(text=f"Iteration {iteration}'s change was undone: {undone}.", level="warning"))
             else:
                 report = rerun
+                if instruction_done:
+                    best.offer(report, snapshot, iteration)
         step.record_outcome(report, undone)
         yield ctx.budget_event(iteration)
         if instruction_done and (report.green or (report.total == 0 and instruction)):
             yield ctx.done(snapshot, *_success(report, instruction), iteration)
             return
-    yield ctx.done(
-        snapshot, "budget", f"Stopped after {max_it} iterations; {report.summary()}.", max_it, "max iterations reached"
-    )
+    for event in stop("budget", f"Stopped after {max_it} iterations", max_it, "max iterations reached", tests=True):
+        yield event
 
 
 def _tests_lost(before: TestReport, after: TestReport) -> str:

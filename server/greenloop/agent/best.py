@@ -1,0 +1,42 @@
+"""The best state a fix loop has reached, so that a run ending red leaves that state and not its last."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from greenloop.agent.snapshot import Snapshot
+from greenloop_sandbox import TestReport
+
+
+@dataclass
+class BestState:
+    """The files of the run's best test report so far (most passing, then fewest failing).
+
+    Qwen2.5-Coder 0.5B overwrote a 40-line test file with one `assert` in a run's last
+    iteration: 1 passed / 8 failed became 1 error, and that was the result offered.
+    """
+
+    report: TestReport | None = None
+    files: dict[str, bytes] = field(default_factory=dict)
+    iteration: int = 0
+
+    def offer(self, report: TestReport, snapshot: Snapshot, iteration: int) -> None:
+        """Remember the snapshot's files when `report` is better than the best so far."""
+        if self.report is None or _better(report, self.report):
+            self.report, self.files, self.iteration = report, snapshot.files(), iteration
+
+    def keep(self, snapshot: Snapshot, report: TestReport) -> tuple[TestReport, str]:
+        """The report to end with and what to tell the person; restores the best files when they
+        are better than the last (`report`)."""
+        if self.report is None or not _better(self.report, report):
+            return report, ""
+        snapshot.restore(self.files)
+        when = "before any change" if self.iteration == 0 else f"after iteration {self.iteration}"
+        return self.report, (
+            f"Kept the files as they were {when} ({self.report.summary()}); the later changes left "
+            f"fewer tests passing ({report.summary()})."
+        )
+
+
+def _better(a: TestReport, b: TestReport) -> bool:
+    return (a.passed, -(a.failed + a.errors)) > (b.passed, -(b.failed + b.errors))
