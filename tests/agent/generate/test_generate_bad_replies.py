@@ -29,6 +29,13 @@ def local(make_settings: Any, tmp_path: Path, **sections: dict[str, Any]) -> Any
     return make_settings(tmp_path, backend="local", **sections)
 
 
+def script_steps(scripted_llm: Any, interfaces: Any, plan: Any, files: Any) -> None:
+    """Script the three generation steps' replies: interfaces, plan, each file."""
+    scripted_llm.script(interfaces, step="generate_interfaces")
+    scripted_llm.script(plan, step="generate_plan")
+    scripted_llm.script(files, step="generate_file")
+
+
 async def test_escaping_and_placeholder_paths_go_back_to_the_model(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
@@ -147,9 +154,7 @@ async def test_a_test_file_missing_only_its_import_gets_it_from_greenloop(
         planned("wordcount/core.py"),
         planned("tests/test_core.py", depends_on=("wordcount/core.py", "pyproject.toml"), test=True),
     )
-    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
-    scripted_llm.script(plan, step="generate_plan")
-    scripted_llm.script(file_oracle({**GOOD, "tests/test_core.py": no_import}), step="generate_file")
+    script_steps(scripted_llm, WC_INTERFACES, plan, file_oracle({**GOOD, "tests/test_core.py": no_import}))
     out = tmp_path / "out"
     _, done = await collect(generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path)))
 
@@ -286,9 +291,7 @@ async def test_test_code_where_the_code_belongs_stays_out_of_the_code(
         name="app",
     )
     files = {"slug.py": f"# slug.py\n\n{module}\n# tests/test_slug.py\n\nimport pytest\n\n{test_fn}", "tests/test_slug.py": test_fn}
-    scripted_llm.script(interfaces, step="generate_interfaces")
-    scripted_llm.script(plan, step="generate_plan")
-    scripted_llm.script(file_oracle(files), step="generate_file")
+    script_steps(scripted_llm, interfaces, plan, file_oracle(files))
     out = tmp_path / "out"
     _, done = await collect(generate(GenerateRequest("a slugify function", out), local(make_settings, tmp_path)))
 
@@ -310,9 +313,7 @@ async def test_a_file_list_of_tests_alone_gets_the_modules_of_the_interfaces(
 ) -> None:
     # the 0.5B model's csv-stats plans listed tests only, through every repair (error at cefb39e)
     tests_only = plan_json(planned("tests/test_core.py", depends_on=("tests/test_main.py",), test=True))
-    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
-    scripted_llm.script(tests_only, step="generate_plan")
-    scripted_llm.script(file_oracle(GOOD), step="generate_file")
+    script_steps(scripted_llm, WC_INTERFACES, tests_only, file_oracle(GOOD))
     out = tmp_path / "out"
     _, done = await collect(generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path)))
 
