@@ -201,6 +201,31 @@ async def test_a_run_that_ends_red_leaves_its_best_state_not_its_last(
     assert (ws / "test_calc.py").read_text().startswith("from calc import")  # the person's files: untouched
 
 
+async def test_a_test_file_that_no_longer_collects_is_not_a_better_state(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the first cell of the generate bench at 4673a95: 0 passed / 3 failed became 1 error (the
+    # one-`assert` test file), and "fewest not passing" ranked that error state as the best one
+    ws = write_project(
+        tmp_path / "ws",
+        {
+            "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a + b\n",
+            "test_calc.py": "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+            "def test_mul():\n    assert mul(2, 3) == 6\n",
+        },
+    )
+    one_assert = {"kind": "write", "path": "test_calc.py", "content": "assert mul(2, 3) == 6\n"}
+    scripted_llm.script(plan(one_assert), step="debug_plan")
+    settings = make_settings(ws, backend="local", loop={"diagnosis": False, "max_iterations": 1})
+    events, done = await collect(fix(FixRequest(ws), settings))
+
+    assert [(e.passed, e.failed, e.errors) for e in events if isinstance(e, TestsRan)] == [(0, 2, 0), (0, 0, 1)]
+    assert done.outcome == "budget" and "0 passed, 2 failed" in done.summary
+    assert done.changes.files == []
+    warned = [e.text for e in events if isinstance(e, Message) and e.level == "warning"]
+    assert warned[-1].startswith("Kept the files as they were before any change (0 passed, 2 failed")
+
+
 async def test_plan_writing_outside_the_workspace_is_refused(
     calc_project: Path, scripted_llm: Any, make_settings: Any
 ) -> None:

@@ -10,7 +10,7 @@ from greenloop_sandbox import TestReport
 
 @dataclass
 class BestState:
-    """The files of the run's best test report so far (most passing, then fewest failing).
+    """The files of the run's best test report so far (most passing, then fewest errors and failing).
 
     Qwen2.5-Coder 0.5B overwrote a 40-line test file with one `assert` in a run's last
     iteration: 1 passed / 8 failed became 1 error, and that was the result offered.
@@ -39,4 +39,7 @@ class BestState:
 
 
 def _better(a: TestReport, b: TestReport) -> bool:
-    return (a.passed, -(a.failed + a.errors)) > (b.passed, -(b.failed + b.errors))
+    """Most passing, then fewest errors, then fewest failing: a test that runs and fails is worth
+    more than one that cannot be collected (the 0.5B model's one-`assert` test file was 1 error
+    against the 3 failing tests it replaced, and ranked better by "fewest not passing")."""
+    return (a.passed, -a.errors, -a.failed) > (b.passed, -b.errors, -b.failed)
