@@ -57,6 +57,11 @@ class Sandbox(abc.ABC):
 
     name: str = "abstract"
 
+    def workspace_dir(self) -> str | None:
+        """The workspace root as the sandbox's commands see it (tracebacks name files under it),
+        or None when the sandbox is not running."""
+        return None
+
     @abc.abstractmethod
     async def start(self) -> None: ...
 

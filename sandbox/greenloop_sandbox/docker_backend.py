@@ -49,6 +49,9 @@ class DockerSandbox(Sandbox):
         self._files: dict[str, bytes] = {}
         self._lock = asyncio.Lock()
 
+    def workspace_dir(self) -> str | None:
+        return WORKSPACE if self._container is not None else None
+
     # lifecycle -----------------------------------------------------------------
     async def start(self) -> None:
         global _reaped

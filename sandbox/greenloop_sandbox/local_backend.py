@@ -51,6 +51,9 @@ class LocalSandbox(Sandbox):
             raise SandboxError("The sandbox is not running: call `await sandbox.start()` first (or it was closed).")
         return self.root / "workspace"
 
+    def workspace_dir(self) -> str | None:
+        return None if self.root is None else str(self.workspace)
+
     async def start(self) -> None:
         iso = await asyncio.to_thread(probe_isolation)
         self.note = iso.note

@@ -102,6 +102,19 @@ async def test_a_search_copied_from_the_report_is_answered_with_the_lines_it_is_
     assert "test_calc.py:5|     assert add(2, 3) == 5" in repair
 
 
+async def test_a_path_under_the_sandboxs_workspace_root_names_the_workspace_file(
+    calc_project: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # Qwen2.5-Coder 0.5B copied `/workspace/roman.py` from a traceback in the Docker sandbox, and
+    # every repair of it was refused as an absolute path
+    absolute = {**FIX_ADD, "path": "/workspace/calc.py"}
+    scripted_llm.script(plan(absolute), step="debug_plan")
+    events, done = await collect(fix(FixRequest(calc_project), make_settings(calc_project, loop={"diagnosis": False})))
+    assert done.outcome == "green", done.summary
+    assert [e.path for e in events if isinstance(e, EditApplied)] == ["calc.py"]
+    assert [c.path for c in done.changes.files] == ["calc.py"]
+
+
 async def test_an_edit_that_changes_nothing_is_rejected_and_repaired(
     calc_project: Path, scripted_llm: Any, make_settings: Any
 ) -> None:

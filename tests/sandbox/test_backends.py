@@ -149,6 +149,19 @@ async def test_sync_is_incremental_and_handles_odd_paths(sandbox: Sandbox) -> No
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_workspace_dir_is_where_commands_run(backend: str, request: pytest.FixtureRequest) -> None:
+    # the fix loop maps a model's absolute path under it (copied from a traceback) to the workspace file
+    if backend == "docker":
+        request.getfixturevalue("docker_images")
+    sb = make(backend, "python")
+    assert sb.workspace_dir() is None
+    async with sb:
+        res = await sb.exec("pwd")
+        assert res.ok and res.stdout.strip() == sb.workspace_dir()
+    assert sb.workspace_dir() is None
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_run_tests_times_out_with_a_report(sandbox: Sandbox) -> None:
     await sandbox.sync({"test_hang.py": b"import time\n\ndef test_hang():\n    time.sleep(60)\n"})
     report = await sandbox.run_tests(timeout=3)

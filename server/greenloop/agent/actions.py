@@ -34,9 +34,10 @@ async def apply_plan(
     `failures` (the report the plan answers) lets a search miss say that its text came from the report.
     """
     out = ApplyOutcome()
+    aliases = tuple(d for d in (sandbox.workspace_dir(),) if d)
     for action in plan.actions:
         if isinstance(action, EditAction | WriteAction):
-            _apply_file_action(action, snapshot, iteration, out, failures or [])
+            _apply_file_action(action, snapshot, iteration, out, failures or [], aliases)
         else:
             await _apply_env_action(action, sandbox, iteration, out)
     return out
@@ -44,10 +45,10 @@ async def apply_plan(
 
 def _apply_file_action(
     action: EditAction | WriteAction, snapshot: Snapshot, iteration: int, out: ApplyOutcome,
-    failures: list[TestFailure],
+    failures: list[TestFailure], aliases: tuple[str, ...],
 ) -> None:
     try:
-        path = safe_relpath(snapshot.root, action.path)
+        path = safe_relpath(snapshot.root, action.path, aliases)
     except UnsafePath as exc:
         _reject(out, iteration, action.path, f"refused: {exc}")
         return

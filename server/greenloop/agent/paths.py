@@ -17,15 +17,22 @@ class UnsafePath(GreenloopError):
     """A path that would escape the workspace or touch a protected folder."""
 
 
-def safe_relpath(root: Path, path: str) -> str:
+def safe_relpath(root: Path, path: str, aliases: tuple[str, ...] = ()) -> str:
     """Normalize `path` to a workspace-relative posix path, or raise UnsafePath.
 
     Refuses absolute paths, `..` that leaves the root, protected folders, `<placeholders>`, and
-    paths that resolve (through a symlink on disk) to somewhere outside `root`.
+    paths that resolve (through a symlink on disk) to somewhere outside `root`. An absolute path
+    under one of `aliases` (the workspace root as the sandbox sees it: `/workspace` in Docker)
+    names the file under the workspace: the 0.5B model copied `/workspace/roman.py` from a traceback.
     """
     raw = path.strip().replace("\\", "/")
     if not raw:
         raise UnsafePath("empty path")
+    for alias in aliases:
+        prefix = alias.rstrip("/") + "/"
+        if raw.startswith(prefix) and raw != prefix:
+            raw = raw[len(prefix):]
+            break
     if raw.startswith("/") or PurePosixPath(raw).is_absolute() or (len(raw) > 1 and raw[1] == ":"):
         raise UnsafePath(f"{path!r} is absolute; use a path relative to the workspace root")
     if _PLACEHOLDER.search(raw):  # small models copy the `<file>` of the prompts' action shapes
