@@ -34,7 +34,7 @@ class BestState:
         when = "before any change" if self.iteration == 0 else f"after iteration {self.iteration}"
         return self.report, (
             f"Kept the files as they were {when} ({self.report.summary()}); the later changes left "
-            f"fewer tests passing ({report.summary()})."
+            f"the tests worse ({report.summary()})."
         )
 
 
