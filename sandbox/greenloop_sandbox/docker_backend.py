@@ -11,6 +11,7 @@ import tarfile
 import tempfile
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -28,6 +29,9 @@ from greenloop_sandbox.tree import SyncState, check_relpath, is_executable_text
 log = logging.getLogger(__name__)
 
 WORKSPACE = "/workspace"
+# The exit code of coreutils `timeout`, which bounds a setup command's build step (a hung
+# `pytest` of the 0.5B model's ran for 20 minutes in a build container that nothing limited).
+_TIMED_OUT = 124
 REPORT_DIR = "/tmp/greenloop-report"
 _reaped = False
 
@@ -159,7 +163,11 @@ class DockerSandbox(Sandbox):
     async def run_setup(self, command: str) -> ExecResult:
         snap = hashlib.sha256(repr(sorted(self._state.hashes.items())).encode()).hexdigest()[:16]
         step = f"run:{command}:{snap}"
-        return await self._add_layer(step, lambda ctx: self._setup_layer(ctx, command))
+        res = await self._add_layer(step, lambda ctx: self._setup_layer(ctx, command))
+        if not res.ok and f"non-zero code: {_TIMED_OUT}" in res.stdout:
+            why = f"the command ran longer than {self.limits.exec_timeout:.0f}s and was stopped\n"
+            return replace(res, stderr=why + res.stderr, timed_out=True)
+        return res
 
     async def _add_layer(self, step: str, make: Callable[[Path], Awaitable[ExecResult]]) -> ExecResult:
         """Build (or reuse) the layer `step` on the current image and move the session onto it."""
@@ -202,7 +210,8 @@ class DockerSandbox(Sandbox):
         await asyncio.to_thread(_write_tree, ctx / "ws", self._files)
         (ctx / "Dockerfile").write_text(
             f"FROM {self.image}\nUSER root\nCOPY --chown=1000:1000 ws/ {WORKSPACE}/\n"
-            f"RUN cd {WORKSPACE} && sh -c {_shq(command)} && chown -R 1000:1000 {WORKSPACE}\nUSER sandbox\n")
+            f"RUN cd {WORKSPACE} && timeout -k 5 {self.limits.exec_timeout:.0f} sh -c {_shq(command)}"
+            f" && chown -R 1000:1000 {WORKSPACE}\nUSER sandbox\n")
         return ExecResult(0, "", "", 0.0)
 
     async def _build_layer(self, tag: str, ctx: Path) -> ExecResult:
@@ -211,7 +220,8 @@ class DockerSandbox(Sandbox):
         files: dict[str, bytes | Path] = {p.name: p for p in names}
         loop = asyncio.get_running_loop()
         start = loop.time()
-        ok, text = await asyncio.to_thread(images.build_image, self._client, tag, dockerfile, files)
+        ok, text = await asyncio.to_thread(images.build_image, self._client, tag, dockerfile, files,
+                                           memory=self.limits.memory, log_limit=self.limits.output_limit)
         out, cut = cap_text(text, self.limits.output_limit)
         return ExecResult(0 if ok else 1, out, "" if ok else out[-4000:], loop.time() - start, truncated=cut)
 

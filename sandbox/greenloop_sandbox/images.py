@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from greenloop_sandbox.base import SandboxError
+from greenloop_sandbox.output import CappedOutput
 from greenloop_sandbox.templates import EnvTemplate
 
 log = logging.getLogger(__name__)
@@ -124,8 +125,14 @@ def build_template_image(client: Any, template: EnvTemplate, *, force: bool = Fa
 
 def build_image(client: Any, tag: str, dockerfile: str, files: Mapping[str, bytes | Path], *,
                 network: str = "none", buildargs: dict[str, str] | None = None,
-                labels: dict[str, str] | None = None) -> tuple[bool, str]:
-    """Build `dockerfile` with `files` (bytes, or a directory to copy) as context; (ok, build log)."""
+                labels: dict[str, str] | None = None, memory: str | None = None,
+                log_limit: int = 1_000_000) -> tuple[bool, str]:
+    """Build `dockerfile` with `files` (bytes, or a directory to copy) as context; (ok, build log).
+
+    `memory` limits each build step's container; the log keeps about `log_limit` bytes (head and tail).
+    """
+    from docker.utils import parse_bytes
+
     with tempfile.TemporaryFile() as ctx:
         with tarfile.open(fileobj=ctx, mode="w") as tar:
             _add_bytes(tar, "Dockerfile", dockerfile.encode())
@@ -135,18 +142,19 @@ def build_image(client: Any, tag: str, dockerfile: str, files: Mapping[str, byte
                 else:
                     _add_bytes(tar, name, content)
         ctx.seek(0)
-        lines: list[str] = []
+        log = CappedOutput(log_limit)
         ok = True
+        limits = {"memory": parse_bytes(memory), "memswap": parse_bytes(memory)} if memory else None
         stream = client.api.build(fileobj=ctx, custom_context=True, tag=tag, rm=True, forcerm=True,
                                   network_mode=network, buildargs=buildargs or {}, decode=True, pull=False,
-                                  labels={IMAGE_LABEL: "layer", **(labels or {})})
+                                  labels={IMAGE_LABEL: "layer", **(labels or {})}, container_limits=limits)
         for chunk in stream:
             if "stream" in chunk:
-                lines.append(str(chunk["stream"]))
+                log.feed(str(chunk["stream"]).encode())
             if "error" in chunk:
                 ok = False
-                lines.append(str(chunk["error"]) + "\n")
-        return ok, "".join(lines)
+                log.feed((str(chunk["error"]) + "\n").encode())
+        return ok, log.text()
 
 
 def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 
 import pytest
 
@@ -59,6 +60,29 @@ async def test_install_is_cached_by_hash_and_survives_a_restart() -> None:
         assert again.ok and "cached layer" in again.stdout
         assert sb.image == image
         assert time.monotonic() - start < 10
+
+
+async def test_a_hung_or_flooding_setup_command_is_stopped_and_capped() -> None:
+    # a `run` action of the 0.5B model (`python3 -m pytest tests/test_from_roman.py`) spun for 20
+    # minutes in a build container that had no time or memory limit, and cancelling could not stop it
+    client = docker_client()
+    before = {c.id for c in client.containers.list(all=True)}
+    limits = Limits(exec_timeout=3, output_limit=100_000, memory="256m")
+    async with DockerSandbox(load_template("python"), limits=limits) as sb:
+        image = sb.image
+        start = time.monotonic()
+        hung = await sb.run_setup("sleep 300")
+        assert not hung.ok and hung.timed_out and "longer than 3s" in hung.stderr
+        assert time.monotonic() - start < 60
+        assert sb.image == image  # no layer from a failed step; the session goes on
+        assert (await sb.exec("echo alive")).stdout.strip() == "alive"
+        flood = await sb.run_setup("yes 0123456789abcdef | head -c 4000000; exit 3")
+        assert not flood.ok and not flood.timed_out and flood.truncated
+        assert len(flood.stdout) < 120_000 and "non-zero code: 3" in flood.stdout
+        fresh = uuid.uuid4().hex  # never a cached layer: a build that once passed would be reused
+        big = await sb.run_setup(f"python3 -c 'b = bytearray(1 << 30); print(len(b))' # {fresh}")
+        assert not big.ok, big.stdout  # the sandbox's memory limit holds in a build step too
+    assert {c.id for c in client.containers.list(all=True)} == before  # build containers too
 
 
 async def test_node_packages_resolve_on_the_host() -> None:
