@@ -28,7 +28,13 @@ from pydantic import BaseModel
 from greenloop.llm import tokens
 from greenloop.llm.cassette import Cassette, Exchange
 from greenloop.llm.errors import LLMError, StructuredOutputError
-from greenloop.llm.json_reply import ReplyError, parse_reply, repair_instruction, schema_instruction
+from greenloop.llm.json_reply import (
+    ReplyError,
+    parse_reply,
+    repair_instruction,
+    retry_instruction,
+    schema_instruction,
+)
 from greenloop.llm.records import CallRecord, Mode, Outcome, Usage, cost_of
 from greenloop.llm.repeats import LoopWatch, trim_loop
 from greenloop.llm.retry import FormatRejected, as_llm_error, delay_for, is_format_rejection, retryable
@@ -176,8 +182,13 @@ class LLMClient:
                         "llm.repair_attempts.",
                         raw_replies,
                     ) from None
-                convo = [*convo, {"role": "assistant", "content": exchange.content},
-                         {"role": "user", "content": repair_instruction(problem)}]
+                if exchange.finish_reason == "repetition":
+                    # asked afresh, without the loop: shown it, the 0.5B model sent its 437-token
+                    # loop back byte for byte, with a new seed and temperature each time
+                    convo = _with_note(messages, retry_instruction(problem))
+                else:
+                    convo = [*convo, {"role": "assistant", "content": exchange.content},
+                             {"role": "user", "content": repair_instruction(problem)}]
                 attempt += 1
                 continue
             await self._record(call, exchange, "ok" if attempt == first else "repaired")
@@ -375,6 +386,15 @@ class LLMClient:
 def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON schema (generating it costs about a millisecond; models do not change)."""
     return schema.model_json_schema()
+
+
+def _with_note(messages: Messages, note: str) -> Messages:
+    """`note` appended to the last user message (or as a new one): a request asked again afresh."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "user":
+            last = {**messages[i], "content": f"{messages[i].get('content', '')}\n\n{note}"}
+            return [*messages[:i], last, *messages[i + 1 :]]
+    return [*messages, {"role": "user", "content": note}]
 
 
 def _with_instruction(messages: Messages, instruction: str) -> Messages:

@@ -145,6 +145,14 @@ def schema_instruction(schema: dict[str, Any]) -> str:
     )
 
 
+def retry_instruction(problem: str) -> str:
+    """The note on a request asked again without its unusable reply (one that looped, say)."""
+    return (
+        f"An earlier reply to this request could not be used. {problem}\n"
+        "Reply with only the complete JSON object that matches the schema."
+    )
+
+
 def repair_instruction(problem: str) -> str:
     """The follow-up message that sends a validation problem back to the model."""
     return (
