@@ -23,6 +23,18 @@ def test_repeats_within_a_section_and_repeated_sections_are_dropped() -> None:
     assert count_modules(clean_interfaces(reply)) == 2
 
 
+def test_a_sub_heading_under_each_function_is_not_a_repeat() -> None:
+    # Qwen2.5-Coder 0.5B's roman.py: from_roman lost its parameters and return to to_roman's headings
+    def function(name: str, param: str, returns: str) -> str:
+        return f"### {name}\n\n#### Parameters:\n- {param}\n\n#### Returns:\n- {returns}\n\n"
+
+    doc = "## roman.py\n\n" + function("to_roman(n: int) -> str", "`n`: 1 to 3999", "the numeral")
+    doc += function("from_roman(s: str) -> int", "`s`: a numeral", "its value")
+    assert clean_interfaces(doc) == doc.strip()
+    # the same trail twice (a looped module section) still goes
+    assert clean_interfaces(doc + doc) == doc.strip()
+
+
 def test_only_path_headings_count_as_modules() -> None:
     # the note once read "Interfaces: 13 module(s)" for two modules and the model's sub-headings
     doc = "# Interfaces\n## `wc/core.py`\n### count_words\n- `count_words(text: str) -> int`\n## wc/cli.py\n## to_f\n## Data"

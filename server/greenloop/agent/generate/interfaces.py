@@ -63,14 +63,20 @@ def clean_interfaces(reply: str, layout: Layout | None = None) -> str:
     elif fenced := _FENCED.match(text):  # one fenced block and nothing else
         text = fenced.group(1).strip()
     out: list[str] = []
-    headings: set[str] = set()
+    headings: set[tuple[str, ...]] = set()
+    trail: list[tuple[int, str]] = []  # the headings above the line: (level, heading)
     section: set[str] = set()
     skipping = False
     for line in text.splitlines():
         key = line.strip()
         if _HEADING.match(key):
-            skipping = key in headings
-            headings.add(key)
+            # a heading repeats when its whole trail does: `#### Parameters` under each function is
+            # not a repeat (the 0.5B model's from_roman lost its parameters to one that was)
+            level = len(key) - len(key.lstrip("#"))
+            trail = [*(h for h in trail if h[0] < level), (level, key)]
+            path = tuple(h for _, h in trail)
+            skipping = path in headings
+            headings.add(path)
             section = set()
         if skipping or (key and key in section and not key.startswith("```")):
             continue
