@@ -61,3 +61,16 @@ def test_comments_that_name_no_other_planned_file_do_not_split() -> None:
     text = "# slug.py\n# config.json\nimport json\n\n\ndef load():\n    return json.loads('{}')\n"
     assert extract_code(f"```python\n{text}```", "slug.py", ["slug.py", "tests/test_slug.py"]).text == text
     assert extract_code(f"```python\n{text}```", "slug.py").text == text  # no plan given: whole
+
+
+def test_a_reply_headed_by_another_planned_file_is_flagged() -> None:
+    # Qwen2.5-Coder 0.5B, asked for fizzbuzz.py, sent `# pyproject.toml` and a poetry manifest
+    manifest = '```python\n# pyproject.toml\n\n[tool.poetry]\nname = "app"\n```\n'
+    planned = ["fizzbuzz.py", "tests/test_fizzbuzz.py", "pyproject.toml"]
+    assert extract_code(manifest, "fizzbuzz.py", planned).problem == (
+        "it holds `pyproject.toml` (its first line names that file), not `fizzbuzz.py`"
+    )
+    # the same reply bare, and a file headed by its own name or by a file not in the plan, are fine
+    assert extract_code(manifest.strip("`\npython"), "fizzbuzz.py", planned).problem
+    assert not extract_code("# fizzbuzz.py\nN = 1\n", "fizzbuzz.py", planned).problem
+    assert not extract_code("# notes.txt\nN = 1\n", "fizzbuzz.py", planned).problem

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from greenloop.agent.generate import GenerateRequest, generate
-from tests.agent.conftest import collect
+from tests.agent.conftest import collect, plan
 from tests.agent.generate.conftest import (
     WC_FILES,
     WC_INTERFACES,
@@ -113,6 +113,48 @@ async def test_prose_is_re_asked_and_fenced_code_extracted(
     ]
     assert len(core_asks) == 2
     assert "was prose, not the file's code" in core_asks[1].messages[-1]["content"]
+    assert tree(out)["wordcount/core.py"] == GOOD["wordcount/core.py"]
+
+
+async def test_code_that_does_not_parse_is_asked_again_and_kept_only_as_a_last_resort(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # a manifest where a module was asked for (the 0.5B model, for fizzbuzz.py), then a cut-off module
+    manifest = '```python\n[tool.poetry]\nname = "app"\npytest-cov = "^2.18.1"\n```\n'
+    broken = "```python\ndef count_words(text: str) -> int:\n    return len(text.split()\n```\n"
+    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
+    scripted_llm.script(WC_PLAN, step="generate_plan")
+    odd = {"wordcount/core.py": [manifest, broken]}
+    scripted_llm.script(file_oracle(GOOD, first=odd), step="generate_file")
+    out = tmp_path / "out"
+    _, done = await collect(generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path)))
+
+    assert done.outcome == "green", done.summary + done.evidence
+    core_asks = [r for r in scripted_llm.requests_for("generate_file") if asked_path(r.body) == "wordcount/core.py"]
+    assert len(core_asks) == 3
+    assert "it does not parse (a syntax error at line 3)" in core_asks[1].messages[-1]["content"]
+    assert [m["role"] for m in core_asks[2].messages] == ["system", "user"]
+    assert tree(out)["wordcount/core.py"] == GOOD["wordcount/core.py"]
+
+
+async def test_the_last_reply_that_only_fails_to_parse_goes_to_the_fix_loop(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    broken = "```python\ndef count_words(text: str) -> int:\n    return len(text.split()\n```\n"
+    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
+    scripted_llm.script(WC_PLAN, step="generate_plan")
+    prose = "Sure! This module defines count_words, which splits the text and counts the parts."
+    odd = {"wordcount/core.py": [broken, prose, prose]}
+    scripted_llm.script(file_oracle(GOOD, first=odd), step="generate_file")
+    close = {"kind": "edit", "path": "wordcount/core.py", "search": "text.split()\n", "replace": "text.split())\n"}
+    scripted_llm.script(plan(close, diagnosis="a parenthesis is missing"), step="debug_plan")
+    out = tmp_path / "out"
+    _, done = await collect(generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path)))
+
+    # better than no project at all: the files are written and the fix loop repairs the syntax error
+    assert done.outcome == "green", done.summary + done.evidence
+    (fix_ask,) = scripted_llm.requests_for("debug_plan")
+    assert "SyntaxError" in fix_ask.messages[-1]["content"]
     assert tree(out)["wordcount/core.py"] == GOOD["wordcount/core.py"]
 
 

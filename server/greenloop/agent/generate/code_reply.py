@@ -43,13 +43,27 @@ def extract_code(reply: str, path: str, others: Collection[str] = ()) -> CodeRep
     blocks = [m for m in _FENCE.finditer(reply) if m.group("body").strip()]
     if blocks:
         best = max(blocks, key=lambda m: (_names_file(reply, m, path), len(m.group("body"))))
-        return CodeReply(_part_for(_dedent(best.group("body"), best.group("indent")), path, others), "fenced")
+        text = _part_for(_dedent(best.group("body"), best.group("indent")), path, others)
+        return CodeReply(text, "fenced", _other_file(text, path, others))
     text = _part_for(_strip_unclosed_fence(reply), path, others).strip("\n")
     if not text.strip():
         return CodeReply("", "none", f"the reply for {path} was empty")
     if looks_like_prose(text, path):
         return CodeReply(text, "none", f"the reply for {path} was prose, not the file's code")
-    return CodeReply(text.rstrip() + "\n", "bare")
+    return CodeReply(text.rstrip() + "\n", "bare", _other_file(text, path, others))
+
+
+def _other_file(text: str, path: str, others: Collection[str]) -> str:
+    """Why `text` is not `path`'s content when its first line names another planned file, else "".
+
+    Asked for `fizzbuzz.py`, the 0.5B model answered `# pyproject.toml` and a poetry manifest.
+    """
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    named = _PATH_COMMENT.match(first)
+    other = _planned(named.group("path"), path, others) if named else ""
+    if not other or other == path:
+        return ""
+    return f"it holds `{other}` (its first line names that file), not `{path}`"
 
 
 def _part_for(text: str, path: str, others: Collection[str]) -> str:

@@ -15,6 +15,7 @@ from greenloop.agent.generate.layouts import Layout, crate_name
 from greenloop.agent.generate.planning import plan_for_prompt
 from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan
 from greenloop.agent.prompts import render_prompt
+from greenloop.agent.syntax import first_error
 from greenloop.errors import GreenloopError
 from greenloop.llm import LLMClient
 from greenloop.retrieval import outline
@@ -46,14 +47,19 @@ class FileWriter:
         system = {"role": "system", "content": render_prompt("generate_system", self.workspace, package=PROMPTS)}
         prompt = self._prompt(spec, known)
         messages = [system, {"role": "user", "content": prompt}]
-        problem = ""
+        problem, unparsed = "", None
+        others = [*(f.path for f in self.plan.files), *self.layout.managed]
         for attempt in range(self.attempts):
             reply = await self.llm.complete(messages, step="generate_file", attempt=attempt)
-            code = extract_code(reply, spec.path, [f.path for f in self.plan.files])
+            code = extract_code(reply, spec.path, others)
             text = self._mended(spec, code.text, known) if not code.problem else code.text
             problem = code.problem or self._test_problem(spec, text, known)
             if not problem:
-                return text
+                line = first_error(spec.path, text)
+                if line is None:
+                    return text
+                unparsed = text  # kept if no later reply parses: the fix loop then sees the error
+                problem = f"it does not parse (a syntax error at line {line})"
             repair = render_prompt(
                 "generate_file_repair",
                 self.workspace,
@@ -64,6 +70,8 @@ class FileWriter:
             )
             # asked afresh, without the unusable reply: shown it, the 0.5B model sent it back unchanged
             messages = [system, {"role": "user", "content": f"{prompt}\n\n{repair}"}]
+        if unparsed is not None:
+            return unparsed
         raise GreenloopError(
             f"The model never returned the content of {spec.path} ({problem}; {self.attempts} requests). "
             "Run again, use a stronger model (--model), or simplify that file in the plan."
