@@ -55,6 +55,13 @@ class LLMSettings(_Section):
         "that the retry can differ from the reply it repairs.",
     )
     max_tokens: int = Field(default=2048, gt=0, description="Completion token cap per call.")
+    context_window: int | None = Field(
+        default=None,
+        gt=0,
+        description="Tokens the model reads at once. Set: a request that would not fit drops its earlier "
+        "repair exchanges, or fails before it is sent. Unset: local_model.n_ctx for the embedded model, "
+        "else not checked.",
+    )
     timeout: float = Field(default=300.0, gt=0, description="Seconds before one HTTP request is abandoned.")
     max_retries: int = Field(default=4, ge=0, description="Retries on 429, 5xx, timeouts, connection errors.")
     repair_attempts: int = Field(default=2, ge=0, description="Times invalid structured output is sent back.")

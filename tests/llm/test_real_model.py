@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 from pydantic import BaseModel
 
-from greenloop.llm import CallRecord, open_llm
+from greenloop.llm import CallRecord, ContextOverflow, open_llm
 from greenloop.llm.local_model import ready_model
 from greenloop.settings import LocalModelSettings, Settings
 
@@ -96,7 +96,10 @@ async def test_open_llm_starts_the_embedded_model_and_stops_it() -> None:
     settings = Settings(llm={"max_tokens": 8}, local_model={"n_ctx": 1024})
     async with open_llm(settings) as llm:
         assert llm.base_url.startswith("http://127.0.0.1:")
+        assert llm.context_window == 1024  # the server's --n_ctx: longer requests are not sent
         text = await llm.complete([{"role": "user", "content": "Say OK."}], step="ping")
+        with pytest.raises(ContextOverflow, match="context window of 1024 tokens"):
+            await llm.complete([{"role": "user", "content": "word " * 1500}], step="too long")
         port = int(llm.base_url.rsplit(":", 1)[1].split("/")[0])
     assert text.strip()
     assert not await asyncio.to_thread(server_left_on, port)

@@ -30,7 +30,7 @@ from greenloop.agent.plan import DebugPlan
 from greenloop.agent.ports import Ports
 from greenloop.agent.prompts import render_prompt
 from greenloop.agent.snapshot import Snapshot
-from greenloop.llm import StructuredOutputError
+from greenloop.llm import ContextOverflow, LLMError, StructuredOutputError
 from greenloop.settings import Settings
 from greenloop_sandbox import TestReport
 
@@ -195,8 +195,16 @@ async def _iterations(
         yield ctx.stamp(IterationStarted(iteration=iteration, max_iterations=max_it))
         step = _Step(ctx, snapshot, report, iteration, instruction, focus, instruction_done)
         before = snapshot.files()
-        async for event in step.run():
-            yield event
+        try:
+            async for event in step.run():
+                yield event
+        except LLMError as exc:  # the model server failed for good: what the run reached is kept
+            snapshot.restore(before)  # this iteration's changes were never tested
+            yield ctx.stamp(Message(text=f"The model call failed: {exc}", level="error"))
+            summary = f"Stopped in iteration {iteration}: the model call failed"
+            for event in stop("error", summary, iteration - 1, str(exc), tests=True):
+                yield event
+            return
         if step.stuck is not None:
             for event in stop("stuck", "Stopped: the model repeats an attempt that did not work.", iteration, step.stuck):
                 yield event
@@ -339,6 +347,13 @@ class _Step:
         for round_ in range(EDIT_REPAIRS + 1):
             try:
                 plan = await ctx.ports.llm.structured(messages, DebugPlan, step="debug_plan", attempt=round_)
+            except ContextOverflow:
+                if round_ == 0:
+                    raise
+                # a 201-line test file shown with the repair took the embedded model past its 8,192 tokens
+                yield ctx.stamp(Message(text="The repair request would not fit the model's context window; "
+                                             "no more repairs in this iteration.", level="warning"))
+                return
             except StructuredOutputError as exc:
                 self.error = str(exc)
                 self.attempt.actions.append("(no valid plan)")

@@ -3,12 +3,13 @@
 from greenloop.llm.cassette import Cassette
 from greenloop.llm.client import LLMClient
 from greenloop.llm.endpoint import Endpoint, open_llm, resolve_endpoint
-from greenloop.llm.errors import LLMError, StructuredOutputError
+from greenloop.llm.errors import ContextOverflow, LLMError, StructuredOutputError
 from greenloop.llm.records import CallRecord, Usage
 
 __all__ = [
     "CallRecord",
     "Cassette",
+    "ContextOverflow",
     "Endpoint",
     "LLMClient",
     "LLMError",

@@ -38,6 +38,7 @@ from greenloop.llm.json_reply import (
 from greenloop.llm.records import CallRecord, Mode, Outcome, Usage, cost_of
 from greenloop.llm.repeats import LoopWatch, trim_loop
 from greenloop.llm.retry import FormatRejected, as_llm_error, delay_for, is_format_rejection, retryable
+from greenloop.llm.window import fit_messages
 from greenloop.settings import LLMSettings
 
 T = TypeVar("T", bound=BaseModel)
@@ -82,8 +83,10 @@ class LLMClient:
         api_key: str | None,
         sink: Callable[[CallRecord], None] | None = None,
         cassette: Cassette | None = None,
+        context_window: int | None = None,
     ) -> None:
         self.settings = settings
+        self.context_window = context_window or settings.context_window  # tokens; None: not checked
         self.base_url = base_url.rstrip("/")
         self.sink = sink
         self.cassette = cassette
@@ -105,7 +108,7 @@ class LLMClient:
         self, messages: Messages, *, step: str, max_tokens: int | None = None, attempt: int = 0
     ) -> str:
         """The reply text of one chat completion; `attempt` > 0 for a request asked again (next seed)."""
-        call = self._start(step, "text", self._body(messages, max_tokens, attempt))
+        call = self._start(step, "text", self._body(messages, max_tokens, attempt, step))
         call.attempt = attempt
         exchange = await self._exchange(call)
         await self._record(call, exchange, "ok")
@@ -113,7 +116,7 @@ class LLMClient:
 
     async def stream(self, messages: Messages, *, step: str, max_tokens: int | None = None) -> AsyncIterator[str]:
         """Text deltas as they arrive; the call is recorded when the stream ends."""
-        body = {**self._body(messages, max_tokens), **_STREAMED}
+        body = {**self._body(messages, max_tokens, 0, step), **_STREAMED}
         call = self._start(step, "text", body)
         if self.cassette is not None and self.cassette.replaying:
             exchange = await self._exchange(call)
@@ -195,7 +198,7 @@ class LLMClient:
             return value
 
     # -- requests ------------------------------------------------------------------
-    def _body(self, messages: Messages, max_tokens: int | None, attempt: int = 0) -> dict[str, Any]:
+    def _body(self, messages: Messages, max_tokens: int | None, attempt: int, step: str) -> dict[str, Any]:
         """The request. One asked again gets the next seed and a higher temperature: the 0.5B model
         at 0.2 sent a refused reply back byte for byte, with the same seed and with the next one."""
         body: dict[str, Any] = {
@@ -204,6 +207,7 @@ class LLMClient:
             "temperature": self._temperature(attempt),
             "max_tokens": max_tokens or self.settings.max_tokens,
         }
+        body["messages"] = fit_messages(messages, self.context_window, body["max_tokens"], step)
         if self.settings.seed is not None:
             body["seed"] = self.settings.seed + attempt
         if self.settings.stop_repeats:
@@ -219,13 +223,13 @@ class LLMClient:
     ) -> dict[str, Any]:
         if mode == "json_schema":
             name = re.sub(r"[^a-zA-Z0-9_-]", "_", step)[:64] or "reply"
-            body = self._body(messages, None, attempt)
+            body = self._body(messages, None, attempt, step)
             body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": name, "schema": json_schema, "strict": False},
             }
             return body
-        body = self._body(_with_instruction(messages, schema_instruction(json_schema)), None, attempt)
+        body = self._body(_with_instruction(messages, schema_instruction(json_schema)), None, attempt, step)
         if mode == "json_object":
             body["response_format"] = {"type": "json_object", "schema": json_schema}
         return body
@@ -328,9 +332,10 @@ class LLMClient:
             await stream.close()
         if exchange.finish_reason is None:
             raise ValueError(
-                "the stream ended before the reply was complete; llama-cpp-python's server does this "
-                "when another request arrives (start it with --interrupt_requests false), or set "
-                "llm.stop_repeats = false to stop streaming"
+                "the stream ended before the reply was complete: the server stopped mid-reply. "
+                "llama-cpp-python's server does this on a prompt longer than its context window "
+                "(set llm.context_window to the model's --n_ctx), on an error (see its log), and when "
+                "another request arrives unless started with --interrupt_requests false"
             )
 
     async def _retry_or_raise(self, call: _Call, exc: Exception) -> None:

@@ -66,7 +66,7 @@ async def open_llm(
     if cassette is None and settings.llm.cassette:
         cassette = await asyncio.to_thread(_configured_cassette, settings.llm.cassette, settings.llm.cassette_mode)
     async with AsyncExitStack() as stack:
-        base_url = endpoint.base_url
+        base_url, window = endpoint.base_url, settings.llm.context_window
         if base_url is None and cassette is not None and cassette.replaying:
             base_url = REPLAY_URL
         elif base_url is None:
@@ -75,7 +75,8 @@ async def open_llm(
             server = LocalModelServer(settings.local_model, alias=settings.llm.model)
             await stack.enter_async_context(server)
             base_url = server.base_url
+            window = window or settings.local_model.n_ctx
         client = LLMClient(settings.llm, base_url=base_url, api_key=endpoint.api_key, sink=sink,
-                           cassette=cassette)
+                           cassette=cassette, context_window=window)
         stack.push_async_callback(client.aclose)
         yield client

@@ -19,3 +19,7 @@ class StructuredOutputError(LLMError):
     def __init__(self, message: str, raw_replies: list[str]) -> None:
         super().__init__(message)
         self.raw_replies = raw_replies
+
+
+class ContextOverflow(LLMError):
+    """A request would not fit the model's context window; it was not sent."""

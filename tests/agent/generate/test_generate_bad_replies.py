@@ -19,7 +19,7 @@ from tests.agent.generate.conftest import (
     planned,
     tree,
 )
-from tests.support.scripted_llm import Reply
+from tests.support.scripted_llm import Reply, server_error
 
 GOOD = {**WC_FILES, "wordcount/core.py": "def count_words(text: str) -> int:\n    return len(text.split())\n"}
 
@@ -156,6 +156,21 @@ async def test_the_last_reply_that_only_fails_to_parse_goes_to_the_fix_loop(
     (fix_ask,) = scripted_llm.requests_for("debug_plan")
     assert "SyntaxError" in fix_ask.messages[-1]["content"]
     assert tree(out)["wordcount/core.py"] == GOOD["wordcount/core.py"]
+
+
+async def test_a_model_server_failing_in_the_fix_loop_leaves_the_generated_files(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the embedded server dropped a request over its context window: "Nothing was written" lost the project
+    script_steps(scripted_llm, WC_INTERFACES, WC_PLAN, file_oracle(WC_FILES))
+    scripted_llm.script(server_error(500), step="debug_plan")
+    out = tmp_path / "out"
+    _, done = await collect(generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path)))
+
+    assert done.outcome == "error"
+    assert tree(out)["wordcount/core.py"] == WC_FILES["wordcount/core.py"]
+    assert set(WC_FILES) <= set(tree(out))
+    assert "the model call failed" in done.summary and f"greenloop fix {out}" in done.summary
 
 
 async def test_a_test_file_that_does_not_test_the_code_is_asked_again_or_mended(
