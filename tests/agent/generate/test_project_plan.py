@@ -177,6 +177,20 @@ def test_manifest_is_added_once_and_rendered_from_the_packages() -> None:
     )
 
 
+def test_the_toolchain_built_ins_and_the_project_itself_are_no_packages_to_install() -> None:
+    # the 0.5B model's plans listed these; each install failed and cost a host `pip download`
+    python = get_layout("python")
+    listed = ["python", "pytest", "csv", "Dataclasses", "word_count", "wordcount", "rich[jupyter]>=13", "attrs"]
+    data = plan_data({"path": "wordcount/core.py"}, {"path": "tests/test_core.py"}, packages=listed)
+    plan = with_manifest(python_plan(data), python)
+    assert plan.packages == ["rich[jupyter]>=13", "attrs"]
+    assert '"python"' not in manifests(plan, python)["pyproject.toml"]
+    node = get_layout("node")
+    listed = ["test", "assert", "fs", "lodash@4.17.21", "@scope/tool@1.0.0"]
+    data = plan_data({"path": "src/wc.js"}, {"path": "test/wc.test.js"}, packages=listed)
+    assert with_manifest(plan_schema(node, 40).model_validate(data), node).packages == listed[3:]
+
+
 def test_validate_plan_gives_a_clear_error() -> None:
     with pytest.raises(
         GreenloopError, match=r"plan.md: the plan is not usable: .*escapes the project folder"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import re
+from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, Field
 
@@ -142,7 +143,16 @@ def load_plan(path: Path, default_template: str, settings: Settings) -> tuple[Pr
 
 
 def with_manifest(plan: ProjectPlan, layout: Layout) -> ProjectPlan:
-    """The plan with the template's manifest listed first (greenloop writes it, not the model)."""
+    """The plan with the template's manifest listed first (greenloop writes it, not the model), and
+    only the packages that are some: not the toolchain, a built-in module, or the project's own code.
+
+    The 0.5B model listed `python`, `pytest`, `csv` and the project itself; each cost a failed
+    install (a host `pip download`) and a dependency line in the manifest.
+    """
+    own = {_normal(plan.name)} | {_normal(PurePosixPath(f.path).parts[0].removesuffix(".py")) for f in plan.files}
+    not_packages = own | {_normal(name) for name in layout.provided}
+    packages = [p for p in plan.packages if _normal(_package_name(p)) not in not_packages]
+    plan = plan.model_copy(update={"packages": packages})
     manifest = layout.managed[0]
     if any(f.path == manifest for f in plan.files):
         return plan
@@ -172,3 +182,16 @@ def plan_for_prompt(plan: ProjectPlan) -> str:
         f"Project: {plan.name}. {plan.summary.strip()}\n\n### Interfaces\n{plan.interfaces.strip()}\n\n"
         f"### Files\n{listing}\nThird-party packages: {packages}\n"
     )
+
+
+def _package_name(spec: str) -> str:
+    """The name in a package spec: `requests>=2`, `pkg[extra]`, `lodash@4`, `@scope/pkg@1` -> lowercased name."""
+    name = re.split(r"[<>=!~\[ ;]", spec, maxsplit=1)[0]
+    if "@" in name[1:]:
+        name = name[: name.index("@", 1)]
+    return name.lower()
+
+
+def _normal(name: str) -> str:
+    """A name compared the way package indexes compare them (`Word-Count` = `word_count`)."""
+    return re.sub(r"[-_.\s]+", "_", name.strip().lower())
