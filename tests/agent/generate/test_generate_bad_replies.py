@@ -21,6 +21,8 @@ from tests.agent.generate.conftest import (
 )
 from tests.support.scripted_llm import Reply, server_error
 
+PROSE = "Sure! This module defines count_words, which splits the text and counts the parts."
+BROKEN = "```python\ndef count_words(text: str) -> int:\n    return len(text.split()\n```\n"  # cut off
 GOOD = {**WC_FILES, "wordcount/core.py": "def count_words(text: str) -> int:\n    return len(text.split())\n"}
 
 
@@ -34,6 +36,25 @@ def script_steps(scripted_llm: Any, interfaces: Any, plan: Any, files: Any) -> N
     scripted_llm.script(interfaces, step="generate_interfaces")
     scripted_llm.script(plan, step="generate_plan")
     scripted_llm.script(files, step="generate_file")
+
+
+def script_odd_files(scripted_llm: Any, odd: dict[str, list[str]]) -> None:
+    """The word counter's interfaces and plan, and its files with the `odd` replies first, per path."""
+    script_steps(scripted_llm, WC_INTERFACES, WC_PLAN, file_oracle(GOOD, first=odd))
+
+
+async def generated_green(scripted_llm: Any, make_settings: Any, tmp_path: Path, odd: dict[str, list[str]]) -> Path:
+    """The word counter generated through the `odd` replies; it must end green. The output folder."""
+    script_odd_files(scripted_llm, odd)
+    out = tmp_path / "out"
+    _, done = await collect(generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path)))
+    assert done.outcome == "green", done.summary + done.evidence
+    return out
+
+
+def asks_for(scripted_llm: Any, path: str) -> list[Any]:
+    """The requests for one file, in order."""
+    return [r for r in scripted_llm.requests_for("generate_file") if asked_path(r.body) == path]
 
 
 async def test_escaping_and_placeholder_paths_go_back_to_the_model(
@@ -100,17 +121,8 @@ async def test_looping_fenced_interfaces_are_cleaned_and_empty_ones_refused(
 async def test_prose_is_re_asked_and_fenced_code_extracted(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
-    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
-    scripted_llm.script(WC_PLAN, step="generate_plan")
-    prose = "Sure! This module defines count_words, which splits the text and counts the parts."
-    scripted_llm.script(file_oracle(GOOD, first={"wordcount/core.py": [prose]}), step="generate_file")
-    out = tmp_path / "out"
-    _, done = await collect(generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path)))
-
-    assert done.outcome == "green", done.summary + done.evidence
-    core_asks = [
-        r for r in scripted_llm.requests_for("generate_file") if asked_path(r.body) == "wordcount/core.py"
-    ]
+    out = await generated_green(scripted_llm, make_settings, tmp_path, {"wordcount/core.py": [PROSE]})
+    core_asks = asks_for(scripted_llm, "wordcount/core.py")
     assert len(core_asks) == 2
     assert "was prose, not the file's code" in core_asks[1].messages[-1]["content"]
     assert tree(out)["wordcount/core.py"] == GOOD["wordcount/core.py"]
@@ -121,16 +133,8 @@ async def test_code_that_does_not_parse_is_asked_again_and_kept_only_as_a_last_r
 ) -> None:
     # a manifest where a module was asked for (the 0.5B model, for fizzbuzz.py), then a cut-off module
     manifest = '```python\n[tool.poetry]\nname = "app"\npytest-cov = "^2.18.1"\n```\n'
-    broken = "```python\ndef count_words(text: str) -> int:\n    return len(text.split()\n```\n"
-    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
-    scripted_llm.script(WC_PLAN, step="generate_plan")
-    odd = {"wordcount/core.py": [manifest, broken]}
-    scripted_llm.script(file_oracle(GOOD, first=odd), step="generate_file")
-    out = tmp_path / "out"
-    _, done = await collect(generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path)))
-
-    assert done.outcome == "green", done.summary + done.evidence
-    core_asks = [r for r in scripted_llm.requests_for("generate_file") if asked_path(r.body) == "wordcount/core.py"]
+    out = await generated_green(scripted_llm, make_settings, tmp_path, {"wordcount/core.py": [manifest, BROKEN]})
+    core_asks = asks_for(scripted_llm, "wordcount/core.py")
     assert len(core_asks) == 3
     assert "it does not parse (a syntax error at line 3)" in core_asks[1].messages[-1]["content"]
     assert [m["role"] for m in core_asks[2].messages] == ["system", "user"]
@@ -140,19 +144,10 @@ async def test_code_that_does_not_parse_is_asked_again_and_kept_only_as_a_last_r
 async def test_the_last_reply_that_only_fails_to_parse_goes_to_the_fix_loop(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
-    broken = "```python\ndef count_words(text: str) -> int:\n    return len(text.split()\n```\n"
-    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
-    scripted_llm.script(WC_PLAN, step="generate_plan")
-    prose = "Sure! This module defines count_words, which splits the text and counts the parts."
-    odd = {"wordcount/core.py": [broken, prose, prose]}
-    scripted_llm.script(file_oracle(GOOD, first=odd), step="generate_file")
     close = {"kind": "edit", "path": "wordcount/core.py", "search": "text.split()\n", "replace": "text.split())\n"}
     scripted_llm.script(plan(close, diagnosis="a parenthesis is missing"), step="debug_plan")
-    out = tmp_path / "out"
-    _, done = await collect(generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path)))
-
     # better than no project at all: the files are written and the fix loop repairs the syntax error
-    assert done.outcome == "green", done.summary + done.evidence
+    out = await generated_green(scripted_llm, make_settings, tmp_path, {"wordcount/core.py": [BROKEN, PROSE, PROSE]})
     (fix_ask,) = scripted_llm.requests_for("debug_plan")
     assert "SyntaxError" in fix_ask.messages[-1]["content"]
     assert tree(out)["wordcount/core.py"] == GOOD["wordcount/core.py"]
@@ -181,17 +176,9 @@ async def test_a_test_file_that_does_not_test_the_code_is_asked_again_or_mended(
     code_again = f"```python\n{GOOD['wordcount/core.py']}```\n"
     test = "def test_counts():\n    assert count_words('a b') == 2\n"
     own_copy = f"```python\nimport pytest\n\n\n{GOOD['wordcount/core.py']}\n\n{test}```"
-    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
-    scripted_llm.script(WC_PLAN, step="generate_plan")
     odd = {"tests/test_core.py": [code_again, own_copy]}
-    scripted_llm.script(file_oracle(GOOD, first=odd), step="generate_file")
-    out = tmp_path / "out"
-    _, done = await collect(generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path)))
-
-    assert done.outcome == "green", done.summary + done.evidence
-    test_asks = [
-        r for r in scripted_llm.requests_for("generate_file") if asked_path(r.body) == "tests/test_core.py"
-    ]
+    out = await generated_green(scripted_llm, make_settings, tmp_path, odd)
+    test_asks = asks_for(scripted_llm, "tests/test_core.py")
     assert len(test_asks) == 2
     # a repair is asked afresh, without the unusable reply (shown it, the 0.5B model sent it back)
     assert [m["role"] for m in test_asks[1].messages] == ["system", "user"]
@@ -220,7 +207,7 @@ async def test_a_test_file_missing_only_its_import_gets_it_from_greenloop(
         "# tests of the counter\nimport pytest\nfrom wordcount.core import count_words\n\n\n"
         "def test_counts():\n    assert count_words('a b') == 2\n"
     )
-    test_asks = [r for r in scripted_llm.requests_for("generate_file") if asked_path(r.body) == "tests/test_core.py"]
+    test_asks = asks_for(scripted_llm, "tests/test_core.py")
     assert len(test_asks) == 1
     assert "```toml" not in str(test_asks[0].messages)  # the manifest greenloop writes is not shown
 
@@ -244,11 +231,7 @@ async def test_interfaces_with_headings_only_are_asked_for_once_more(
 async def test_a_file_the_model_never_returns_ends_with_a_clear_error(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
-    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
-    scripted_llm.script(WC_PLAN, step="generate_plan")
-    scripted_llm.script(
-        file_oracle(GOOD, first={"tests/test_core.py": ["", "  ", "\n"]}), step="generate_file"
-    )
+    script_odd_files(scripted_llm, {"tests/test_core.py": ["", "  ", "\n"]})
     out = tmp_path / "out"
     settings = local(make_settings, tmp_path, generate={"file_attempts": 3})
     _, done = await collect(generate(GenerateRequest("a word counter", out), settings))
