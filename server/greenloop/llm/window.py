@@ -22,29 +22,41 @@ def fit_messages(messages: Messages, window: int | None, max_tokens: int, step: 
 
     A repair conversation (request, reply, "that did not work", reply, ...) keeps its first request
     and its latest note; the replies in between go first, oldest first; an error when even that
-    does not fit (ContextOverflow, before anything is sent).
+    does not fit (ContextOverflow, before anything is sent). Each message is counted once.
     """
     if window is None:
         return messages
     budget = window - min(max_tokens, window // REPLY_SHARE)
-    if _estimate(messages) <= budget:
+    costs = [_cost(m) for m in messages]
+    if _scaled(costs) <= budget:
         return messages
     users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    keep = list(range(len(messages)))
     if len(users) >= 2:
-        head, tail = messages[: users[0] + 1], messages[users[-1] :]
-        middle = messages[users[0] + 1 : users[-1]]
-        while middle and _estimate([*head, *middle, *tail]) > budget:
-            middle = middle[2:] if len(middle) > 1 else []  # a reply and the note after it
-        if _estimate([*head, *middle, *tail]) <= budget:
-            return [*head, *middle, *tail]
-        messages = [*head, *tail]
+        middle = list(range(users[0] + 1, users[-1]))
+        kept = [*range(users[0] + 1), *range(users[-1], len(messages))]
+        while middle and _scaled([costs[i] for i in [*kept, *middle]]) > budget:
+            middle = middle[2:]  # a reply and the note after it
+        keep = sorted([*kept, *middle])
+        if _scaled([costs[i] for i in keep]) <= budget:
+            return [messages[i] for i in keep]
+        keep = kept
     raise ContextOverflow(
-        f"The request for step {step!r} is about {_estimate(messages)} tokens (estimated), more than the "
-        f"model's context window of {window} tokens leaves after room for the reply. Lower "
+        f"The request for step {step!r} is about {_scaled([costs[i] for i in keep])} tokens (estimated), more "
+        f"than the model's context window of {window} tokens leaves after room for the reply. Lower "
         "retrieval.context_tokens, narrow the run (fewer or smaller files), or use a model with a larger "
         "window (llm.context_window says how large the model's is)."
     )
 
 
+def _cost(message: dict[str, str]) -> int:
+    return tokens.count_text(message.get("content") or "") + tokens.PER_MESSAGE_OVERHEAD
+
+
+def _scaled(costs: list[int]) -> int:
+    """A request's estimated tokens (as `tokens.count_messages` counts them) with the margin."""
+    return int((sum(costs) + 3) * MARGIN)
+
+
 def _estimate(messages: Messages) -> int:
-    return int(tokens.count_messages(messages) * MARGIN)
+    return _scaled([_cost(m) for m in messages])

@@ -144,15 +144,8 @@ def load_plan(path: Path, default_template: str, settings: Settings) -> tuple[Pr
 
 def with_manifest(plan: ProjectPlan, layout: Layout) -> ProjectPlan:
     """The plan with the template's manifest listed first (greenloop writes it, not the model), and
-    only the packages that are some: not the toolchain, a built-in module, or the project's own code.
-
-    The 0.5B model listed `python`, `pytest`, `csv` and the project itself; each cost a failed
-    install (a host `pip download`) and a dependency line in the manifest.
-    """
-    own = {_normal(plan.name)} | {_normal(PurePosixPath(f.path).parts[0].removesuffix(".py")) for f in plan.files}
-    not_packages = own | {_normal(name) for name in layout.provided}
-    packages = [p for p in plan.packages if _normal(_package_name(p)) not in not_packages]
-    plan = plan.model_copy(update={"packages": packages})
+    with only the packages that need installing (`_needed_packages`)."""
+    plan = plan.model_copy(update={"packages": _needed_packages(plan, layout)})
     manifest = layout.managed[0]
     if any(f.path == manifest for f in plan.files):
         return plan
@@ -182,6 +175,17 @@ def plan_for_prompt(plan: ProjectPlan) -> str:
         f"Project: {plan.name}. {plan.summary.strip()}\n\n### Interfaces\n{plan.interfaces.strip()}\n\n"
         f"### Files\n{listing}\nThird-party packages: {packages}\n"
     )
+
+
+def _needed_packages(plan: ProjectPlan, layout: Layout) -> list[str]:
+    """The plan's packages that are some: not the toolchain, a built-in module, or the project's own code.
+
+    The 0.5B model listed `python`, `pytest`, `csv` and the project itself; each cost a failed
+    install (a host `pip download`) and a dependency line in the manifest.
+    """
+    own = {_normal(plan.name)} | {_normal(PurePosixPath(f.path).parts[0].removesuffix(".py")) for f in plan.files}
+    not_packages = own | {_normal(name) for name in layout.provided}
+    return [p for p in plan.packages if _normal(_package_name(p)) not in not_packages]
 
 
 def _package_name(spec: str) -> str:
