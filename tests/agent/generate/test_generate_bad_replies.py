@@ -141,6 +141,18 @@ async def test_code_that_does_not_parse_is_asked_again_and_kept_only_as_a_last_r
     assert tree(out)["wordcount/core.py"] == GOOD["wordcount/core.py"]
 
 
+async def test_the_file_list_names_the_manifest_last_as_greenloops_own(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # listed first, `pyproject.toml: Project manifest` primed the 0.5B model to write it as fizzbuzz.py
+    await generated_green(scripted_llm, make_settings, tmp_path, {})
+    for path in ("wordcount/core.py", "tests/test_core.py"):
+        files = asks_for(scripted_llm, path)[0].messages[-1]["content"].split("### Files\n", 1)[1].split("\n\n", 1)[0]
+        listed = [line.split("`")[1] for line in files.splitlines() if line.startswith("- `")]
+        assert listed == ["wordcount/__init__.py", "wordcount/core.py", "tests/test_core.py", "pyproject.toml"], files
+        assert "- `pyproject.toml`: written by greenloop, not by you." in files
+
+
 async def test_the_last_reply_that_only_fails_to_parse_goes_to_the_fix_loop(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:

@@ -38,9 +38,10 @@ class FileWriter:
     def __post_init__(self) -> None:
         # the plan as the model sees it (summary, interfaces, file list); test files see the
         # interfaces' code as outlines, as they see the code they test
-        self._plan_text = plan_for_prompt(self.plan)
+        self._plan_text = plan_for_prompt(self.plan, self.layout.managed)
         interfaces = outline_code_blocks(self.plan.interfaces, self.layout)
-        self._test_plan_text = plan_for_prompt(self.plan.model_copy(update={"interfaces": interfaces}))
+        outlined = self.plan.model_copy(update={"interfaces": interfaces})
+        self._test_plan_text = plan_for_prompt(outlined, self.layout.managed)
 
     async def write(self, spec: PlannedFile, known: Mapping[str, str]) -> str:
         """The file's text; GreenloopError when no reply holds code after `attempts` requests."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, Field
@@ -167,9 +168,17 @@ def manifests(plan: ProjectPlan, layout: Layout) -> dict[str, str]:
     }
 
 
-def plan_for_prompt(plan: ProjectPlan) -> str:
-    """The plan as each file request shows it: summary, interfaces, the file list."""
-    listing = "".join(f"- `{f.path}`{' (test)' if f.test else ''}: {f.purpose}\n" for f in plan.files)
+def plan_for_prompt(plan: ProjectPlan, managed: Collection[str]) -> str:
+    """The plan as each file request shows it: summary, interfaces, the file list.
+
+    The files the model writes come first; the ones greenloop writes (`managed`) last, marked so.
+    Listed first, the manifest primed the 0.5B model to write a pyproject.toml as `fizzbuzz.py`.
+    """
+    ours = [f for f in plan.files if f.path in managed]
+    listing = "".join(
+        f"- `{f.path}`{' (test)' if f.test else ''}: {f.purpose}\n" for f in plan.files if f.path not in managed
+    )
+    listing += "".join(f"- `{f.path}`: written by greenloop, not by you.\n" for f in ours)
     packages = ", ".join(plan.packages) or "none (standard library only)"
     return (
         f"Project: {plan.name}. {plan.summary.strip()}\n\n### Interfaces\n{plan.interfaces.strip()}\n\n"
