@@ -6,8 +6,12 @@ import abc
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from greenloop_sandbox.report import TestReport
+
+if TYPE_CHECKING:
+    from greenloop_sandbox.templates import EnvTemplate
 
 
 class SandboxError(Exception):
@@ -56,6 +60,7 @@ class Sandbox(abc.ABC):
     """
 
     name: str = "abstract"
+    template: EnvTemplate  # the language environment (test command, package manager, what it provides)
 
     def workspace_dir(self) -> str | None:
         """The workspace root as the sandbox's commands see it (tracebacks name files under it),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from greenloop_sandbox.base import ExecResult, SandboxError
@@ -32,6 +33,28 @@ def check_packages(packages: list[str]) -> list[str]:
         if p.startswith("-") or not _SAFE.match(p):
             raise SandboxError(f"{p!r} is not a package spec (name, optionally with a version).")
     return sorted(set(out))
+
+
+def package_name(spec: str) -> str:
+    """The name in a package spec, compared the way package indexes compare names:
+    `Requests>=2`, `pkg[extra]`, `lodash@4`, `@scope/pkg@1`, `Word-Count` -> `requests`, `pkg`, ..., `word_count`."""
+    name = re.split(r"[<>=!~\[ ;]", spec.strip(), maxsplit=1)[0]
+    if "@" in name[1:]:
+        name = name[: name.index("@", 1)]
+    return normal_name(name)
+
+
+def normal_name(name: str) -> str:
+    """A name as package indexes compare them (`Word-Count` = `word_count`)."""
+    return re.sub(r"[-_.\s]+", "_", name.strip().lower())
+
+
+def without(packages: list[str], names: Iterable[str]) -> tuple[list[str], list[str]]:
+    """(the specs to install, the specs dropped): a spec whose name is one of `names` is no package to
+    install (the toolchain, a built-in module, the project's own code)."""
+    skip = {normal_name(n) for n in names}
+    keep = [p for p in packages if package_name(p) not in skip]
+    return keep, [p for p in packages if package_name(p) in skip]
 
 
 async def run_host(argv: list[str], cwd: Path, limit: int = 200_000, timeout: float = 600) -> ExecResult:  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import shlex
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +12,12 @@ from pathlib import Path
 from greenloop_sandbox.base import SandboxError
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
+# Modules every environment of a package manager has built in: no package to install.
+NODE_BUILTINS = frozenset({
+    "assert", "buffer", "child_process", "crypto", "events", "fs", "http", "https", "os", "path",
+    "process", "readline", "stream", "string_decoder", "test", "timers", "url", "util", "zlib",
+})
+_BUILTINS = {"pip": frozenset(sys.stdlib_module_names), "npm": NODE_BUILTINS}
 
 
 @dataclass(frozen=True)
@@ -28,7 +35,13 @@ class EnvTemplate:
     setup: tuple[str, ...] = ()
     markers: tuple[str, ...] = ()
     toolchain: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()  # packages the image has already (`pytest`), that an install must not replace
     env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def provided(self) -> frozenset[str]:
+        """Names that are no package to install here: the template's tools and the built-in modules."""
+        return frozenset(self.tools) | _BUILTINS.get(self.package_manager, frozenset())
 
     @property
     def recipe_hash(self) -> str:
@@ -67,6 +80,7 @@ def load_template(name: str) -> EnvTemplate:
             setup=tuple(data.get("setup", [])),
             markers=tuple(data.get("markers", [])),
             toolchain=tuple(data.get("toolchain", [])),
+            tools=tuple(data.get("tools", [])),
             env={str(k): str(v) for k, v in data.get("env", {}).items()},
         )
     except (OSError, KeyError, tomllib.TOMLDecodeError) as exc:

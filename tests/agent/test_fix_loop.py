@@ -75,6 +75,22 @@ async def test_missing_package_fixed_by_install_action(tmp_path: Path, scripted_
     assert done.changes.files == []
 
 
+async def test_installs_of_the_runner_or_the_projects_own_code_are_dropped_and_said(
+    calc_project: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the 0.5B model's fix-loop plans asked for `pytest==1.2.0` (the test runner, downgraded) and
+    # its own package; the first would break every later test run
+    odd = {"kind": "install", "packages": ["pytest==1.2.0", "Calc", "json"]}
+    scripted_llm.script(plan(odd, FIX_ADD), step="debug_plan")
+    settings = make_settings(calc_project, backend="local", loop={"diagnosis": False})
+    events, done = await collect(fix(FixRequest(calc_project), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    assert not [e for e in events if isinstance(e, EnvironmentChanged)]  # nothing was installed
+    said = [e.text for e in events if isinstance(e, Message) and e.text.startswith("Not installed")]
+    assert said and "pytest==1.2.0, Calc, json" in said[0]
+    assert done.changes.packages == []
+
+
 async def test_bad_search_is_sent_back_and_repaired(calc_project: Path, scripted_llm: Any, make_settings: Any) -> None:
     wrong = {"kind": "edit", "path": "calc.py", "search": "    return b - a  # nope", "replace": "    return a + b"}
     scripted_llm.script(plan(wrong), plan(FIX_ADD), step="debug_plan", repeat=False)

@@ -42,3 +42,19 @@ def test_unknown_template_lists_the_known_ones() -> None:
         load_template("cobol")
     with pytest.raises(SandboxError, match="backend"):
         open_sandbox("python", backend="vm")
+
+
+def test_package_specs_are_compared_by_name_the_way_indexes_compare_them() -> None:
+    from greenloop_sandbox.packages import without
+
+    specs = ["Requests>=2", "word-count", "@scope/pkg@1", "lodash@4", "PyTest==1.2.0", "tomli_w[x]"]
+    keep, dropped = without(specs, {"word_count", "pytest", "@scope/pkg", "tomli-w"})
+    assert keep == ["Requests>=2", "lodash@4"]
+    assert dropped == ["word-count", "@scope/pkg@1", "PyTest==1.2.0", "tomli_w[x]"]
+
+
+def test_each_template_says_what_it_provides() -> None:
+    python, node, rust = (load_template(n).provided for n in ("python", "node", "rust"))
+    assert {"pytest", "python", "csv", "re"} <= python and "requests" not in python
+    assert {"npm", "fs", "path"} <= node and "lodash" not in node
+    assert {"cargo", "std"} <= rust and "serde" not in rust

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 from greenloop.agent.edits import EditMiss, apply_search_replace
-from greenloop.agent.events import EditApplied, EditRejected, EnvironmentChanged, Event
+from greenloop.agent.events import EditApplied, EditRejected, EnvironmentChanged, Event, Message
 from greenloop.agent.paths import UnsafePath, safe_relpath
 from greenloop.agent.plan import Action, DebugPlan, EditAction, InstallAction, RunAction, WriteAction
 from greenloop.agent.snapshot import Snapshot
 from greenloop.agent.syntax import introduced_error
 from greenloop_sandbox import Sandbox, TestFailure
+from greenloop_sandbox.packages import without
 
 _HEADING = re.compile(r"^(.+?):\d+(-\d+)?(\W.*)?$")  # `calc.py:3-9 add (function)`, `calc.py:4: 'assert ...'`
 
@@ -39,7 +41,7 @@ async def apply_plan(
         if isinstance(action, EditAction | WriteAction):
             _apply_file_action(action, snapshot, iteration, out, failures or [], aliases)
         else:
-            await _apply_env_action(action, sandbox, iteration, out)
+            await _apply_env_action(action, sandbox, iteration, out, _own_names(snapshot))
     return out
 
 
@@ -100,13 +102,16 @@ def _heading_path(snapshot: Snapshot, path: str) -> str | None:
 
 
 async def _apply_env_action(
-    action: InstallAction | RunAction | Action, sandbox: Sandbox, iteration: int, out: ApplyOutcome
+    action: InstallAction | RunAction | Action, sandbox: Sandbox, iteration: int, out: ApplyOutcome, own: set[str]
 ) -> None:
     if isinstance(action, InstallAction):
-        result = await sandbox.install(action.packages)
-        detail = " ".join(action.packages)
+        wanted = _installable(action.packages, sandbox, own, iteration, out)
+        if not wanted:
+            return
+        result = await sandbox.install(wanted)
+        detail = " ".join(wanted)
         if result.ok:
-            out.packages.extend(action.packages)
+            out.packages.extend(wanted)
     elif isinstance(action, RunAction):
         result = await sandbox.run_setup(action.command)
         detail = action.command
@@ -124,6 +129,24 @@ async def _apply_env_action(
         out.env_failed = True
         why = "timed out" if result.timed_out else f"exit code {result.exit_code}"
         out.problems.append(f"- {action.kind} {detail!r} failed ({why}):\n{output[-800:]}")
+
+
+def _installable(packages: list[str], sandbox: Sandbox, own: set[str], iteration: int, out: ApplyOutcome) -> list[str]:
+    """The packages worth installing: not the template's tools (`pytest==1.2.0` would replace the test
+    runner), built-in modules, or the project's own code. The dropped ones are said, not refused:
+    the 0.5B model asked for `pytest==1.2.0` and its own package in fix-loop plans."""
+    wanted, dropped = without(packages, own | sandbox.template.provided)
+    if dropped:
+        what = ", ".join(dropped)
+        out.events.append(Message(
+            level="warning", text=f"Not installed: {what} (the {sandbox.template.name} environment or the "
+            "project already has it; an install would replace the test runner or shadow the project's code)"))
+    return wanted
+
+
+def _own_names(snapshot: Snapshot) -> set[str]:
+    """The project's own top-level module and folder names (`wordcount/core.py` -> `wordcount`)."""
+    return {PurePosixPath(p).parts[0].removesuffix(".py") for p in snapshot.paths()}
 
 
 def _reject(out: ApplyOutcome, iteration: int, path: str, reason: str) -> None:

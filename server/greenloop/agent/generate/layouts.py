@@ -5,18 +5,14 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from greenloop.errors import GreenloopError
+from greenloop_sandbox.templates import load_template
 
 # Which template a source suffix or manifest name belongs to (for "the plan contradicts the template").
-_NODE_BUILTINS = (
-    "assert", "buffer", "child_process", "crypto", "events", "fs", "http", "https", "os", "path",
-    "process", "readline", "stream", "string_decoder", "test", "timers", "url", "util", "zlib",
-)
 _SUFFIX_OWNER = {
     ".py": "python",
     ".js": "node",
@@ -55,8 +51,12 @@ class Layout:
     # (test path, module path, crate name) -> (what an import of that module looks like, how to write one)
     module_import: Callable[[str, str, str], tuple[re.Pattern[str], str]]
     required_any: tuple[str, ...] = ()  # the plan must contain one of these paths
-    provided: frozenset[str] = frozenset()  # names that are no package to install: the toolchain, built-ins
     test_name: re.Pattern[str] | None = None  # a function or class name the runner collects as a test
+
+    @property
+    def provided(self) -> frozenset[str]:
+        """Names that are no package to install: the sandbox template's tools and built-in modules."""
+        return load_template(self.name).provided
 
     def owner_of(self, path: str) -> str | None:
         """The template a path belongs to, None for neutral files (docs, data)."""
@@ -179,7 +179,6 @@ PYTHON = Layout(
     test_case_hint="pytest functions named `test_...` that `assert`",
     module_import=_python_import,
     test_name=re.compile(r"test|Test"),
-    provided=frozenset({"python", "python3", "pytest", "pip", "setuptools", *sys.stdlib_module_names}),
 )
 
 NODE = Layout(
@@ -200,7 +199,6 @@ NODE = Layout(
     test_case=re.compile(r"\b(test|it)(\.\w+)?[ \t]*\("),
     test_case_hint="`test('...', () => { ... })` cases from `node:test` that use `assert`",
     module_import=_node_import,
-    provided=frozenset({"node", "nodejs", "npm", *_NODE_BUILTINS}),
 )
 
 RUST = Layout(
@@ -221,7 +219,6 @@ RUST = Layout(
     test_case=re.compile(r"#\[test\]"),
     test_case_hint="`#[test]` functions that `assert!`",
     module_import=_rust_import,
-    provided=frozenset({"rust", "cargo", "std", "core", "alloc"}),
     required_any=("src/lib.rs", "src/main.rs"),
 )
 

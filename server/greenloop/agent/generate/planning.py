@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection
 from pathlib import Path, PurePosixPath
 
@@ -22,6 +21,7 @@ from greenloop.agent.prompts import render_prompt
 from greenloop.errors import GreenloopError
 from greenloop.llm import LLMClient, StructuredOutputError
 from greenloop.settings import Settings
+from greenloop_sandbox.packages import without
 
 PROMPTS = "greenloop.agent.generate"
 MAX_QUESTIONS = 5
@@ -192,19 +192,5 @@ def _needed_packages(plan: ProjectPlan, layout: Layout) -> list[str]:
     The 0.5B model listed `python`, `pytest`, `csv` and the project itself; each cost a failed
     install (a host `pip download`) and a dependency line in the manifest.
     """
-    own = {_normal(plan.name)} | {_normal(PurePosixPath(f.path).parts[0].removesuffix(".py")) for f in plan.files}
-    not_packages = own | {_normal(name) for name in layout.provided}
-    return [p for p in plan.packages if _normal(_package_name(p)) not in not_packages]
-
-
-def _package_name(spec: str) -> str:
-    """The name in a package spec: `requests>=2`, `pkg[extra]`, `lodash@4`, `@scope/pkg@1` -> lowercased name."""
-    name = re.split(r"[<>=!~\[ ;]", spec, maxsplit=1)[0]
-    if "@" in name[1:]:
-        name = name[: name.index("@", 1)]
-    return name.lower()
-
-
-def _normal(name: str) -> str:
-    """A name compared the way package indexes compare them (`Word-Count` = `word_count`)."""
-    return re.sub(r"[-_.\s]+", "_", name.strip().lower())
+    own = {plan.name} | {PurePosixPath(f.path).parts[0].removesuffix(".py") for f in plan.files}
+    return without(plan.packages, own | layout.provided)[0]
