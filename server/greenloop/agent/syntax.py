@@ -30,12 +30,18 @@ def _parser(suffix: str) -> ts.Parser | None:
     return None
 
 
+def parse(path: str, text: str) -> ts.Tree | None:
+    """The syntax tree of `text`, None when the language is unknown."""
+    parser = _parser(PurePosixPath(path).suffix.lower())
+    return None if parser is None else parser.parse(text.encode("utf-8"))
+
+
 def first_error(path: str, text: str) -> int | None:
     """1-based line of the first syntax error in `text`, None when it parses (or the language is unknown)."""
-    parser = _parser(PurePosixPath(path).suffix.lower())
-    if parser is None:
+    tree = parse(path, text)
+    if tree is None:
         return None
-    root = parser.parse(text.encode("utf-8")).root_node
+    root = tree.root_node
     if not root.has_error:
         return None
     stack = [root]

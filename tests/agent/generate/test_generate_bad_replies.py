@@ -141,6 +141,20 @@ async def test_code_that_does_not_parse_is_asked_again_and_kept_only_as_a_last_r
     assert tree(out)["wordcount/core.py"] == GOOD["wordcount/core.py"]
 
 
+async def test_example_code_at_the_end_of_a_module_does_not_run_when_the_tests_import_it(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the 0.5B model ended word-count's module with example calls that failed on import, so every
+    # test errored at collection; the mend needs no model call (no debug plan is scripted)
+    example = "\n\n# Example usage\nprint(count_words(None))\n"
+    reply = f"```python\n{GOOD['wordcount/core.py']}{example}```\n"
+    out = await generated_green(scripted_llm, make_settings, tmp_path, {"wordcount/core.py": [reply]})
+    core = tree(out)["wordcount/core.py"]
+    assert core.startswith(GOOD["wordcount/core.py"])
+    assert core.endswith('if __name__ == "__main__":\n    # Example usage\n    print(count_words(None))\n')
+    assert not scripted_llm.requests_for("debug_plan")
+
+
 async def test_the_file_list_names_the_manifest_last_as_greenloops_own(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:

@@ -14,6 +14,7 @@ from greenloop.agent.generate.interfaces import outline_code_blocks
 from greenloop.agent.generate.layouts import Layout, crate_name
 from greenloop.agent.generate.planning import plan_for_prompt
 from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan
+from greenloop.agent.generate.script_tail import guard_script_tail
 from greenloop.agent.prompts import render_prompt
 from greenloop.agent.syntax import first_error
 from greenloop.errors import GreenloopError
@@ -85,9 +86,10 @@ class FileWriter:
         return check_test_file(self.layout, spec.path, text, self._shown(spec, known), crate_name(self.plan.name))
 
     def _mended(self, spec: PlannedFile, text: str, known: Mapping[str, str]) -> str:
-        """A test file without its copies of the code it tests, and with the import it forgot."""
+        """A test file without its copies of the code it tests, and with the import it forgot; a
+        source file with its example code under a `__main__` guard."""
         if not spec.test:
-            return text
+            return guard_script_tail(spec.path, text) if self.layout.is_source(spec.path) else text
         shown, crate = self._shown(spec, known), crate_name(self.plan.name)
         return add_missing_imports(self.layout, spec.path, without_copies(self.layout, spec.path, text, shown, crate),
                                    shown, crate)
