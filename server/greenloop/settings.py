@@ -140,6 +140,12 @@ class LoopSettings(_Section):
     max_seconds: float = Field(default=1800.0, gt=0, description="Wall-time budget of one run.")
     diagnosis: bool = Field(default=True, description="Free-text diagnosis call before the plan.")
     history: bool = Field(default=True, description="Earlier attempts go into each prompt.")
+    rewrite_lines: int = Field(
+        default=0,
+        ge=0,
+        description="Once an iteration's edits to a file of at most this many lines still miss after the "
+        "repairs, the model writes that file whole (small models copy search text badly). 0: never.",
+    )
 
 
 class GenerateSettings(_Section):

@@ -83,12 +83,13 @@ def test_summaries_per_config() -> None:
 def test_shipped_configs_load_and_change_what_they_say() -> None:
     folder = repo_root() / "benchmarks" / "configs"
     configs = {c.name: c for c in load_configs(sorted(folder.glob("*.toml")))}
-    assert {"plain", "no-diagnosis", "whole-files", "no-history"} <= set(configs)
+    assert {"plain", "no-diagnosis", "whole-files", "no-history", "rewrite"} <= set(configs)
     base = Settings()
     assert apply_config(base, configs["plain"]) == base
     assert apply_config(base, configs["no-diagnosis"]).loop.diagnosis is False
     assert apply_config(base, configs["whole-files"]).retrieval.enabled is False
     assert apply_config(base, configs["no-history"]).loop.history is False
+    assert base.loop.rewrite_lines == 0 < apply_config(base, configs["rewrite"]).loop.rewrite_lines
     assert configs["plain"].digest != configs["no-history"].digest
 
 

@@ -29,6 +29,7 @@ from greenloop.agent.history import Attempt, History, describe_action, failure_s
 from greenloop.agent.plan import DebugPlan
 from greenloop.agent.ports import Ports
 from greenloop.agent.prompts import render_prompt
+from greenloop.agent.rewrite import rewritable, rewrite
 from greenloop.agent.snapshot import Snapshot
 from greenloop.llm import ContextOverflow, LLMError, StructuredOutputError
 from greenloop.settings import Settings
@@ -344,6 +345,7 @@ class _Step:
     async def _plan_and_apply(self, messages: list[dict[str, str]]) -> AsyncIterator[Event]:
         ctx = self.ctx
         rejected = ""  # signature of the plan the last repair request was about
+        outcome = ApplyOutcome()
         for round_ in range(EDIT_REPAIRS + 1):
             try:
                 plan = await ctx.ports.llm.structured(messages, DebugPlan, step="debug_plan", attempt=round_)
@@ -362,6 +364,8 @@ class _Step:
             if plan_signature(plan) == rejected:  # asked to repair, it sent the same actions back
                 yield ctx.stamp(Message(text="The model sent the rejected actions back unchanged; "
                                              "no more repairs in this iteration.", level="warning"))
+                async for event in self._rewrite(outcome):
+                    yield event
                 return
             if round_ == 0:
                 self.plan = plan
@@ -376,7 +380,11 @@ class _Step:
             self._absorb(plan, outcome)
             for event in outcome.events:
                 yield ctx.stamp(event)
-            if not outcome.problems or round_ == EDIT_REPAIRS or (ctx.over_budget() is not None):
+            if not outcome.problems or (ctx.over_budget() is not None):
+                return
+            if round_ == EDIT_REPAIRS:
+                async for event in self._rewrite(outcome):
+                    yield event
                 return
             problems = "\n".join(outcome.problems)
             rejected = plan_signature(plan)
@@ -385,6 +393,35 @@ class _Step:
                 {"role": "assistant", "content": plan.model_dump_json()},
                 {"role": "user", "content": render_prompt("edit_repair", ctx.workspace, problems=problems)},
             ]
+
+    async def _rewrite(self, outcome: ApplyOutcome) -> AsyncIterator[Event]:
+        """The small files whose edits still miss, written whole by the model (`loop.rewrite_lines`)."""
+        ctx = self.ctx
+        limit = ctx.settings.loop.rewrite_lines
+        files = rewritable(outcome, self.snapshot, limit) if limit else {}
+        diagnosis = self.attempt.diagnosis.strip()
+        values = {"template": ctx.template, "failures": render_failures(self.report),
+                  "diagnosis": f"\n## Diagnosis\n{diagnosis}\n" if diagnosis else ""}
+        for path, problems in files.items():
+            if ctx.over_budget() is not None:
+                return
+            yield ctx.stamp(Message(text=f"The edits to {path} did not apply; asking for the whole file."))
+            try:
+                action = await rewrite(ctx.ports.llm, self.snapshot, ctx.workspace, path, problems, values)
+            except ContextOverflow:
+                yield ctx.stamp(Message(text=f"The whole of {path} would not fit the model's context window; "
+                                             "it is not rewritten.", level="warning"))
+                continue
+            if isinstance(action, str):
+                yield ctx.stamp(Message(text=f"The model's rewrite of {path} was not usable: {action}.",
+                                        level="warning"))
+                continue
+            plan = DebugPlan(diagnosis=f"The whole of {path}, written again.", actions=[action])
+            yield ctx.stamp(PlanMade(iteration=self.iteration, plan=plan))
+            applied = await apply_plan(plan, self.snapshot, ctx.ports.sandbox, self.iteration)
+            self._absorb(plan, applied)
+            for event in applied.events:
+                yield ctx.stamp(event)
 
     def _absorb(self, plan: DebugPlan, outcome: ApplyOutcome) -> None:
         self.attempt.actions.extend(describe_action(a) for a in plan.actions)

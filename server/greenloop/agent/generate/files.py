@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from greenloop.agent.code_reply import extract_code
 from greenloop.agent.generate.checks import add_missing_imports, check_test_file, import_hints, without_copies
-from greenloop.agent.generate.code_reply import extract_code
 from greenloop.agent.generate.interfaces import outline_code_blocks
 from greenloop.agent.generate.layouts import Layout, crate_name
 from greenloop.agent.generate.planning import plan_for_prompt

@@ -1,0 +1,56 @@
+"""Whole-file rewrites: once an iteration's edits to a small file keep missing, the model writes it whole.
+
+In the generation bench Qwen2.5-Coder 0.5B lost most iterations on its search text ("not in the
+file" 42 times in 27 cells, then the same plan sent back), while it writes whole small files
+well. Aider asks weak models for whole files for the same reason. Off unless
+`loop.rewrite_lines` > 0; the result is applied like any `write` (syntax and no-op guards).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+from greenloop.agent.actions import ApplyOutcome
+from greenloop.agent.code_reply import extract_code
+from greenloop.agent.events import EditRejected
+from greenloop.agent.plan import WriteAction
+from greenloop.agent.prompts import render_prompt
+from greenloop.agent.snapshot import Snapshot
+from greenloop.llm import LLMClient
+
+MAX_FILES = 2  # rewrites per iteration: each is a whole file of output
+_FENCES = {".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".ts": "typescript",
+           ".rs": "rust", ".toml": "toml", ".json": "json"}
+
+
+def rewritable(outcome: ApplyOutcome, snapshot: Snapshot, max_lines: int) -> dict[str, str]:
+    """The files whose edits were rejected and that are small enough to write whole: path -> the reasons."""
+    reasons: dict[str, list[str]] = {}
+    for event in outcome.events:
+        if not isinstance(event, EditRejected):
+            continue
+        text = snapshot.read(event.path)
+        if text is None or len(text.splitlines()) > max_lines:
+            continue  # a path that was refused (escaping, binary, missing) or a file too long to rewrite
+        reasons.setdefault(event.path, []).append(f"- {event.reason}")
+    return {path: "\n".join(lines) for path, lines in list(reasons.items())[:MAX_FILES]}
+
+
+async def rewrite(
+    llm: LLMClient, snapshot: Snapshot, workspace: Path, path: str, problems: str, values: dict[str, str]
+) -> WriteAction | str:
+    """The model's whole new `path` as a write action, or why its reply holds none.
+
+    `values` fill the prompt's `template`, `failures` and `diagnosis` (a section, or "").
+    """
+    content = snapshot.read(path) or ""
+    fence = _FENCES.get(PurePosixPath(path).suffix.lower(), "")
+    prompt = render_prompt("rewrite", workspace, **values, path=path, fence=fence, content=content.rstrip("\n"),
+                           problems=problems)
+    messages = [{"role": "system", "content": render_prompt("system", workspace)},
+                {"role": "user", "content": prompt}]
+    reply = await llm.complete(messages, step="rewrite")
+    code = extract_code(reply, path, [p for p in snapshot.paths() if p != path])
+    if code.problem:
+        return code.problem
+    return WriteAction(kind="write", path=path, content=code.text)
