@@ -55,6 +55,11 @@ def test_module_state_and_files_without_example_code_are_left_alone() -> None:
     assert guard_script_tail("words.py", state) == state  # globals the functions read stay global
     plain = "def add(a, b):\n    return a + b\n\n\n__all__ = ['add']\nLIMIT = 10\n"
     assert guard_script_tail("calc.py", plain) == plain
+    # set-up that prints nothing: registrations, definitions under a condition (as in the stdlib)
+    registered = "class Base:\n    pass\n\n\nBase.register(list)\nglobals().update({})\n"
+    assert guard_script_tail("base.py", registered) == registered
+    conditional = "import os\n\n\ndef a():\n    pass\n\n\nif os.name == 'nt':\n    def where():\n        print('nt')\n"
+    assert guard_script_tail("where.py", conditional) == conditional
     script = "def main():\n    print(1)\n\n\nif __name__ == '__main__':\n    main()\n"
     assert guard_script_tail("cli.py", script) == script  # the model wrote the guard itself
     assert guard_script_tail("pkg/__main__.py", "def main():\n    pass\n\n\nmain()\n").endswith("\nmain()\n")

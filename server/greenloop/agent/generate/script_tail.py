@@ -22,7 +22,8 @@ _GUARD = re.compile(r"^if\s+__name__\s*==", re.MULTILINE)
 
 
 def guard_script_tail(path: str, text: str) -> str:
-    """`text` with its top-level calls after the last definition moved under a `__main__` guard.
+    """`text` with its example code (the statements after the last definition, when they print or call
+    `main()`) moved under a `__main__` guard.
 
     Left alone: other languages, `__main__.py`, files that already have the guard or do not parse,
     and module state: constants and globals the definitions read (`PATTERN = re.compile(...)` after
@@ -58,18 +59,34 @@ def _tail_start(statements: list[ts.Node], source: bytes) -> int | None:
     first = len(statements)
     while first - 1 > last_def and not _is_state(statements[first - 1], before):
         first -= 1
-    if not any(s.type != "comment" and _calls(s) for s in statements[first:]):
+    if not any(_demo(s) for s in statements[first:]):
         return None
     return statements[first].start_point[0]
 
 
-def _calls(node: ts.Node) -> bool:
-    """Whether the statement calls anything."""
-    return node.type == "call" or any(_calls(child) for child in node.named_children)
+def _demo(node: ts.Node) -> bool:
+    """Whether the statement prints, or calls `main()`: what example code does, and module set-up
+    (`Sequence.register(list)`, `globals().update(...)`, `def_op(...)`) does not."""
+    if node.type == "call":
+        function = node.child_by_field_name("function")
+        name = function.text.decode("utf-8", "replace") if function is not None and function.text else ""
+        if name == "print" or (name == "main" and node.parent is not None and node.parent.type == "expression_statement"):
+            return True
+    return any(_demo(child) for child in node.named_children)
+
+
+def _defines(node: ts.Node) -> bool:
+    """Whether the statement defines, imports or declares something (`if x: def f...`, `try: import y`)."""
+    return node.type in _DEFINITIONS or node.type in ("global_statement", "nonlocal_statement") or any(
+        _defines(child) for child in node.named_children
+    )
 
 
 def _is_state(node: ts.Node, before: str) -> bool:
-    """An assignment to a constant (`LIMIT`, `__all__`) or to a global the definitions read."""
+    """A statement that defines something, or an assignment to a constant (`LIMIT`, `__all__`) or to a
+    global the definitions read."""
+    if _defines(node):
+        return True
     assignment = node.named_children[0] if node.type == "expression_statement" and node.named_children else None
     if assignment is None or assignment.type not in ("assignment", "augmented_assignment"):
         return False
