@@ -105,7 +105,7 @@ async def _apply_env_action(
     action: InstallAction | RunAction | Action, sandbox: Sandbox, iteration: int, out: ApplyOutcome, own: set[str]
 ) -> None:
     if isinstance(action, InstallAction):
-        wanted = _installable(action.packages, sandbox, own, iteration, out)
+        wanted = _installable(action.packages, sandbox, own, out)
         if not wanted:
             return
         result = await sandbox.install(wanted)
@@ -131,7 +131,7 @@ async def _apply_env_action(
         out.problems.append(f"- {action.kind} {detail!r} failed ({why}):\n{output[-800:]}")
 
 
-def _installable(packages: list[str], sandbox: Sandbox, own: set[str], iteration: int, out: ApplyOutcome) -> list[str]:
+def _installable(packages: list[str], sandbox: Sandbox, own: set[str], out: ApplyOutcome) -> list[str]:
     """The packages worth installing: not the template's tools (`pytest==1.2.0` would replace the test
     runner), built-in modules, or the project's own code. The dropped ones are said, not refused:
     the 0.5B model asked for `pytest==1.2.0` and its own package in fix-loop plans."""

@@ -8,7 +8,7 @@ well. Aider asks weak models for whole files for the same reason. Off unless
 
 from __future__ import annotations
 
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from greenloop.agent.actions import ApplyOutcome
 from greenloop.agent.code_reply import extract_code
@@ -17,10 +17,9 @@ from greenloop.agent.plan import WriteAction
 from greenloop.agent.prompts import render_prompt
 from greenloop.agent.snapshot import Snapshot
 from greenloop.llm import LLMClient
+from greenloop.retrieval import language_of
 
 MAX_FILES = 2  # rewrites per iteration: each is a whole file of output
-_FENCES = {".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".ts": "typescript",
-           ".rs": "rust", ".toml": "toml", ".json": "json"}
 
 
 def rewritable(outcome: ApplyOutcome, snapshot: Snapshot, max_lines: int) -> dict[str, str]:
@@ -44,7 +43,7 @@ async def rewrite(
     `values` fill the prompt's `template`, `failures` and `diagnosis` (a section, or "").
     """
     content = snapshot.read(path) or ""
-    fence = _FENCES.get(PurePosixPath(path).suffix.lower(), "")
+    fence = language_of(path) or ""
     prompt = render_prompt("rewrite", workspace, **values, path=path, fence=fence, content=content.rstrip("\n"),
                            problems=problems)
     messages = [{"role": "system", "content": render_prompt("system", workspace)},

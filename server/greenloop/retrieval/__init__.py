@@ -8,6 +8,7 @@ text within a token budget; `outline` lists what a file defines, without bodies.
 from greenloop.retrieval.context import build_context
 from greenloop.retrieval.frames import parse_frames
 from greenloop.retrieval.index import RepoIndex
+from greenloop.retrieval.languages import language_of
 from greenloop.retrieval.model import Context, Definition, FileSymbols, Frame, Location
 from greenloop.retrieval.outline import outline, public_names, top_level
 from greenloop.retrieval.rank import locate
@@ -22,6 +23,7 @@ __all__ = [
     "RepoIndex",
     "build_context",
     "count_tokens",
+    "language_of",
     "locate",
     "outline",
     "parse_frames",
