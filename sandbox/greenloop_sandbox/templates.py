@@ -37,6 +37,7 @@ class EnvTemplate:
     toolchain: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()  # packages the image has already (`pytest`), that an install must not replace
     env: dict[str, str] = field(default_factory=dict)
+    test_globs: tuple[str, ...] = ()  # where this language keeps its tests (fnmatch on workspace paths)
 
     @property
     def provided(self) -> frozenset[str]:
@@ -78,6 +79,7 @@ def load_template(name: str) -> EnvTemplate:
             package_manager=data["package_manager"],
             report=data.get("report", ""),
             setup=tuple(data.get("setup", [])),
+            test_globs=tuple(data.get("test_globs", [])),
             markers=tuple(data.get("markers", [])),
             toolchain=tuple(data.get("toolchain", [])),
             tools=tuple(data.get("tools", [])),

@@ -146,6 +146,25 @@ class LoopSettings(_Section):
         description="Once an iteration's edits to a file of at most this many lines still miss after the "
         "repairs, the model writes that file whole (small models copy search text badly). 0: never.",
     )
+    strategy: Literal["candidates", "plan", "oneshot"] = Field(
+        default="candidates",
+        description="'candidates': each round samples loop.candidates fixes as plain code (the function the "
+        "failure is about, or a whole file) and the tests pick the best; 'plan': one JSON DebugPlan per "
+        "iteration (diagnosis, search/replace edits); 'oneshot': the whole file once, greedy (a baseline).",
+    )
+    candidates: int = Field(default=4, ge=1, le=32, description="Candidate fixes sampled per round.")
+    candidate_temperature: float = Field(
+        default=0.8, ge=0.0, le=2.0,
+        description="Sampling temperature of every candidate after the first (the first is greedy).",
+    )
+    edit_tests: bool = Field(
+        default=False,
+        description="Let fix change test files. Off: tests are the spec; an action on one is refused.",
+    )
+    test_paths: list[str] = Field(
+        default_factory=list,
+        description="Extra globs of test files (besides the usual names and the template's test_globs).",
+    )
 
 
 class GenerateSettings(_Section):

@@ -12,6 +12,7 @@ from greenloop.agent.paths import UnsafePath, safe_relpath
 from greenloop.agent.plan import Action, DebugPlan, EditAction, InstallAction, RunAction, WriteAction
 from greenloop.agent.snapshot import Snapshot
 from greenloop.agent.syntax import introduced_error
+from greenloop.agent.testfiles import TestFiles
 from greenloop_sandbox import Sandbox, TestFailure
 from greenloop_sandbox.packages import without
 
@@ -29,17 +30,23 @@ class ApplyOutcome:
 
 
 async def apply_plan(
-    plan: DebugPlan, snapshot: Snapshot, sandbox: Sandbox, iteration: int, failures: list[TestFailure] | None = None
+    plan: DebugPlan,
+    snapshot: Snapshot,
+    sandbox: Sandbox,
+    iteration: int,
+    failures: list[TestFailure] | None = None,
+    tests: TestFiles | None = None,
 ) -> ApplyOutcome:
     """Apply every action in order; rejected ones are reported, never half-applied.
 
     `failures` (the report the plan answers) lets a search miss say that its text came from the report.
+    `tests` says which files are tests; an edit or write to one is refused unless they are writable.
     """
     out = ApplyOutcome()
     aliases = tuple(d for d in (sandbox.workspace_dir(),) if d)
     for action in plan.actions:
         if isinstance(action, EditAction | WriteAction):
-            _apply_file_action(action, snapshot, iteration, out, failures or [], aliases)
+            _apply_file_action(action, snapshot, iteration, out, failures or [], aliases, tests)
         else:
             await _apply_env_action(action, sandbox, iteration, out, _own_names(snapshot))
     return out
@@ -47,7 +54,7 @@ async def apply_plan(
 
 def _apply_file_action(
     action: EditAction | WriteAction, snapshot: Snapshot, iteration: int, out: ApplyOutcome,
-    failures: list[TestFailure], aliases: tuple[str, ...],
+    failures: list[TestFailure], aliases: tuple[str, ...], tests: TestFiles | None = None,
 ) -> None:
     try:
         path = safe_relpath(snapshot.root, action.path, aliases)
@@ -59,6 +66,10 @@ def _apply_file_action(
         path = shown  # the search text must still match, so an edit may name the file by its heading
     elif shown is not None:
         _reject(out, iteration, path, f"that is a heading of the code shown, not a file; the file is {shown}")
+        return
+    refused = tests.refusal(path) if tests is not None else None
+    if refused is not None:  # the demo's first iteration edited the test's assertion to match the bug
+        _reject(out, iteration, path, f"refused: {refused}")
         return
     before = snapshot.read(path)
     if snapshot.exists(path) and before is None:

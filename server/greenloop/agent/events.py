@@ -93,6 +93,56 @@ class EnvironmentChanged(_Event):
     output: str = ""
 
 
+class CandidateAsked(_Event):
+    """A round asks the model for one candidate fix (or takes one without a model call: install)."""
+
+    kind: Literal["candidate_asked"] = "candidate_asked"
+    iteration: int
+    index: int  # 1-based within the round
+    of: int  # candidates the round may ask for
+    route: str  # function | file | blocks | install
+    target: str
+    seed: int | None = None
+    temperature: float = 0.0
+
+
+class CandidateTested(_Event):
+    """What became of one candidate: rejected (with the reason) or tested (with the result)."""
+
+    kind: Literal["candidate_tested"] = "candidate_tested"
+    iteration: int
+    index: int
+    route: str
+    target: str
+    seed: int | None = None
+    temperature: float = 0.0
+    prompt_hash: str = ""
+    status: Literal["rejected", "tested"]
+    reason: str = ""  # why it was rejected
+    diff: str = ""  # against the state the round started from
+    scope: Literal["", "failing", "all"] = ""  # which tests ran: the failing ones, or the whole suite
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    green: bool = False
+    tokens: int = 0
+
+
+class RoundEnded(_Event):
+    """A round's decision: the best candidate and whether the loop moved to it."""
+
+    kind: Literal["round_ended"] = "round_ended"
+    iteration: int
+    approach: str  # what the round tried, e.g. "`mean` in calc.py"
+    why: str  # why that approach (first choice, next location, hotter, whole file)
+    tried: int
+    tested: int
+    best: int | None = None  # index of the best candidate
+    best_summary: str = ""  # its test result, e.g. "4 passed, 1 failed"
+    moved: bool = False  # the state is now the best candidate's
+    ended: Literal["green", "better", "nothing_better", "no_candidates", "budget"]
+
+
 class BudgetUsed(_Event):
     kind: Literal["budget"] = "budget"
     iteration: int
@@ -137,6 +187,7 @@ class Done(_Event):
     cost: float = 0.0
     seconds: float = 0.0
     evidence: str = ""  # why stuck / which budget / the error
+    offers_changes: bool = False  # the change set holds something to accept (front ends offer it only then)
 
 
 Event = Annotated[
@@ -150,6 +201,9 @@ Event = Annotated[
     | EditApplied
     | EditRejected
     | EnvironmentChanged
+    | CandidateAsked
+    | CandidateTested
+    | RoundEnded
     | BudgetUsed
     | Message
     | Done,

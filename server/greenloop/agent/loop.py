@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -29,8 +30,10 @@ from greenloop.agent.history import Attempt, History, describe_action, failure_s
 from greenloop.agent.plan import DebugPlan
 from greenloop.agent.ports import Ports
 from greenloop.agent.prompts import render_prompt
+from greenloop.agent.repair.rounds import candidate_rounds
 from greenloop.agent.rewrite import rewritable, rewrite
 from greenloop.agent.snapshot import Snapshot
+from greenloop.agent.testfiles import TestFiles
 from greenloop.llm import ContextOverflow, LLMError, StructuredOutputError
 from greenloop.settings import Settings
 from greenloop_sandbox import TestReport
@@ -78,11 +81,27 @@ class LoopContext:
     commands: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
     goal: str = ""  # a generated project's request: its tests are the model's too, and may be wrong
+    tests_writable: bool = False  # generation's own tests, an improve request about tests, loop.edit_tests
+    _seeds: int = 0
 
     def __post_init__(self) -> None:
         self.budget = Budget(self.settings.loop)
         r = self.settings.retrieval
         self.contexts = ContextBuilder(use_retrieval=r.enabled, budget_tokens=r.context_tokens, top_k=r.top_k)
+        self._seed_base = self.settings.llm.seed if self.settings.llm.seed is not None else secrets.randbelow(2**31)
+
+    @property
+    def tests(self) -> TestFiles:
+        """Which files are tests, and whether this run may change them."""
+        template = getattr(self.ports.sandbox, "template", None)
+        globs = getattr(template, "test_globs", ())
+        writable = self.tests_writable or self.settings.loop.edit_tests
+        return TestFiles.of(globs, self.settings.loop.test_paths, writable=writable)
+
+    def next_seed(self) -> int:
+        """A seed no other call of this run has used (candidates are sampled apart, and recorded)."""
+        self._seeds += 1
+        return self._seed_base + 1000 + self._seeds
 
     def stamp(self, event: Any) -> Any:
         event.run_id, event.at = self.run_id, round(time.monotonic() - self.started, 3)
@@ -110,12 +129,14 @@ class LoopContext:
 
     def done(self, snapshot: Snapshot, outcome: Outcome, summary: str, iterations: int, evidence: str = "") -> Done:
         u = self.ports.llm.usage
+        changes = snapshot.changes(self.packages, self.commands)
         return self.stamp(
             Done(
                 outcome=outcome,
                 summary=summary,
                 iterations=iterations,
-                changes=snapshot.changes(self.packages, self.commands),
+                changes=changes,
+                offers_changes=bool(changes.files or changes.packages or changes.commands),
                 prompt_tokens=u.prompt_tokens,
                 completion_tokens=u.completion_tokens,
                 cost=u.cost,
@@ -161,6 +182,10 @@ async def fix_loop(
         return
     if report.green and not instruction:
         yield ctx.done(snapshot, "already_green", f"The tests already pass ({report.summary()}); nothing changed.", 0)
+        return
+    if instruction is None and ctx.settings.loop.strategy != "plan":
+        async for event in candidate_rounds(ctx, snapshot, report, test_ids):
+            yield event
         return
     async for event in _iterations(ctx, snapshot, report, test_ids, instruction, focus):
         yield event
@@ -376,7 +401,8 @@ class _Step:
                     yield ctx.stamp(PlanMade(iteration=self.iteration, plan=plan))
                     return
             yield ctx.stamp(PlanMade(iteration=self.iteration, plan=plan))
-            outcome = await apply_plan(plan, self.snapshot, ctx.ports.sandbox, self.iteration, self.report.failures)
+            outcome = await apply_plan(plan, self.snapshot, ctx.ports.sandbox, self.iteration, self.report.failures,
+                                       ctx.tests)
             self._absorb(plan, outcome)
             for event in outcome.events:
                 yield ctx.stamp(event)
@@ -418,7 +444,7 @@ class _Step:
                 continue
             plan = DebugPlan(diagnosis=f"The whole of {path}, written again.", actions=[action])
             yield ctx.stamp(PlanMade(iteration=self.iteration, plan=plan))
-            applied = await apply_plan(plan, self.snapshot, ctx.ports.sandbox, self.iteration)
+            applied = await apply_plan(plan, self.snapshot, ctx.ports.sandbox, self.iteration, tests=ctx.tests)
             self._absorb(plan, applied)
             for event in applied.events:
                 yield ctx.stamp(event)

@@ -73,6 +73,8 @@ async def _run(mode: RunMode, request: FixRequest, settings: Settings, ports: Po
         async with opened as live:
             ctx = LoopContext(settings=settings, ports=live, workspace=request.workspace, template=template, run_id=run_id)
             ctx.started = start
+            # tests are the spec; an improve request that is about tests may change them
+            ctx.tests_writable = mode == "improve" and "test" in (request.instruction or "").lower()
             async for event in fix_loop(
                 ctx, snapshot, test_ids=request.test_ids, instruction=request.instruction, focus=request.focus
             ):

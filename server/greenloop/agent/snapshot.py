@@ -59,6 +59,12 @@ class Snapshot:
         """Go back to an earlier `files()` (an attempt that made things worse is undone)."""
         self._files = dict(files)
 
+    def fork(self) -> Snapshot:
+        """A copy to try a candidate on: same base, same files; changing it leaves this one as it is."""
+        twin = Snapshot(self.root, self._base)
+        twin._files = dict(self._files)
+        return twin
+
     def paths(self) -> list[str]:
         return sorted(self._files)
 

@@ -105,10 +105,26 @@ class LLMClient:
 
     # -- public calls ------------------------------------------------------------
     async def complete(
-        self, messages: Messages, *, step: str, max_tokens: int | None = None, attempt: int = 0
+        self,
+        messages: Messages,
+        *,
+        step: str,
+        max_tokens: int | None = None,
+        attempt: int = 0,
+        seed: int | None = None,
+        temperature: float | None = None,
     ) -> str:
-        """The reply text of one chat completion; `attempt` > 0 for a request asked again (next seed)."""
-        call = self._start(step, "text", self._body(messages, max_tokens, attempt, step))
+        """The reply text of one chat completion; `attempt` > 0 for a request asked again (next seed).
+
+        `seed` and `temperature` override the settings' for this call (the fix loop's candidates:
+        one greedy, the rest hotter, each with its own seed); the values sent are the ones recorded.
+        """
+        body = self._body(messages, max_tokens, attempt, step)
+        if seed is not None:
+            body["seed"] = seed
+        if temperature is not None:
+            body["temperature"] = temperature
+        call = self._start(step, "text", body)
         call.attempt = attempt
         exchange = await self._exchange(call)
         await self._record(call, exchange, "ok")

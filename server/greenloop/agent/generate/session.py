@@ -110,6 +110,7 @@ async def _run(job: Job, settings: Settings, ports: Ports | None) -> AsyncIterat
             ctx = LoopContext(
                 settings=settings, ports=live, workspace=job.out_dir, template=job.layout.name, run_id=run_id,
                 goal=job.request,
+                tests_writable=True,  # the tests are the model's own, written in this run: they may be wrong
             )
             ctx.started = start
             async for event in Generation(job, ctx).run():

@@ -1,0 +1,223 @@
+"""One round: ask for N candidates, test each on its own fork of the snapshot, keep the best.
+
+Candidates are asked one after another with the same messages (the server's prompt cache reads
+the prompt once), each with its own seed: the first greedy, the rest hotter. Each candidate is
+applied to a fork and run in the warm sandbox, the failing tests first and the whole suite when
+they pass; the round stops at the first candidate that turns everything green. The round ends in
+a frozen `RoundResult`; the loop moves to its best candidate only when that is strictly better.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from greenloop.agent.actions import apply_plan
+from greenloop.agent.events import CandidateAsked, CandidateTested, Event
+from greenloop.agent.repair.routes import Approach, ReplyRejected, prompt_hash, read_reply
+from greenloop.agent.snapshot import Snapshot
+from greenloop.agent.testfiles import TestFiles
+from greenloop.llm import LLMClient
+from greenloop_sandbox import Sandbox, TestReport
+
+FUNCTION_TOKENS = 1024  # a function is short; a reply that runs on past this has lost its way
+Ended = Literal["green", "better", "nothing_better", "no_candidates", "budget"]
+
+
+@dataclass(frozen=True)
+class Tried:
+    """One candidate as the records keep it."""
+
+    index: int
+    seed: int | None
+    temperature: float
+    status: Literal["rejected", "tested"]
+    reason: str = ""
+    diff: str = ""
+    diff_lines: int = 0
+    scope: Literal["", "failing", "all"] = ""
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    green: bool = False
+    feedback: str = ""  # the test output, for the next round's prompt
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    """What a round tried and what the loop should do with it."""
+
+    approach: Approach
+    tried: tuple[Tried, ...]
+    best: Tried | None
+    ended: Ended
+    report: TestReport | None = None  # the whole suite on the best candidate (when it ran)
+    files: Mapping[str, bytes] | None = None  # the best candidate's files
+
+    @property
+    def moved(self) -> bool:
+        return self.ended in ("green", "better")
+
+
+@dataclass
+class RoundInputs:
+    """What a round needs from the loop."""
+
+    llm: LLMClient
+    sandbox: Sandbox
+    tests: TestFiles
+    messages: list[dict[str, str]]
+    count: int
+    temperature: float  # of the candidates after the first
+    next_seed: Callable[[], int | None]
+    over_budget: Callable[[], str | None]
+    test_timeout: float
+    iteration: int
+    subset: bool = True  # run the failing tests first (runners whose ids select tests)
+    seen: set[int] = field(default_factory=set)  # fingerprints tried in earlier rounds
+    suite: list[str] | None = None  # the run's tests ("the whole suite"); None: all of them
+
+
+def better(a: TestReport, b: TestReport) -> bool:
+    """Strictly better: more passing, then fewer errors, then fewer failing; never fewer tests without cause."""
+    if a.total < b.total and a.errors == 0:
+        return False  # tests went missing (they are read-only, but a conftest or a skip can hide them)
+    return (a.passed, -a.errors, -a.failed) > (b.passed, -b.errors, -b.failed)
+
+
+async def run_round(
+    inputs: RoundInputs, approach: Approach, snapshot: Snapshot, report: TestReport
+) -> AsyncIterator[Event | RoundResult]:
+    """Yield the round's events, then its RoundResult (always last)."""
+    failing = [f.test_id for f in report.failures]
+    subset = inputs.subset and bool(failing) and all("::" in t for t in failing)
+    count = 1 if approach.route == "install" else inputs.count
+    start = snapshot.fingerprint()
+    tried: list[Tried] = []
+    kept: dict[int, tuple[Snapshot, TestReport]] = {}
+    fingerprints: dict[int, int] = {}
+    ended: Ended = "nothing_better"
+    for index in range(1, count + 1):
+        if inputs.over_budget() is not None:
+            ended = "budget"
+            break
+        seed = inputs.next_seed()
+        temperature = _temperature(index, inputs.temperature, approach.hotter)
+        yield CandidateAsked(iteration=inputs.iteration, index=index, of=count, route=approach.route,
+                             target=approach.label, seed=seed, temperature=temperature)
+        used = _tokens(inputs.llm)
+        reply = ""
+        if approach.route != "install":
+            limit = FUNCTION_TOKENS if approach.route == "function" else None
+            reply = await inputs.llm.complete(inputs.messages, step=f"repair_{approach.route}", max_tokens=limit,
+                                              seed=seed, temperature=temperature)
+        fork = snapshot.fork()
+        reason = ""
+        try:
+            plan = read_reply(approach, snapshot, reply)
+            applied = await apply_plan(plan, fork, inputs.sandbox, inputs.iteration, report.failures, inputs.tests)
+            reason = applied.problems[0].removeprefix("- ").split("\nCurrent content")[0] if applied.problems else ""
+        except ReplyRejected as exc:
+            reason = str(exc)
+        fingerprint = fork.fingerprint()
+        if not reason and fingerprint == start and approach.route != "install":
+            reason = "it changes nothing"
+        if not reason and (same := _same_as(fingerprint, fingerprints, inputs.seen)):
+            reason = same
+        tokens = _tokens(inputs.llm) - used
+        if reason:
+            tried.append(Tried(index, seed, temperature, "rejected", reason=reason))
+            yield _tested_event(inputs, approach, tried[-1], tokens)
+            continue
+        fingerprints[fingerprint] = index
+        diff, lines = _diff(snapshot, fork)
+        result, scope = await _test(inputs, fork, failing if subset else None)
+        if scope == "failing" and result.failures == [] and result.passed > 0:
+            result, scope = await _test(inputs, fork, None)  # the failing tests pass: now the whole suite
+        tried.append(Tried(index, seed, temperature, "tested", diff=diff, diff_lines=lines, scope=scope,
+                           passed=result.passed, failed=result.failed, errors=result.errors,
+                           green=scope == "all" and result.green, feedback=_feedback(result)))
+        kept[index] = (fork, result)
+        yield _tested_event(inputs, approach, tried[-1], tokens)
+        if tried[-1].green:
+            ended = "green"
+            break
+    inputs.seen.update(fingerprints)
+    tested = [t for t in tried if t.status == "tested"]
+    if not tested:
+        yield RoundResult(approach, tuple(tried), None, "budget" if ended == "budget" else "no_candidates")
+        return
+    best = max(tested, key=lambda t: (t.green, t.passed, -t.errors, -t.failed, -t.diff_lines))
+    fork, result = kept[best.index]
+    if ended == "green":
+        yield RoundResult(approach, tuple(tried), best, "green", result, fork.files())
+        return
+    full: TestReport | None = result if best.scope == "all" else None
+    if full is None and (best.passed > 0 or best.errors < _errors(report, failing)):
+        full, _ = await _test(inputs, fork, None)  # worth a whole-suite run: it may be better
+    if full is not None and full.total and better(full, report):
+        yield RoundResult(approach, tuple(tried), best, "green" if full.green else "better", full, fork.files())
+        return
+    yield RoundResult(approach, tuple(tried), best, "budget" if ended == "budget" else "nothing_better", full)
+
+
+def _temperature(index: int, hot: float, hotter: float) -> float:
+    if index == 1:
+        return round(min(2.0, hotter), 3)  # greedy, unless the approach asks for hotter sampling
+    return round(min(2.0, hot + hotter), 3)
+
+
+def _errors(report: TestReport, failing: list[str]) -> int:
+    return sum(1 for f in report.failures if f.kind == "error" and f.test_id in failing)
+
+
+def _same_as(fingerprint: int, this_round: dict[int, int], earlier: set[int]) -> str:
+    if fingerprint in this_round:
+        return f"the same change as candidate {this_round[fingerprint]}"
+    if fingerprint in earlier:
+        return "the same change as a candidate of an earlier round"
+    return ""
+
+
+def _tokens(llm: LLMClient) -> int:
+    return int(llm.usage.prompt_tokens + llm.usage.completion_tokens)
+
+
+async def _test(inputs: RoundInputs, fork: Snapshot, ids: list[str] | None) -> tuple[TestReport, Literal["failing", "all"]]:
+    await inputs.sandbox.sync(fork.files(), fork.deleted())
+    report = await inputs.sandbox.run_tests(ids or inputs.suite, timeout=inputs.test_timeout)
+    return report, ("failing" if ids else "all")
+
+
+def _diff(before: Snapshot, after: Snapshot) -> tuple[str, int]:
+    """A unified diff of the fork against the round's starting state, and its count of changed lines."""
+    out: list[str] = []
+    for path in sorted(set(before.paths()) | set(after.paths())):
+        old, new = before.read(path), after.read(path)
+        if old == new:
+            continue
+        out.extend(difflib.unified_diff((old or "").splitlines(keepends=True), (new or "").splitlines(keepends=True),
+                                        fromfile=f"a/{path}", tofile=f"b/{path}"))
+    text = "".join(line if line.endswith("\n") else line + "\n" for line in out)
+    changed = sum(1 for line in out if line[:1] in "+-" and not line.startswith(("+++", "---")))
+    return text, changed
+
+
+def _feedback(report: TestReport) -> str:
+    """The first failure of a candidate's run, short: what the next round is told this attempt gave."""
+    if not report.failures:
+        return report.summary()
+    first = report.failures[0]
+    message = " ".join(first.message.split())[:300]
+    return f"{report.summary()}; {first.test_id}: {message}"
+
+
+def _tested_event(inputs: RoundInputs, approach: Approach, tried: Tried, tokens: int) -> CandidateTested:
+    return CandidateTested(
+        iteration=inputs.iteration, index=tried.index, route=approach.route, target=approach.label,
+        seed=tried.seed, temperature=tried.temperature, prompt_hash=prompt_hash(inputs.messages),
+        status=tried.status, reason=tried.reason, diff=tried.diff, scope=tried.scope, passed=tried.passed,
+        failed=tried.failed, errors=tried.errors, green=tried.green, tokens=tokens,
+    )

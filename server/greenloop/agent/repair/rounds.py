@@ -1,0 +1,122 @@
+"""The fix loop's candidate rounds: locate, pick an approach, run a round, move only when strictly better.
+
+Each iteration is one round (`round.run_round`). Its `RoundResult` decides what happens: green
+ends the run; better moves the state and starts the ladder again from the top; nothing better
+keeps the state as it was and takes the next step of the ladder (the next location, hotter
+sampling, the whole file, blocks), telling the model what the best failed candidate gave.
+`stuck` is declared only when the ladder is spent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from greenloop.agent.events import Event, IterationStarted, LocationsFound, Message, RoundEnded, TestsRan
+from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
+from greenloop.agent.repair.routes import Approach, ladder, repair_messages, with_feedback
+from greenloop.agent.snapshot import Snapshot
+from greenloop.llm import LLMError
+from greenloop_sandbox import TestReport
+
+if TYPE_CHECKING:
+    from greenloop.agent.loop import LoopContext
+
+
+async def candidate_rounds(
+    ctx: LoopContext, snapshot: Snapshot, report: TestReport, test_ids: list[str] | None = None
+) -> AsyncIterator[Event]:
+    """Yield the rounds' events, ending with exactly one Done."""
+    loop = ctx.settings.loop
+    oneshot = loop.strategy == "oneshot"
+    max_it = 1 if oneshot else loop.max_iterations
+    step, feedback, spent = 0, "", list[str]()
+    seen: set[int] = set()
+    for iteration in range(1, max_it + 1):
+        if (why := ctx.over_budget()) is not None:
+            yield ctx.done(snapshot, "budget", f"Stopped: {why}; {report.summary()}.", iteration - 1, why)
+            return
+        yield ctx.stamp(IterationStarted(iteration=iteration, max_iterations=max_it))
+        code = await ctx.contexts.build(snapshot, report.failures)
+        yield ctx.stamp(LocationsFound(iteration=iteration, locations=[loc.to_json() for loc in code.locations],
+                                       context_tokens=code.tokens))
+        steps = ladder(code.locations, report, snapshot, ctx.tests, oneshot=oneshot)
+        if step >= len(steps):
+            evidence = "; ".join(spent) or "no code outside the tests was found to change"
+            yield ctx.done(snapshot, "stuck", f"Stopped: every approach was tried ({report.summary()}).",
+                           iteration - 1, evidence)
+            return
+        approach = with_feedback(steps[step], feedback)
+        inputs = RoundInputs(
+            llm=ctx.ports.llm, sandbox=ctx.ports.sandbox, tests=ctx.tests,
+            messages=repair_messages(approach, snapshot, ctx.contexts.index, report, ctx.tests,
+                                     template=ctx.template, workspace=ctx.workspace),
+            count=1 if oneshot else loop.candidates, temperature=0.0 if oneshot else loop.candidate_temperature,
+            next_seed=ctx.next_seed, over_budget=ctx.over_budget, test_timeout=ctx.settings.sandbox.test_timeout,
+            iteration=iteration, subset=ctx.template == "python", seen=seen, suite=test_ids,
+        )
+        result: RoundResult | None = None
+        try:
+            async for item in run_round(inputs, approach, snapshot, report):
+                if isinstance(item, RoundResult):
+                    result = item
+                else:
+                    yield ctx.stamp(item)
+        except LLMError as exc:  # the model server failed for good: the state reached so far is kept
+            yield ctx.stamp(Message(text=f"The model call failed: {exc}", level="error"))
+            yield ctx.done(snapshot, "error", f"Stopped in round {iteration}: the model call failed; "
+                           f"{report.summary()}.", iteration - 1, str(exc))
+            return
+        assert result is not None  # run_round always ends with its result
+        yield ctx.stamp(_round_event(iteration, result))
+        if result.moved and result.files is not None and result.report is not None:
+            snapshot.restore(result.files)
+            report = result.report
+            yield ctx.stamp(TestsRan(iteration=iteration, passed=report.passed, failed=report.failed,
+                                     errors=report.errors, skipped=report.skipped,
+                                     failures=[f.model_dump() for f in report.failures], duration=report.duration))
+            step, feedback = 0, ""
+        else:
+            spent.append(f"round {iteration}: {approach.label} ({approach.why}): {_tally(result)}")
+            step, feedback = step + 1, _feedback_text(approach, result)
+        yield ctx.budget_event(iteration)
+        if result.ended == "green" or report.green:
+            yield ctx.done(snapshot, "green", f"The tests pass ({report.summary()}).", iteration)
+            return
+        if result.ended == "budget":
+            why = ctx.over_budget() or "budget"
+            yield ctx.done(snapshot, "budget", f"Stopped: {why}; {report.summary()}.", iteration, why)
+            return
+    unchanged = "" if snapshot.changed_paths() else " No candidate was better than the code as it was."
+    yield ctx.done(snapshot, "budget", f"Stopped after {max_it} rounds; {report.summary()}.{unchanged}", max_it,
+                   "max iterations reached")
+
+
+def _round_event(iteration: int, result: RoundResult) -> RoundEnded:
+    best = result.best
+    summary = ""
+    if best is not None:
+        summary = f"{best.passed} passed, {best.failed} failed, {best.errors} errors ({best.scope} tests)"
+    return RoundEnded(
+        iteration=iteration, approach=result.approach.label, why=result.approach.why, tried=len(result.tried),
+        tested=sum(1 for t in result.tried if t.status == "tested"), best=best.index if best else None,
+        best_summary=summary, moved=result.moved, ended=result.ended,
+    )
+
+
+def _tally(result: RoundResult) -> str:
+    rejected = [t.reason for t in result.tried if t.status == "rejected"]
+    tested = sum(1 for t in result.tried if t.status == "tested")
+    text = f"{len(result.tried)} candidate(s), {tested} tested, none better"
+    return text + (f"; rejected: {rejected[0]}" if rejected else "")
+
+
+def _feedback_text(approach: Approach, result: RoundResult) -> str:
+    """What the next round is told: the best failed attempt's change and what the tests then said."""
+    best = result.best
+    if best is None:
+        reasons = "; ".join(dict.fromkeys(t.reason for t in result.tried if t.reason))[:600]
+        return f"\n## Earlier attempts\nEarlier replies could not be used: {reasons}\n" if reasons else ""
+    diff = best.diff if len(best.diff) < 1500 else best.diff[:1500] + "\n..."
+    return (f"\n## An earlier attempt (it did not work)\n```diff\n{diff.rstrip()}\n```\n"
+            f"The tests then said: {best.feedback}\nDo something different.\n")

@@ -1,0 +1,270 @@
+"""Which way a round asks for a fix: the route (function, file, blocks, install), its target, its prompt.
+
+The common case is a function: the model sees that function, the failing output and the
+tests as the spec, and writes the function again as plain code. A module the code imports
+that is not installed is an `install`; code that does not load is a whole-file repair. When a
+round brings nothing better the next one changes one thing (`ladder`), until the ladder is spent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+from greenloop.agent.code_reply import extract_code
+from greenloop.agent.plan import Action, DebugPlan, InstallAction, WriteAction
+from greenloop.agent.prompts import render_prompt
+from greenloop.agent.repair.blocks import parse_blocks
+from greenloop.agent.repair.splice import SpliceError, Target, splice
+from greenloop.agent.snapshot import Snapshot
+from greenloop.agent.testfiles import TestFiles
+from greenloop.retrieval import Location, RepoIndex, language_of
+from greenloop_sandbox import TestReport
+
+Route = Literal["function", "file", "blocks", "install"]
+FAILURES_SHOWN = 3
+TRACEBACK_LINES = 30
+SPEC_LINES = 40
+FILE_ROUTE_LINES = 400  # longer files are not asked for whole
+_MISSING = re.compile(r"No module named '([\w.]+)'")
+_BROKEN = ("SyntaxError", "IndentationError", "ImportError", "NameError: name", "TabError")
+# import name -> package name, where they differ (the common ones)
+_PACKAGES = {"yaml": "pyyaml", "PIL": "pillow", "bs4": "beautifulsoup4", "sklearn": "scikit-learn",
+             "cv2": "opencv-python", "dateutil": "python-dateutil", "dotenv": "python-dotenv"}
+
+
+class ReplyRejected(ValueError):
+    """A reply that gives no candidate, and why (kept in the records, never a crash)."""
+
+
+@dataclass(frozen=True)
+class Approach:
+    """What one round tries: a route, its target and how hot it samples."""
+
+    route: Route
+    target: Target
+    why: str  # why this approach (first choice, next location, hotter, ...)
+    hotter: float = 0.0  # added to every candidate's temperature (the greedy one too, when > 0)
+    package: str = ""  # the install route's package
+    feedback: str = ""  # what an earlier attempt gave, said to the model
+
+    @property
+    def label(self) -> str:
+        if self.route == "install":
+            return f"install {self.package}"
+        if self.route == "function":
+            return f"`{self.target.symbol}` in {self.target.path}"
+        return f"{self.route} {self.target.path}"
+
+
+def ladder(
+    locations: list[Location], report: TestReport, snapshot: Snapshot, tests: TestFiles, *, oneshot: bool = False
+) -> list[Approach]:
+    """The approaches for this state, in order: a round that brings nothing better moves one step on."""
+    sources = [loc for loc in locations if not tests.is_test(loc.path) and snapshot.read(loc.path) is not None]
+    if not sources:
+        sources = _imported_sources(report, snapshot, tests)
+    if oneshot:
+        return [_file(sources[0].path, "the whole file, once")] if sources else []
+    steps: list[Approach] = []
+    missing = _missing_module(report, snapshot)
+    if missing:
+        steps.append(Approach("install", Target("", missing, "module", 0, 0), "a module is not installed",
+                              package=_PACKAGES.get(missing, missing)))
+    broken = _broken_file(report, snapshot, tests)
+    if broken:
+        steps.append(_file(broken, "the code does not load"))
+    functions = [loc for loc in sources if loc.kind in ("function", "method")]
+    if functions:
+        top = _target(functions[0])
+        steps.append(Approach("function", top, "the top-ranked function"))
+        steps.extend(Approach("function", _target(loc), "the next-ranked function") for loc in functions[1:2])
+        steps.append(Approach("function", top, "the top-ranked function, sampled hotter", hotter=0.3))
+    if sources:
+        path = sources[0].path
+        if _lines(snapshot, path) <= FILE_ROUTE_LINES and not any(s.route == "file" and s.target.path == path
+                                                                  for s in steps):
+            steps.append(_file(path, "the whole file"))
+        steps.append(Approach("blocks", Target(path, path, "file", 1, _lines(snapshot, path)),
+                              "changes in several places"))
+    return steps
+
+
+def _file(path: str, why: str) -> Approach:
+    return Approach("file", Target(path, path, "file", 1, 0), why)
+
+
+def _target(loc: Location) -> Target:
+    return Target(loc.path, loc.symbol, loc.kind, loc.start_line, loc.end_line)
+
+
+def _lines(snapshot: Snapshot, path: str) -> int:
+    return len((snapshot.read(path) or "").splitlines())
+
+
+def _own_modules(snapshot: Snapshot) -> set[str]:
+    names: set[str] = set()
+    for path in snapshot.paths():
+        parts = PurePosixPath(path).parts
+        names.update(p.removesuffix(".py") for p in parts)
+    return names
+
+
+def _missing_module(report: TestReport, snapshot: Snapshot) -> str:
+    own = _own_modules(snapshot)
+    for failure in report.failures:
+        match = _MISSING.search(f"{failure.message}\n{failure.traceback}")
+        if match and match.group(1).split(".")[0] not in own:
+            return match.group(1).split(".")[0]
+    return ""
+
+
+def _broken_file(report: TestReport, snapshot: Snapshot, tests: TestFiles) -> str:
+    """A source file named in a failure that says the code does not load (syntax, import, name errors)."""
+    for failure in report.failures:
+        text = f"{failure.message}\n{failure.traceback}"
+        if not any(word in text for word in _BROKEN):
+            continue
+        for path in reversed(re.findall(r"([\w./-]+\.\w+)", text)):
+            known = _known(snapshot, path)
+            if known and not tests.is_test(known) and language_of(known):
+                return known
+    return ""
+
+
+def _known(snapshot: Snapshot, path: str) -> str:
+    path = path.lstrip("./")
+    for known in snapshot.paths():
+        if known == path or path.endswith("/" + known):
+            return known
+    return ""
+
+
+def _imported_sources(report: TestReport, snapshot: Snapshot, tests: TestFiles) -> list[Location]:
+    """Source files named in the failures, when retrieval found no code outside the tests."""
+    found: list[Location] = []
+    for failure in report.failures:
+        for path in re.findall(r"([\w./-]+\.\w+)", f"{failure.traceback}\n{failure.message}"):
+            known = _known(snapshot, path)
+            if known and not tests.is_test(known) and language_of(known) and all(f.path != known for f in found):
+                found.append(Location(known, known, "module", 1, _lines(snapshot, known), 0.0, "named"))
+    if not found:
+        code = [p for p in snapshot.paths() if language_of(p) and not tests.is_test(p)]
+        if len(code) <= 3:  # a tiny project: its source files are the candidates
+            found = [Location(p, p, "module", 1, _lines(snapshot, p), 0.0, "only source") for p in code]
+    return found
+
+
+# -- prompts --------------------------------------------------------------------------------------
+
+
+def render_failures(report: TestReport) -> str:
+    """The failing tests, trimmed: a few, each with the end of its traceback."""
+    parts = [f"{report.summary()}."]
+    for failure in report.failures[:FAILURES_SHOWN]:
+        lines = (failure.traceback or failure.message).strip().splitlines()
+        if len(lines) > TRACEBACK_LINES:
+            lines = ["...", *lines[-TRACEBACK_LINES:]]
+        message = failure.message.strip().splitlines()[:3]
+        parts.append(f"### {failure.test_id}\n" + "\n".join(message) + "\n```\n" + "\n".join(lines) + "\n```")
+    if len(report.failures) > FAILURES_SHOWN:
+        parts.append(f"... and {len(report.failures) - FAILURES_SHOWN} more failing tests.")
+    return "\n\n".join(parts)
+
+
+def spec_text(index: RepoIndex, report: TestReport, tests: TestFiles) -> str:
+    """The failing tests' own code, labelled as the spec (read-only)."""
+    blocks: list[str] = []
+    seen: set[str] = set()
+    for failure in report.failures[:FAILURES_SHOWN]:
+        if not failure.file or not failure.line or not tests.is_test(failure.file):
+            continue
+        definition = index.enclosing(failure.file, failure.line)
+        if definition is None or definition.key in seen:
+            continue
+        seen.add(definition.key)
+        rows = index.lines(failure.file)[definition.start_line - 1 : definition.end_line]
+        if len(rows) > SPEC_LINES:
+            rows = [*rows[: SPEC_LINES - 1], "    ..."]
+        fence = language_of(failure.file) or ""
+        blocks.append(f"`{definition.symbol}` in `{failure.file}`:\n```{fence}\n" + "\n".join(rows) + "\n```")
+    if not blocks:
+        return ""
+    return "\n## The tests (the specification: they are right and stay as they are)\n" + "\n".join(blocks) + "\n"
+
+
+def related_text(index: RepoIndex, target: Target, tests: TestFiles) -> str:
+    """Signatures of what the function calls and of what calls it (outside the tests)."""
+    own = next((d for d in index.definitions(target.path)
+                if d.symbol == target.symbol and d.start_line == target.start_line), None)
+    calls: list[str] = []
+    if own is not None:
+        for name in own.refs:
+            for d in index.named(name)[:1]:
+                if d.key != own.key and not tests.is_test(d.path):
+                    calls.append(f"- {d.signature}  ({d.path}:{d.start_line})")
+    callers = [f"- {d.signature}  ({d.path}:{d.start_line})" for d in index.referrers(target.name)
+               if not tests.is_test(d.path) and d.symbol != target.symbol][:4]
+    out = ""
+    if calls:
+        out += "\nIt calls:\n" + "\n".join(dict.fromkeys(calls[:6])) + "\n"
+    if callers:
+        out += "\nIt is called by:\n" + "\n".join(callers) + "\n"
+    return out
+
+
+def repair_messages(
+    approach: Approach, snapshot: Snapshot, index: RepoIndex, report: TestReport, tests: TestFiles,
+    *, template: str, workspace: Path,
+) -> list[dict[str, str]]:
+    """The request of one round; every candidate of the round sends exactly this (shared prefix)."""
+    target = approach.target
+    source = snapshot.read(target.path) or ""
+    values = {
+        "template": template, "failures": render_failures(report), "spec": spec_text(index, report, tests),
+        "path": target.path, "fence": language_of(target.path) or "", "feedback": approach.feedback,
+    }
+    if approach.route == "function":
+        rows = source.splitlines()[target.start_line - 1 : target.end_line]
+        values |= {"symbol": target.symbol, "func": target.name, "start": str(target.start_line),
+                   "end": str(target.end_line), "code": "\n".join(rows), "related": related_text(index, target, tests)}
+        user = render_prompt("repair_function", workspace, **values)
+    else:
+        values["code"] = source.rstrip("\n")
+        user = render_prompt("repair_file" if approach.route == "file" else "repair_blocks", workspace, **values)
+    return [{"role": "system", "content": render_prompt("system", workspace)}, {"role": "user", "content": user}]
+
+
+def prompt_hash(messages: list[dict[str, str]]) -> str:
+    text = "\n".join(f"{m['role']}:{m['content']}" for m in messages)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def read_reply(approach: Approach, snapshot: Snapshot, reply: str) -> DebugPlan:
+    """The reply as a DebugPlan of edits/writes; ReplyRejected says why there is none."""
+    target = approach.target
+    actions: list[Action]
+    if approach.route == "function":
+        try:
+            actions = list(splice(snapshot.read(target.path) or "", target, reply))
+        except SpliceError as exc:
+            raise ReplyRejected(str(exc)) from None
+        return DebugPlan(diagnosis=f"`{target.symbol}` rewritten", actions=actions)
+    if approach.route == "file":
+        code = extract_code(reply, target.path, [p for p in snapshot.paths() if p != target.path])
+        if code.problem:
+            raise ReplyRejected(code.problem)
+        return DebugPlan(diagnosis=f"{target.path} rewritten", actions=[WriteAction(path=target.path, content=code.text)])
+    if approach.route == "blocks":
+        edits = parse_blocks(reply, target.path)
+        if not edits:
+            raise ReplyRejected("the reply holds no SEARCH/REPLACE block")
+        return DebugPlan(diagnosis="changes in several places", actions=list(edits))
+    return DebugPlan(diagnosis=f"install {approach.package}", actions=[InstallAction(packages=[approach.package])])
+
+
+def with_feedback(approach: Approach, feedback: str) -> Approach:
+    return replace(approach, feedback=feedback)

@@ -1,0 +1,208 @@
+"""A corrected function out of a model's reply, spliced in at its definition with tree-sitter.
+
+The model replies with the whole function in a code block; greenloop finds the definition of
+the same name in it, puts it where the old one was (with the file's indentation) and records
+that as an `edit` whose search text is the file's own lines, so it cannot miss. Extra helper
+definitions (before a top-level function) and new imports come along; anything else is left out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import tree_sitter as ts
+
+from greenloop.agent.plan import EditAction
+from greenloop.agent.syntax import first_error, parse
+
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.S)
+# Node types that define something, per grammar family; a name is the node's `name` field.
+_DEFINITIONS = {
+    "function_definition", "class_definition",  # python
+    "function_declaration", "generator_function_declaration", "method_definition", "class_declaration",  # js/ts
+    "function_item", "impl_item", "struct_item", "enum_item",  # rust
+}
+_IMPORTS = {"import_statement", "import_from_statement", "use_declaration"}
+
+
+class SpliceError(ValueError):
+    """Why a reply gives no usable function (said to the model and kept in the records)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """The definition a repair is about: where it is and what it is called."""
+
+    path: str
+    symbol: str  # qualified, e.g. "Stack.push"
+    kind: str
+    start_line: int  # 1-based, inclusive
+    end_line: int
+
+    @property
+    def name(self) -> str:
+        return self.symbol.rsplit(".", 1)[-1]
+
+
+def code_blocks(reply: str) -> list[str]:
+    """The fenced blocks of a reply (the reply itself when it has none and is not empty)."""
+    blocks = [m.group(2) for m in _FENCE.finditer(reply)]
+    if blocks:
+        return blocks
+    text = reply.strip("\n")
+    if text.lstrip().startswith(("```", "~~~")):  # cut off after the opening fence
+        text = text.split("\n", 1)[1] if "\n" in text else ""
+    return [text] if text.strip() else []
+
+
+def definition_node(tree: ts.Tree, name: str, line: int | None = None) -> ts.Node | None:
+    """The definition called `name` (at 1-based `line` when given), outermost first, with its decorators."""
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop(0)
+        if node.type in _DEFINITIONS and _name(node) == name and (line is None or _starts(node, line)):
+            parent = node.parent
+            return parent if parent is not None and parent.type == "decorated_definition" else node
+        stack.extend(node.children)
+    return None
+
+
+def _starts(node: ts.Node, line: int) -> bool:
+    first = node.start_point[0] + 1
+    parent = node.parent
+    if parent is not None and parent.type == "decorated_definition":
+        return line in (first, parent.start_point[0] + 1)
+    return first == line
+
+
+def _name(node: ts.Node) -> str:
+    named = node.child_by_field_name("name")
+    return named.text.decode("utf-8", "replace") if named is not None and named.text is not None else ""
+
+
+def splice(source: str, target: Target, reply: str) -> list[EditAction]:
+    """The edits that put the reply's `target.name` in place of the file's; SpliceError says why not."""
+    original = parse(target.path, source)
+    if original is None:
+        raise SpliceError(f"{target.path} is in a language greenloop cannot parse")
+    old = definition_node(original, target.name, target.start_line) or definition_node(original, target.name)
+    if old is None:
+        raise SpliceError(f"`{target.name}` is no longer defined in {target.path}")
+    new_text, helpers, imports = _from_reply(target, reply)
+    lines = source.splitlines(keepends=True)
+    first, last = old.start_point[0], old.end_point[0]
+    indent = re.match(r"[ \t]*", lines[first]).group(0)  # type: ignore[union-attr]
+    if _is_decorated(old) and not new_text.lstrip().startswith("@"):
+        first = _definition_of(old).start_point[0]  # keep the file's decorators
+    newline = "\r\n" if lines[first].endswith("\r\n") else "\n"
+    replacement = _indented(new_text, indent, newline)
+    if helpers and not indent:
+        replacement = _indented(helpers, indent, newline) + newline + replacement
+    search = "".join(lines[first : last + 1])
+    if _normal(replacement) == _normal(search):
+        raise SpliceError(f"the reply's `{target.name}` is the same as the one in the file: it changes nothing")
+    candidate = "".join([*lines[:first], replacement, *lines[last + 1 :]])
+    bad = first_error(target.path, candidate)
+    if bad is not None and first_error(target.path, source) is None:
+        raise SpliceError(f"with the reply's `{target.name}` the file does not parse (line {bad})")
+    edits = [EditAction(path=target.path, search=_unique(search, lines, first), replace=replacement)]
+    extra = _import_edit(target.path, lines, imports, newline, first)
+    return [*extra, *edits]
+
+
+def _from_reply(target: Target, reply: str) -> tuple[str, str, list[str]]:
+    """(the definition's text, dedented; helper definitions; import lines) from the first block that has it."""
+    blocks = code_blocks(reply)
+    if not blocks:
+        raise SpliceError("the reply was empty")
+    seen: list[str] = []
+    broken = ""
+    for block in blocks:
+        tree = parse(target.path, block)
+        if tree is None:
+            continue
+        node = definition_node(tree, target.name)
+        if node is None:
+            seen.extend(_name(n) for n in tree.root_node.children if n.type in _DEFINITIONS and _name(n))
+            if tree.root_node.has_error:
+                broken = broken or f" (its code does not parse at line {first_error(target.path, block)})"
+            continue
+        if node.has_error:
+            bad = first_error(target.path, _text(block, node)) or 1
+            raise SpliceError(f"the reply's `{target.name}` does not parse (line {bad} of it)")
+        text = _text(block, node)
+        helpers = [
+            _text(block, n) for n in tree.root_node.children
+            if n.type in _DEFINITIONS | {"decorated_definition"} and n != node and not n.has_error
+            and _name(_definition_of(n)) != target.name and not _contains(n, node)
+        ]
+        imports = [_text(block, n).strip() for n in tree.root_node.children if n.type in _IMPORTS]
+        return text, "\n\n".join(h.rstrip("\n") for h in helpers), imports
+    others = ", ".join(f"`{n}`" for n in dict.fromkeys(seen)) or "no function"
+    raise SpliceError(f"the reply defines {others}, not `{target.name}`{broken}")
+
+
+def _contains(outer: ts.Node, inner: ts.Node) -> bool:
+    return outer.start_byte <= inner.start_byte and inner.end_byte <= outer.end_byte
+
+
+def _is_decorated(node: ts.Node) -> bool:
+    return node.type == "decorated_definition"
+
+
+def _definition_of(node: ts.Node) -> ts.Node:
+    if node.type == "decorated_definition":
+        inner = node.child_by_field_name("definition")
+        return inner if inner is not None else node
+    return node
+
+
+def _text(block: str, node: ts.Node) -> str:
+    """The node's whole lines, dedented by the node's own column."""
+    rows = block.split("\n")[node.start_point[0] : node.end_point[0] + 1]
+    column = node.start_point[1]
+    lead = rows[0][:column] if rows else ""
+    if lead.strip():  # the node does not start its line (`x = 1; def f`): take it from its column
+        rows[0] = rows[0][column:]
+        lead = ""
+    out = [row[len(lead) :] if row.startswith(lead) else row.lstrip() for row in rows]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _indented(text: str, indent: str, newline: str) -> str:
+    rows = text.rstrip("\n").split("\n")
+    return "".join((indent + row.rstrip("\r") if row.strip() else "") + newline for row in rows)
+
+
+def _normal(text: str) -> str:
+    return "\n".join(row.rstrip() for row in text.replace("\r\n", "\n").strip("\n").split("\n"))
+
+
+def _unique(search: str, lines: list[str], first: int) -> str:
+    """The search text, with lines before it added until it occurs once in the file."""
+    whole = "".join(lines)
+    start = first
+    while whole.count(search) > 1 and start > 0:
+        start -= 1
+        search = lines[start] + search
+    return search
+
+
+def _import_edit(path: str, lines: list[str], imports: list[str], newline: str, before: int) -> list[EditAction]:
+    """An edit adding the reply's imports the file lacks, after the file's last top-level import."""
+    present = {row.strip() for row in lines}
+    wanted = [imp for imp in dict.fromkeys(imports) if imp not in present]
+    if not wanted:
+        return []
+    top = [i for i, row in enumerate(lines[:before]) if re.match(r"(import |from \S+ import |use )", row)]
+    added = "".join(imp + newline for imp in wanted)
+    if top:
+        anchor = lines[top[-1]]
+        if "".join(lines).count(anchor) == 1:
+            return [EditAction(path=path, search=anchor, replace=anchor + added)]
+        return []
+    anchor = next((row for row in lines if row.strip()), "")
+    if not anchor or "".join(lines).count(anchor) != 1 or anchor.startswith(("#!", '"""', "'''")):
+        return []
+    return [EditAction(path=path, search=anchor, replace=added + newline + anchor)]
