@@ -40,6 +40,21 @@ def describe(event: BaseModel) -> str:
             return f"rejected {event.path}: {reason.splitlines()[0] if reason else 'no reason given'}"
         case ev.EnvironmentChanged():
             return f"{event.action} {event.detail}: {'ok' if event.ok else 'failed'}"
+        case ev.CandidateAsked():
+            seed = "" if event.seed is None else f", seed {event.seed}"
+            return (f"candidate {event.index}/{event.of}: {event.route} {event.target} "
+                    f"(temperature {event.temperature:g}{seed})")
+        case ev.CandidateTested():
+            if event.status == "rejected":
+                return f"candidate {event.index} rejected: {event.reason.splitlines()[0] if event.reason else '?'}"
+            scope = "all tests" if event.scope == "all" else "the failing tests"
+            return (f"candidate {event.index}: {event.passed}/{event.passed + event.failed + event.errors} "
+                    f"passing ({scope}){' - green' if event.green else ''}")
+        case ev.RoundEnded():
+            best = f"best: candidate {event.best}, {event.best_summary}" if event.best else "no candidate tested"
+            verdict = {"green": "green", "better": "moved to it", "nothing_better": "nothing better; state kept",
+                       "no_candidates": "no usable candidate; state kept", "budget": "budget spent"}[event.ended]
+            return f"round {event.iteration} ({event.approach}): {event.tested}/{event.tried} tested, {best}; {verdict}"
         case ev.BudgetUsed():
             tokens = event.prompt_tokens + event.completion_tokens
             return f"{tokens} tokens, ${event.cost:.4f}, {event.seconds:.0f} s"
@@ -63,7 +78,11 @@ def tone(event: BaseModel) -> Tone:
             return "warning"
         case ev.EnvironmentChanged():
             return "good" if event.ok else "bad"
-        case ev.BudgetUsed() | ev.LocationsFound():
+        case ev.CandidateTested():
+            return "good" if event.green else "warning" if event.status == "rejected" else "detail"
+        case ev.RoundEnded():
+            return "good" if event.moved else "warning"
+        case ev.BudgetUsed() | ev.LocationsFound() | ev.CandidateAsked():
             return "detail"
         case ev.Message():
             return "bad" if event.level == "error" else "warning" if event.level == "warning" else "detail"

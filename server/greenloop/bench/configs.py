@@ -20,6 +20,7 @@ class StepConfig:
     name: str
     overrides: dict[str, Any] = field(default_factory=dict)
     source: str = ""
+    tasks: int | None = None  # `[bench] tasks = K`: this config runs on the first K tasks only (a slow one)
 
     @property
     def digest(self) -> str:
@@ -39,12 +40,16 @@ def load_config(path: Path) -> StepConfig:
         raise GreenloopError(f"cannot read config {path}: {exc}") from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise GreenloopError(f"config {path} is not valid TOML ({exc})") from exc
+    bench = data.pop("bench", {})
+    tasks = bench.get("tasks") if isinstance(bench, dict) else None
+    if tasks is not None and (not isinstance(tasks, int) or tasks < 1):
+        raise GreenloopError(f"config {path}: [bench] tasks must be a positive whole number")
     unknown = unknown_keys(data, Settings)
     if unknown:
         raise GreenloopError(
             f"config {path}: unknown setting(s) {', '.join(unknown)}; see docs/configuration.md"
         )
-    config = StepConfig(name=path.stem, overrides=data, source=str(path))
+    config = StepConfig(name=path.stem, overrides=data, source=str(path), tasks=tasks)
     apply_config(Settings(), config)  # validates the values
     return config
 

@@ -40,6 +40,10 @@ class ConfigSummary:
     median_seconds: float
     pass_by_iteration: list[float] = field(default_factory=list)  # [k-1]: share green within k iterations
     outcomes: dict[str, int] = field(default_factory=dict)
+    median_candidates: float = 0.0  # candidates tested per run
+    tests_edited: int = 0  # test files in the change sets offered (the loop must never touch them)
+    pass_at_k: list[float] = field(default_factory=list)  # [k-1]: share of runs green by their k-th candidate
+    fixes_per_minute: float = 0.0  # runs made green per minute of wall time
 
 
 def summarize(results: list[CellResult], configs: list[str], max_iterations: int) -> list[ConfigSummary]:
@@ -75,7 +79,19 @@ def _summary(name: str, rows: list[CellResult], max_iterations: int) -> ConfigSu
         median_seconds=statistics.median(seconds) if seconds else 0.0,
         pass_by_iteration=by_iteration,
         outcomes=outcomes,
+        median_candidates=statistics.median([int(r.extra.get("candidates", 0)) for r in rows]) if rows else 0.0,
+        tests_edited=sum(int(r.extra.get("tests_edited", 0)) for r in rows),
+        pass_at_k=_pass_at_k(rows),
+        fixes_per_minute=passed / (sum(seconds) / 60) if sum(seconds) > 0 else 0.0,
     )
+
+
+def _pass_at_k(rows: list[CellResult]) -> list[float]:
+    """Share of runs whose k-th tested candidate (counted across rounds) was the first green one."""
+    firsts = [r.extra.get("first_green") for r in rows]
+    horizon = max([int(f) for f in firsts if f] or [0])
+    n = len(rows)
+    return [sum(1 for f in firsts if f and int(f) <= k) / n for k in range(1, horizon + 1)] if n else []
 
 
 def _mean(values: list[float] | list[int]) -> float:
@@ -103,8 +119,8 @@ def report_markdown(meta: dict[str, Any], summaries: list[ConfigSummary], plot_n
         f"- command: `{meta['command']}`",
         "",
         "| config | runs | pass rate | 95% CI (Wilson) | vs baseline | mean iterations | mean tokens "
-        "| mean cost (USD) | mean wall s | median wall s | errors |",
-        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| mean cost (USD) | mean wall s | median wall s | fixes/min | median candidates | tests edited | errors |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     base = summaries[0].pass_rate if summaries else 0.0
     for s in summaries:
@@ -112,8 +128,15 @@ def report_markdown(meta: dict[str, Any], summaries: list[ConfigSummary], plot_n
         lines.append(
             f"| {s.config} | {s.runs} | {s.pass_rate:.1%} | {s.ci_low:.1%} – {s.ci_high:.1%} | {delta} "
             f"| {s.mean_iterations:.2f} | {s.mean_tokens:.0f} | {s.mean_cost:.4f} | {s.mean_seconds:.1f} "
-            f"| {s.median_seconds:.1f} | {s.errors} |"
+            f"| {s.median_seconds:.1f} | {s.fixes_per_minute:.2f} | {s.median_candidates:g} | {s.tests_edited} "
+            f"| {s.errors} |"
         )
+    curves = [s for s in summaries if s.pass_at_k]
+    if curves:
+        lines += ["", "pass@k (share of runs green by their k-th tested candidate):", ""]
+        for s in curves:
+            shown = ", ".join(f"k={k}: {v:.0%}" for k, v in enumerate(s.pass_at_k, 1))
+            lines.append(f"- {s.config}: {shown}")
     lines += ["", "Outcomes per config:", ""]
     for s in summaries:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(s.outcomes.items())) or "none"

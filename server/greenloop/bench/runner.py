@@ -37,6 +37,8 @@ class BenchOptions:
     jobs: int = 1
     suite_file: Path | None = None
     limit: int | None = None
+    sample: int | None = None  # a fixed, seeded subset of the suite
+    sample_seed: int = 0
     retry_errors: bool = False
     report_only: bool = False  # run nothing; report what the state folder holds
     command: str = field(default_factory=lambda: shlex.join(["greenloop", *sys.argv[1:]]))
@@ -92,8 +94,10 @@ def plan_cells(suite: Suite, options: BenchOptions, base: Settings) -> list[Cell
                     configured.model_copy(update={"llm": configured.llm.model_copy(update={"seed": seed})}),
                 )
             )
-        for task in suite.tasks:
+        for position, task in enumerate(suite.tasks):
             for config, settings in per_config:
+                if config.tasks is not None and position >= config.tasks:
+                    continue
                 key = cell_key(config.name, config.digest, settings.llm.model, task.id, repeat)
                 cells.append(Cell(key=key, config=config, task=task, repeat=repeat, settings=settings))
     return cells
@@ -103,7 +107,8 @@ async def run_bench(options: BenchOptions, base: Settings, *, progress: Progress
     """Run every cell not already finished in `options.out_dir`; cancelling stops all running cells."""
     if options.repeat < 1 or options.jobs < 1:
         raise GreenloopError("--repeat and --jobs must be at least 1")
-    suite = load_suite(options.suite, options.suite_file, limit=options.limit)
+    suite = load_suite(options.suite, options.suite_file, limit=options.limit, sample=options.sample,
+                       sample_seed=options.sample_seed)
     state = BenchState(state_dir(options.out_dir))
     async with shared_model(base, needed=not options.report_only) as base_settings:
         cells = plan_cells(suite, options, base_settings)
@@ -149,6 +154,7 @@ async def run_cell(cell: Cell) -> CellResult:
             with tempfile.TemporaryDirectory(prefix="greenloop-bench-") as tmp:
                 done = await _drive(cell.task, Path(tmp), settings, seen)
         result.outcome = str(done.get("outcome", "error"))
+        result.extra = dict(done.get("extra") or {})
         result.error = str(done.get("evidence", "")) if result.outcome == "error" else ""
     except TimeoutError:
         result.error = f"abandoned after {cell_limit(settings):.0f}s"
@@ -160,6 +166,15 @@ async def run_cell(cell: Cell) -> CellResult:
     _take_usage(result, seen)  # an abandoned run keeps what it used, not zero
     result.seconds = time.monotonic() - start
     return result
+
+
+def cell_extra(candidates: list[bool], changed: list[str]) -> dict[str, Any]:
+    """What a cell adds to its result: candidates tested, the first green one (pass@k), test files changed."""
+    from greenloop.retrieval.index import is_test_path
+
+    first = next((i + 1 for i, green in enumerate(candidates) if green), None)
+    return {"candidates": len(candidates), "first_green": first,
+            "tests_edited": sum(1 for p in changed if is_test_path(p))}
 
 
 def cell_limit(settings: Settings) -> float:
@@ -193,12 +208,16 @@ async def _drive(task: Task, tmp: Path, settings: Settings, seen: dict[str, Any]
             path.write_text(text, encoding="utf-8")
         events = fix(FixRequest(workspace=workspace), settings)
     done: dict[str, Any] | None = None
+    candidates: list[bool] = []  # each tested candidate, in the order asked: did it turn the tests green?
     try:
         async for event in events:
             if event.kind == "budget":
                 seen.update(event.model_dump(mode="json"))
+            if event.kind == "candidate_tested" and event.status == "tested":
+                candidates.append(event.green)
             if event.kind == "done":
                 done = event.model_dump(mode="json", exclude={"changes"})
+                done["extra"] = cell_extra(candidates, [c.path for c in event.changes.files])
                 seen.update(done)
     finally:  # on cancel too: the agent stops its model calls and sandbox
         close = getattr(events, "aclose", None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,8 +48,13 @@ def default_suite_file(name: str) -> Path:
     raise GreenloopError(f"unknown suite {name!r}; choose one of {', '.join(SUITES)}")
 
 
-def load_suite(name: str, path: Path | None = None, *, limit: int | None = None) -> Suite:
-    """Read a suite file (JSONL); each bad row is skipped and named in `Suite.skipped`."""
+def load_suite(
+    name: str, path: Path | None = None, *, limit: int | None = None, sample: int | None = None, sample_seed: int = 0
+) -> Suite:
+    """Read a suite file (JSONL); each bad row is skipped and named in `Suite.skipped`.
+
+    `sample` takes a fixed, seeded subset (`sample_seed`) in the file's order, before `limit`.
+    """
     if name not in SUITES:
         raise GreenloopError(f"unknown suite {name!r}; choose one of {', '.join(SUITES)}")
     source = path or default_suite_file(name)
@@ -73,6 +79,9 @@ def load_suite(name: str, path: Path | None = None, *, limit: int | None = None)
             continue
         seen.add(task.id)
         tasks.append(task)
+    if sample is not None and sample < len(tasks):
+        chosen = set(random.Random(sample_seed).sample(range(len(tasks)), sample))
+        tasks = [t for i, t in enumerate(tasks) if i in chosen]
     if limit is not None:
         tasks = tasks[:limit]
     if not tasks:

@@ -43,6 +43,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--repeat", type=int, default=1, help="runs per task and config (default 1)")
     p.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own sandbox (default 1)")
     p.add_argument("--limit", type=int, help="only the first K tasks of the suite")
+    p.add_argument("--sample", type=int, help="a fixed subset of N tasks, drawn with --sample-seed (before --limit)")
+    p.add_argument("--sample-seed", type=int, default=0, help="seed of --sample's draw (default 0)")
     p.add_argument(
         "--out", type=Path, help="report folder; rerun with the same folder to resume (default bench-SUITE)"
     )
@@ -65,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         suite_file=args.suite_file,
         limit=args.limit,
+        sample=args.sample,
+        sample_seed=args.sample_seed,
         retry_errors=args.retry_errors,
         report_only=args.report_only,
     )

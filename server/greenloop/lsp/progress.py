@@ -46,7 +46,7 @@ def progress_message(event: BaseModel, state: dict[str, int]) -> str | None:
             prefix = f"iteration {state['iteration']}/{state['max']}: " if state.get("max") else ""
             bad = event.failed + event.errors
             return prefix + (f"{bad} failed" if bad else f"{event.passed} passed")
-        case ev.Diagnosis() | ev.PlanMade() | ev.Message():
+        case ev.Diagnosis() | ev.PlanMade() | ev.Message() | ev.CandidateAsked() | ev.CandidateTested() | ev.RoundEnded():
             prefix = f"iteration {state['iteration']}/{state['max']}: " if state.get("max") else ""
             return prefix + describe(event)[:120]
     return None

@@ -165,8 +165,8 @@ async def run_round(
 
 def _temperature(index: int, hot: float, hotter: float) -> float:
     if index == 1:
-        return round(min(2.0, hotter), 3)  # greedy, unless the approach asks for hotter sampling
-    return round(min(2.0, hot + hotter), 3)
+        return round(min(1.0, hotter), 3)  # greedy, unless the approach asks for hotter sampling
+    return round(min(1.0, hot + hotter), 3)
 
 
 def _errors(report: TestReport, failing: list[str]) -> int:

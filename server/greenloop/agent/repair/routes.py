@@ -50,6 +50,7 @@ class Approach:
     hotter: float = 0.0  # added to every candidate's temperature (the greedy one too, when > 0)
     package: str = ""  # the install route's package
     feedback: str = ""  # what an earlier attempt gave, said to the model
+    bare: bool = False  # the one-shot baseline's bare prompt: failures and the file, nothing else
 
     @property
     def label(self) -> str:
@@ -68,7 +69,7 @@ def ladder(
     if not sources:
         sources = _imported_sources(report, snapshot, tests)
     if oneshot:
-        return [_file(sources[0].path, "the whole file, once")] if sources else []
+        return [replace(_file(sources[0].path, "the whole file, once (baseline)"), bare=True)] if sources else []
     steps: list[Approach] = []
     missing = _missing_module(report, snapshot)
     if missing:
@@ -175,25 +176,43 @@ def render_failures(report: TestReport) -> str:
     return "\n\n".join(parts)
 
 
+_FRAME = re.compile(r'^([\w./-]+\.\w+):(\d+):|File "([^"]+)", line (\d+)', re.M)
+
+
 def spec_text(index: RepoIndex, report: TestReport, tests: TestFiles) -> str:
-    """The failing tests' own code, labelled as the spec (read-only)."""
+    """The failing tests' own code (the test and the test helpers its traceback passes), as the spec."""
     blocks: list[str] = []
     seen: set[str] = set()
     for failure in report.failures[:FAILURES_SHOWN]:
-        if not failure.file or not failure.line or not tests.is_test(failure.file):
-            continue
-        definition = index.enclosing(failure.file, failure.line)
-        if definition is None or definition.key in seen:
-            continue
-        seen.add(definition.key)
-        rows = index.lines(failure.file)[definition.start_line - 1 : definition.end_line]
-        if len(rows) > SPEC_LINES:
-            rows = [*rows[: SPEC_LINES - 1], "    ..."]
-        fence = language_of(failure.file) or ""
-        blocks.append(f"`{definition.symbol}` in `{failure.file}`:\n```{fence}\n" + "\n".join(rows) + "\n```")
+        places = [(failure.file, failure.line)] if failure.file and failure.line else []
+        for m in _FRAME.finditer(failure.traceback):
+            places.append((m.group(1) or m.group(3), int(m.group(2) or m.group(4))))
+        for path, line in places:
+            path = _indexed(index, path)
+            if not path or not tests.is_test(path) or len(blocks) >= FAILURES_SHOWN:
+                continue
+            definition = index.enclosing(path, line)
+            if definition is None or definition.key in seen:
+                continue
+            seen.add(definition.key)
+            rows = index.lines(path)[definition.start_line - 1 : definition.end_line]
+            if len(rows) > SPEC_LINES:
+                rows = [*rows[: SPEC_LINES - 1], "    ..."]
+            fence = language_of(path) or ""
+            blocks.append(f"`{definition.symbol}` in `{path}`:\n```{fence}\n" + "\n".join(rows) + "\n```")
     if not blocks:
         return ""
     return "\n## The tests (the specification: they are right and stay as they are)\n" + "\n".join(blocks) + "\n"
+
+
+def _indexed(index: RepoIndex, path: str | None) -> str:
+    """The index's path for a path from a report (relative, or absolute inside the sandbox)."""
+    if not path:
+        return ""
+    path = path.lstrip("./")
+    if path in index:
+        return path
+    return next((known for known in index.paths if path.endswith("/" + known)), "")
 
 
 def related_text(index: RepoIndex, target: Target, tests: TestFiles) -> str:
@@ -234,7 +253,8 @@ def repair_messages(
         user = render_prompt("repair_function", workspace, **values)
     else:
         values["code"] = source.rstrip("\n")
-        user = render_prompt("repair_file" if approach.route == "file" else "repair_blocks", workspace, **values)
+        name = "oneshot" if approach.bare else "repair_file" if approach.route == "file" else "repair_blocks"
+        user = render_prompt(name, workspace, **values)
     return [{"role": "system", "content": render_prompt("system", workspace)}, {"role": "user", "content": user}]
 
 
