@@ -55,6 +55,8 @@ class RoundResult:
     ended: Ended
     report: TestReport | None = None  # the whole suite on the best candidate (when it ran)
     files: Mapping[str, bytes] | None = None  # the best candidate's files
+    packages: tuple[str, ...] = ()  # what the best candidate installed (the change set lists it)
+    commands: tuple[str, ...] = ()
 
     @property
     def moved(self) -> bool:
@@ -97,6 +99,7 @@ async def run_round(
     start = snapshot.fingerprint()
     tried: list[Tried] = []
     kept: dict[int, tuple[Snapshot, TestReport]] = {}
+    environment: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}  # index -> (packages, commands)
     fingerprints: dict[int, int] = {}
     ended: Ended = "nothing_better"
     for index in range(1, count + 1):
@@ -119,6 +122,7 @@ async def run_round(
             plan = read_reply(approach, snapshot, reply)
             applied = await apply_plan(plan, fork, inputs.sandbox, inputs.iteration, report.failures, inputs.tests)
             reason = applied.problems[0].removeprefix("- ").split("\nCurrent content")[0] if applied.problems else ""
+            environment[index] = (tuple(applied.packages), tuple(applied.commands))
         except ReplyRejected as exc:
             reason = str(exc)
         fingerprint = fork.fingerprint()
@@ -151,14 +155,16 @@ async def run_round(
         return
     best = max(tested, key=lambda t: (t.green, t.passed, -t.errors, -t.failed, -t.diff_lines))
     fork, result = kept[best.index]
+    packages, commands = environment.get(best.index, ((), ()))
     if ended == "green":
-        yield RoundResult(approach, tuple(tried), best, "green", result, fork.files())
+        yield RoundResult(approach, tuple(tried), best, "green", result, fork.files(), packages, commands)
         return
     full: TestReport | None = result if best.scope == "all" else None
     if full is None and (best.passed > 0 or best.errors < _errors(report, failing)):
         full, _ = await _test(inputs, fork, None)  # worth a whole-suite run: it may be better
     if full is not None and full.total and better(full, report):
-        yield RoundResult(approach, tuple(tried), best, "green" if full.green else "better", full, fork.files())
+        yield RoundResult(approach, tuple(tried), best, "green" if full.green else "better", full, fork.files(),
+                          packages, commands)
         return
     yield RoundResult(approach, tuple(tried), best, "budget" if ended == "budget" else "nothing_better", full)
 

@@ -71,6 +71,8 @@ async def candidate_rounds(
         yield ctx.stamp(_round_event(iteration, result))
         if result.moved and result.files is not None and result.report is not None:
             snapshot.restore(result.files)
+            ctx.packages.extend(p for p in result.packages if p not in ctx.packages)
+            ctx.commands.extend(result.commands)
             report = result.report
             yield ctx.stamp(TestsRan(iteration=iteration, passed=report.passed, failed=report.failed,
                                      errors=report.errors, skipped=report.skipped,

@@ -1,0 +1,171 @@
+"""Candidate rounds end to end: real Docker sandbox, real HTTP to the scripted model, the run store read back."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from greenloop.agent import FixRequest, fix
+from greenloop.agent.events import CandidateAsked, CandidateTested, EditRejected, RoundEnded
+from tests.agent.conftest import FIX_ADD, collect, plan, tree_bytes, write_project
+
+pytestmark = pytest.mark.docker
+
+WRONG = "The bug: it subtracts.\n```python\ndef add(a, b):\n    return a * b\n```\n"
+BROKEN = "```python\ndef add(a, b):\n    return (a +\n```\n"
+A_TEST = "```python\ndef test_add():\n    assert add(2, 3) == -1\n```\n"
+RIGHT = "It subtracts instead of adding.\n```python\ndef add(a, b):\n    return a + b\n```\n"
+
+
+def candidates(settings_loop: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"strategy": "candidates", "candidates": 4, **(settings_loop or {})}
+
+
+async def test_the_tests_pick_the_right_candidate_and_the_records_keep_all_four(
+    calc_project: Path, scripted_llm: Any, make_settings: Any, tmp_path: Path
+) -> None:
+    scripted_llm.script(WRONG, BROKEN, A_TEST, RIGHT, step="repair_function", repeat=False)
+    before = tree_bytes(calc_project)
+    settings = make_settings(calc_project, loop=candidates(), llm={"seed": 77})
+    events, done = await collect(fix(FixRequest(calc_project), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    assert done.iterations == 1 and done.offers_changes
+    assert [c.path for c in done.changes.files] == ["calc.py"]
+    assert "+    return a + b" in done.changes.diff
+    assert tree_bytes(calc_project) == before  # nothing on disk until the person accepts
+    tested = [e for e in events if isinstance(e, CandidateTested)]
+    assert [(e.index, e.status) for e in tested] == [(1, "tested"), (2, "rejected"), (3, "rejected"), (4, "tested")]
+    assert tested[0].passed == 0 and tested[0].scope == "failing" and not tested[0].green  # a * b: 6, not 5
+    assert "does not parse" in tested[1].reason
+    assert "defines `test_add`, not `add`" in tested[2].reason
+    assert tested[3].green and tested[3].scope == "all" and tested[3].passed == 2
+    ended = [e for e in events if isinstance(e, RoundEnded)]
+    assert len(ended) == 1 and ended[0].ended == "green" and ended[0].best == 4
+    # every candidate is asked with the same messages (one prompt prefix), its own seed, the first greedy
+    requests = scripted_llm.requests_for("repair_function")
+    assert len(requests) == 4
+    assert all(r.messages == requests[0].messages for r in requests)
+    seeds = [r.body["seed"] for r in requests]
+    assert len(set(seeds)) == 4
+    assert [r.body["temperature"] for r in requests] == [0.0, 0.8, 0.8, 0.8]
+    asked = [e for e in events if isinstance(e, CandidateAsked)]
+    assert [e.seed for e in asked] == seeds
+    prompt = requests[0].messages[-1]["content"]
+    assert "return a - b" in prompt and "## The tests (the specification" in prompt
+    assert "assert add(2, 3) == 5" in prompt  # the test's code, shown as the spec
+    # the run store keeps every candidate: seed, temperature, prompt hash, diff, result or reason
+    db = sqlite3.connect(tmp_path / "runs.sqlite3")
+    stored = [json.loads(row[0]) for row in db.execute("SELECT data FROM events WHERE data LIKE '%candidate_tested%'")]
+    assert [(s["index"], s["status"], s["seed"]) for s in stored] == [(e.index, e.status, e.seed) for e in tested]
+    assert stored[3]["diff"].count("+    return a + b") == 1 and stored[0]["prompt_hash"] == tested[0].prompt_hash
+
+
+async def test_candidates_that_make_things_worse_leave_the_snapshot_byte_identical(
+    calc_project: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # both candidates break `add` differently and pass no more tests: nothing is built on damage
+    worse = "```python\ndef add(a, b):\n    raise ValueError(a)\n```\n"
+    scripted_llm.script(WRONG, worse, step="repair_function")
+    scripted_llm.script(WRONG, step="repair_file")
+    scripted_llm.script("no blocks here", step="repair_blocks")
+    settings = make_settings(calc_project, loop=candidates({"candidates": 2, "max_iterations": 2}))
+    events, done = await collect(fix(FixRequest(calc_project), settings))
+    assert done.outcome == "budget"
+    assert done.changes.files == [] and not done.offers_changes
+    assert "No candidate was better than the code as it was" in done.summary
+    ended = [e for e in events if isinstance(e, RoundEnded)]
+    assert [e.moved for e in ended] == [False, False]
+    # the second round changes one thing and says what the best failed attempt gave
+    assert ended[0].why == "the top-ranked function" and ended[1].why != ended[0].why
+    second = (scripted_llm.requests_for("repair_function") + scripted_llm.requests_for("repair_file"))[-1]
+    assert "An earlier attempt (it did not work)" in second.messages[-1]["content"]
+
+
+async def test_a_stuck_verdict_comes_only_when_every_approach_was_tried(
+    calc_project: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    scripted_llm.script(WRONG, step="repair_function")
+    scripted_llm.script(WRONG.replace("python", "python"), step="repair_file")
+    scripted_llm.script("nothing", step="repair_blocks")
+    settings = make_settings(calc_project, loop=candidates({"candidates": 1, "max_iterations": 10}))
+    events, done = await collect(fix(FixRequest(calc_project), settings))
+    assert done.outcome == "stuck", done.summary
+    whys = [e.why for e in events if isinstance(e, RoundEnded)]
+    assert whys[0] == "the top-ranked function" and "changes in several places" in whys
+    assert "round 1" in done.evidence
+
+
+async def test_fix_never_changes_a_test_file_whatever_the_model_sends(
+    calc_project: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the README demo's first iteration edited the test's assertion to match the bug
+    to_test = {"kind": "edit", "path": "test_calc.py", "search": "assert add(2, 3) == 5",
+               "replace": "assert add(2, 3) == -1"}
+    whole = {"kind": "write", "path": "test_calc.py", "content": "def test_add():\n    pass\n"}
+    scripted_llm.script(plan(to_test, whole), plan(FIX_ADD), step="debug_plan", repeat=False)
+    settings = make_settings(calc_project, loop={"strategy": "plan", "diagnosis": False})
+    events, done = await collect(fix(FixRequest(calc_project), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    assert [c.path for c in done.changes.files] == ["calc.py"]
+    refused = [e for e in events if isinstance(e, EditRejected)]
+    assert len(refused) == 2 and all("is a test file" in e.reason for e in refused)
+    repair = scripted_llm.requests_for("debug_plan")[1].messages[-1]["content"]
+    assert "the tests are the specification" in repair  # the reason goes back to the model
+
+
+async def test_a_blocks_candidate_that_edits_a_test_is_rejected(
+    calc_project: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    to_test = ("test_calc.py\n<<<<<<< SEARCH\n    assert add(2, 3) == 5\n=======\n    assert add(2, 3) == -1\n"
+               ">>>>>>> REPLACE\n")
+    right = "calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n"
+    scripted_llm.script(WRONG, step="repair_function")
+    scripted_llm.script(WRONG, step="repair_file")
+    scripted_llm.script(to_test, right, step="repair_blocks", repeat=False)
+    settings = make_settings(calc_project, loop=candidates({"candidates": 2, "max_iterations": 5}))
+    events, done = await collect(fix(FixRequest(calc_project), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    assert [c.path for c in done.changes.files] == ["calc.py"]
+    rejected = [e for e in events if isinstance(e, CandidateTested) and e.route == "blocks" and e.status == "rejected"]
+    assert rejected and "is a test file" in rejected[0].reason
+
+
+async def test_edit_tests_opts_in(calc_project: Path, scripted_llm: Any, make_settings: Any) -> None:
+    to_test = {"kind": "edit", "path": "test_calc.py", "search": "assert add(2, 3) == 5",
+               "replace": "assert add(2, 3) == -1"}
+    scripted_llm.script(plan(to_test), step="debug_plan")
+    settings = make_settings(calc_project, loop={"strategy": "plan", "diagnosis": False, "edit_tests": True})
+    _, done = await collect(fix(FixRequest(calc_project), settings))
+    assert done.outcome == "green"
+    assert [c.path for c in done.changes.files] == ["test_calc.py"]
+
+
+async def test_a_missing_module_is_installed_without_a_model_call(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    ws = write_project(tmp_path / "ws", {
+        "dump.py": "import tomli_w\n\n\ndef dump(d):\n    return tomli_w.dumps(d)\n",
+        "test_dump.py": "from dump import dump\n\n\ndef test_dump():\n    assert dump({'a': 1}) == 'a = 1\\n'\n",
+    })
+    settings = make_settings(ws, loop=candidates())
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    assert done.changes.packages == ["tomli_w"] and done.changes.files == []
+    assert scripted_llm.requests == []
+
+
+async def test_the_one_shot_baseline_asks_once_for_the_whole_file(
+    calc_project: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    whole = "```python\ndef add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n```\n"
+    scripted_llm.script(whole, step="repair_file")
+    settings = make_settings(calc_project, loop={"strategy": "oneshot"})
+    _, done = await collect(fix(FixRequest(calc_project), settings))
+    assert done.outcome == "green"
+    [request] = scripted_llm.requests_for("repair_file")
+    assert request.body["temperature"] == 0.0
+    assert "## The tests" not in request.messages[-1]["content"]  # bare: the failures and the file only

@@ -1,0 +1,73 @@
+"""Function replies spliced in with tree-sitter: the file's own lines as search text, its indentation and endings."""
+
+from __future__ import annotations
+
+import pytest
+
+from greenloop.agent.edits import apply_search_replace
+from greenloop.agent.repair.blocks import parse_blocks
+from greenloop.agent.repair.splice import SpliceError, Target, splice
+
+SOURCE = (
+    "import os\n\n\n@cache\ndef mean(values):\n    return sum(values) / (len(values) + 1)\n\n\n"
+    "class Stack:\n    def push(self, x):\n        self.items.insert(0, x)\n\n    def pop(self):\n        return 1\n"
+)
+MEAN = Target("stats.py", "mean", "function", 4, 6)
+PUSH = Target("stats.py", "Stack.push", "method", 10, 11)
+
+
+def applied(source: str, edits: list) -> str:
+    for edit in edits:
+        source = apply_search_replace(source, edit.search, edit.replace).text
+    return source
+
+
+def test_a_function_reply_replaces_the_definition_and_keeps_its_decorator() -> None:
+    reply = "The divisor is off by one.\n```python\ndef mean(values):\n    return sum(values) / len(values)\n```"
+    edits = splice(SOURCE, MEAN, reply)
+    assert len(edits) == 1 and edits[0].search in SOURCE  # the search text is the file's own lines
+    out = applied(SOURCE, edits)
+    assert "@cache\ndef mean(values):\n    return sum(values) / len(values)\n" in out
+    assert out.count("class Stack") == 1
+
+
+def test_a_method_written_at_column_zero_or_inside_its_class_gets_the_methods_indentation() -> None:
+    for reply in ("```python\ndef push(self, x):\n    self.items.append(x)\n```",
+                  "```python\nclass Stack:\n    def push(self, x):\n        self.items.append(x)\n```"):
+        out = applied(SOURCE, splice(SOURCE, PUSH, reply))
+        assert "    def push(self, x):\n        self.items.append(x)\n\n    def pop(self):" in out
+
+
+def test_helpers_and_imports_come_along() -> None:
+    reply = ("```python\nimport math\n\ndef _total(v):\n    return math.fsum(v)\n\n"
+             "def mean(values):\n    return _total(values) / len(values)\n```")
+    out = applied(SOURCE, splice(SOURCE, MEAN, reply))
+    assert out.startswith("import os\nimport math\n")
+    assert out.index("def _total") < out.index("def mean")
+
+
+@pytest.mark.parametrize(("reply", "reason"), [
+    ("", "empty"),
+    ("```python\ndef median(values):\n    return 0\n```", "defines `median`, not `mean`"),
+    ("```python\ndef mean(values:\n    return (\n```", "does not parse"),
+    ("```python\ndef mean(values):\n    return sum(values) / (len(values) + 1)\n```", "changes nothing"),
+])
+def test_unusable_replies_are_rejected_with_a_reason(reply: str, reason: str) -> None:
+    with pytest.raises(SpliceError, match=reason):
+        splice(SOURCE, MEAN, reply)
+
+
+def test_a_crlf_file_gets_crlf_lines() -> None:
+    source = SOURCE.replace("\n", "\r\n")
+    out = applied(source, splice(source, MEAN, "```python\ndef mean(values):\n    return 0\n```"))
+    assert "def mean(values):\r\n    return 0\r\n" in out
+    assert "\n" not in out.replace("\r\n", "")
+
+
+def test_search_replace_blocks_are_read_from_plain_text() -> None:
+    reply = ("calc.py\n```python\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n```\n"
+             "<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n")
+    edits = parse_blocks(reply, "other.py")
+    assert [(e.path, e.search, e.replace) for e in edits] == [
+        ("calc.py", "    return a - b\n", "    return a + b\n"), ("calc.py", "x = 1\n", "x = 2\n")]
+    assert parse_blocks("no blocks", "calc.py") == []
