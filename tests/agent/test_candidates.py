@@ -152,7 +152,7 @@ async def test_a_missing_module_is_installed_without_a_model_call(
         "test_dump.py": "from dump import dump\n\n\ndef test_dump():\n    assert dump({'a': 1}) == 'a = 1\\n'\n",
     })
     settings = make_settings(ws, loop=candidates())
-    events, done = await collect(fix(FixRequest(ws), settings))
+    _, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", done.summary + done.evidence
     assert done.changes.packages == ["tomli_w"] and done.changes.files == []
     assert scripted_llm.requests == []
@@ -169,3 +169,19 @@ async def test_the_one_shot_baseline_asks_once_for_the_whole_file(
     [request] = scripted_llm.requests_for("repair_file")
     assert request.body["temperature"] == 0.0
     assert "## The tests" not in request.messages[-1]["content"]  # bare: the failures and the file only
+
+
+async def test_a_reply_of_prose_alone_is_asked_for_its_code(
+    calc_project: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the 1.5B model said what was wrong with below_zero in three sentences and stopped (read from the runs)
+    prose = "The bug is that add subtracts b from a instead of adding them."
+    scripted_llm.script(prose, RIGHT, step="repair_function", repeat=False)
+    settings = make_settings(calc_project, loop=candidates({"candidates": 1}))
+    _, done = await collect(fix(FixRequest(calc_project), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    first, follow = scripted_llm.requests_for("repair_function")
+    assert follow.messages[: len(first.messages)] == first.messages  # the same prefix, then the reply
+    assert follow.messages[-2] == {"role": "assistant", "content": prose}
+    assert "Now give the whole corrected `add`" in follow.messages[-1]["content"]
+    assert follow.body["seed"] == first.body["seed"]

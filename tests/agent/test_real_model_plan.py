@@ -28,7 +28,7 @@ async def test_the_embedded_models_plan_validates_through_the_real_loop(tmp_path
         "llm": {"max_tokens": 400, "temperature": 0.0},
         "local_model": {"n_ctx": 4096},
         "sandbox": {"backend": "local"},
-        "loop": {"max_iterations": 1, "diagnosis": False},
+        "loop": {"max_iterations": 1, "diagnosis": False, "strategy": "plan"},
         "runs": {"store": str(tmp_path / "runs.sqlite3")},
     })
     events, done = await collect(fix(FixRequest(ws), settings))

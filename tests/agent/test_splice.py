@@ -48,6 +48,7 @@ def test_helpers_and_imports_come_along() -> None:
 
 @pytest.mark.parametrize(("reply", "reason"), [
     ("", "empty"),
+    ("The bug is the divisor.", "no code block, only prose"),
     ("```python\ndef median(values):\n    return 0\n```", "defines `median`, not `mean`"),
     ("```python\ndef mean(values:\n    return (\n```", "does not parse"),
     ("```python\ndef mean(values):\n    return sum(values) / (len(values) + 1)\n```", "changes nothing"),

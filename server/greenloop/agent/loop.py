@@ -38,6 +38,7 @@ from greenloop.llm import ContextOverflow, LLMError, StructuredOutputError
 from greenloop.settings import Settings
 from greenloop_sandbox import TestReport
 
+OFFERED = ("green", "no_tests")  # outcomes whose change set is offered to the person (tested and passing)
 EDIT_REPAIRS = 2  # rounds per iteration in which rejected actions go back to the model
 INVALID_PLANS_IN_A_ROW = 2  # then the loop ends with an error
 # The diagnosis is one paragraph; Qwen2.5-Coder 0.5B wrote 1,900 tokens of code into it (108 s on 2 cores).
@@ -136,7 +137,7 @@ class LoopContext:
                 summary=summary,
                 iterations=iterations,
                 changes=changes,
-                offers_changes=bool(changes.files or changes.packages or changes.commands),
+                offers_changes=outcome in OFFERED and bool(changes.files or changes.packages or changes.commands),
                 prompt_tokens=u.prompt_tokens,
                 completion_tokens=u.completion_tokens,
                 cost=u.cost,

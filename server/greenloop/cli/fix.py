@@ -56,7 +56,7 @@ def drive(
     printer = EventPrinter(console)
     done = asyncio.run(_consume(start(), None if args.json else printer))
     applied: list[str] = []
-    if args.apply and done.changes.files and done.outcome in ("green", "no_tests"):
+    if args.apply and done.offers_changes and done.changes.files:
         applied = apply_changes(workspace, done.changes)
     if args.json:
         payload = done.model_dump(mode="json")
@@ -85,9 +85,9 @@ async def _consume(events: AsyncIterator[Event], printer: EventPrinter | None) -
 def _say_what_happened(console: Console, done: Done, applied: list[str], apply: bool) -> None:
     if applied:
         console.print(f"[green]wrote {len(applied)} file(s):[/] {escape(', '.join(applied))}")
-    elif done.changes.files and not apply:
+    elif done.offers_changes and not apply:
         console.print("[dim]Your files are unchanged; run again with --apply to write this change set.[/]")
-    elif done.changes.files and apply:
+    elif done.changes.files and not done.offers_changes:
         console.print("[yellow]Not applied: the tests did not pass with this change set.[/]")
 
 

@@ -9,10 +9,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Column, Table
 
+from greenloop.agent.describe import describe
+from greenloop.agent.events import Event
 from greenloop.cli.common import settings_from_args
 from greenloop.errors import GreenloopError
 from greenloop.runs import VERDICTS, RunDetail, RunStore, StatsRow, record_verdict, store_path
@@ -193,6 +196,11 @@ def _event_detail(e: dict[str, Any]) -> str:
         return f"{len(plan.get('actions', []))} action(s): {str(plan.get('diagnosis', ''))[:80]}"
     if kind == "done":
         return f"{e.get('outcome')}: {e.get('summary', '')}"[:120]
+    if kind in ("candidate_asked", "candidate_tested", "round_ended"):  # seed, temperature, result or reason
+        try:
+            return describe(TypeAdapter(Event).validate_python(e))[:160]
+        except ValidationError:
+            pass
     for key in ("text", "path", "detail", "reason"):
         if key in e:
             return str(e[key]).replace("\n", " ")[:120]

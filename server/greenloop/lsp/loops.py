@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # Outcomes whose change set is offered to the user (the CLI's --apply uses the same rule).
-OFFERED = ("green", "no_tests")
 # Outcomes after which "did it work?" makes no sense.
 NO_VERDICT = ("cancelled", "error", "already_green")
 
@@ -157,7 +156,7 @@ class LoopRunner:
         """Send the change set as a workspace edit that needs confirmation (only for a passing result)."""
         assert result.done is not None
         done = result.done
-        if done.outcome not in OFFERED:
+        if not done.offers_changes:
             if done.changes.files:
                 result.summary += " (changes not offered: the tests did not pass with them)"
             return

@@ -17,11 +17,13 @@ from typing import Literal
 from greenloop.agent.actions import apply_plan
 from greenloop.agent.events import CandidateAsked, CandidateTested, Event
 from greenloop.agent.repair.routes import Approach, ReplyRejected, prompt_hash, read_reply
+from greenloop.agent.repair.splice import has_code_block
 from greenloop.agent.snapshot import Snapshot
 from greenloop.agent.testfiles import TestFiles
 from greenloop.llm import LLMClient
 from greenloop_sandbox import Sandbox, TestReport
 
+CODE_PLEASE = "Now give the whole corrected {what} in one code block."
 FUNCTION_TOKENS = 1024  # a function is short; a reply that runs on past this has lost its way
 Ended = Literal["green", "better", "nothing_better", "no_candidates", "budget"]
 
@@ -116,6 +118,13 @@ async def run_round(
             limit = FUNCTION_TOKENS if approach.route == "function" else None
             reply = await inputs.llm.complete(inputs.messages, step=f"repair_{approach.route}", max_tokens=limit,
                                               seed=seed, temperature=temperature)
+            if not has_code_block(reply) and reply.strip():
+                # the 1.5B model said what was wrong and stopped; asked for the code it gives it (shared prefix)
+                follow = [*inputs.messages, {"role": "assistant", "content": reply},
+                          {"role": "user", "content": CODE_PLEASE.format(what=_asked_for(approach))}]
+                more = await inputs.llm.complete(follow, step=f"repair_{approach.route}", max_tokens=limit,
+                                                 seed=seed, temperature=temperature)
+                reply = f"{reply}\n{more}"
         fork = snapshot.fork()
         reason = ""
         try:
@@ -167,6 +176,10 @@ async def run_round(
                           packages, commands)
         return
     yield RoundResult(approach, tuple(tried), best, "budget" if ended == "budget" else "nothing_better", full)
+
+
+def _asked_for(approach: Approach) -> str:
+    return f"`{approach.target.name}`" if approach.route == "function" else f"`{approach.target.path}`"
 
 
 def _temperature(index: int, hot: float, hotter: float) -> float:

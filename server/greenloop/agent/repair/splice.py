@@ -56,6 +56,11 @@ def code_blocks(reply: str) -> list[str]:
     return [text] if text.strip() else []
 
 
+def has_code_block(reply: str) -> bool:
+    """Whether the reply holds a fenced code block (a reply of prose alone is asked for the code)."""
+    return _FENCE.search(reply) is not None or bool(re.search(r"^[ \t]*(`{3,}|~{3,})", reply, re.M))
+
+
 def definition_node(tree: ts.Tree, name: str, line: int | None = None) -> ts.Node | None:
     """The definition called `name` (at 1-based `line` when given), outermost first, with its decorators."""
     stack = [tree.root_node]
@@ -139,6 +144,8 @@ def _from_reply(target: Target, reply: str) -> tuple[str, str, list[str]]:
         ]
         imports = [_text(block, n).strip() for n in tree.root_node.children if n.type in _IMPORTS]
         return text, "\n\n".join(h.rstrip("\n") for h in helpers), imports
+    if not has_code_block(reply) and not seen:
+        raise SpliceError("the reply holds no code block, only prose")
     others = ", ".join(f"`{n}`" for n in dict.fromkeys(seen)) or "no function"
     raise SpliceError(f"the reply defines {others}, not `{target.name}`{broken}")
 
