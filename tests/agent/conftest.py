@@ -66,3 +66,14 @@ async def collect(events: AsyncIterator[Event]) -> tuple[list[Event], Done]:
 
 def kinds(events: list[Event]) -> list[str]:
     return [e.kind for e in events if e.kind != "diagnosis_delta"]
+
+
+@pytest.fixture
+def plan_strategy(make_settings: Callable[..., Settings]) -> Callable[..., Settings]:
+    """`make_settings` for `loop.strategy = "plan"` (the JSON DebugPlan loop), unless a test says otherwise."""
+
+    def make(workspace: Path, backend: str = "docker", **sections: dict[str, Any]) -> Settings:
+        sections["loop"] = {"strategy": "plan", **sections.get("loop", {})}
+        return make_settings(workspace, backend, **sections)
+
+    return make

@@ -17,6 +17,12 @@ from tests.support.scripted_llm import slow
 
 pytestmark = pytest.mark.docker
 
+@pytest.fixture
+def make_settings(plan_strategy: Any) -> Any:
+    """These tests are about the plan strategy (one JSON DebugPlan per iteration)."""
+    return plan_strategy
+
+
 
 async def test_seeded_bug_fixed_in_one_iteration_without_touching_files(
     calc_project: Path, scripted_llm: Any, make_settings: Any
@@ -110,7 +116,8 @@ async def test_a_search_copied_from_the_report_is_answered_with_the_lines_it_is_
     # Qwen2.5-Coder 0.5B searched for `-273.15 != 32`: pytest's view of the assertion, not its source
     from_report = {"kind": "edit", "path": "test_calc.py", "search": "assert -1 == 5", "replace": "assert 5 == 5"}
     scripted_llm.script(plan(from_report), plan(FIX_ADD), step="debug_plan", repeat=False)
-    settings = make_settings(calc_project, backend="local", loop={"diagnosis": False})
+    # tests writable (as in generation), so the search miss, not the test-file refusal, answers it
+    settings = make_settings(calc_project, backend="local", loop={"diagnosis": False, "edit_tests": True})
     _, done = await collect(fix(FixRequest(calc_project), settings))
     assert done.outcome == "green"
     repair = scripted_llm.requests_for("debug_plan")[1].messages[-1]["content"]
@@ -190,7 +197,8 @@ async def test_a_change_that_removes_tests_is_undone(calc_project: Path, scripte
     # Qwen2.5-Coder 0.5B rewrote a failing test file into one without tests; the loop then saw "0 failed"
     no_tests = {"kind": "write", "path": "test_calc.py", "content": "from calc import add\n"}
     scripted_llm.script(plan(no_tests), plan(FIX_ADD), step="debug_plan", repeat=False)
-    settings = make_settings(calc_project, loop={"diagnosis": False})
+    # tests writable (generation's own tests are): the guard against removing tests still holds
+    settings = make_settings(calc_project, loop={"diagnosis": False, "edit_tests": True})
     events, done = await collect(fix(FixRequest(calc_project), settings))
     assert done.outcome == "green", done.summary + done.evidence
     assert done.iterations == 2
@@ -218,7 +226,7 @@ async def test_a_run_that_ends_red_leaves_its_best_state_not_its_last(
     )
     one_assert = {"kind": "write", "path": "test_calc.py", "content": "assert mul(2, 3) == 6\n"}
     scripted_llm.script(plan(FIX_ADD), plan(one_assert), step="debug_plan", repeat=False)
-    settings = make_settings(ws, backend="local", loop={"diagnosis": False, "max_iterations": 2})
+    settings = make_settings(ws, backend="local", loop={"edit_tests": True, "diagnosis": False, "max_iterations": 2})
     events, done = await collect(fix(FixRequest(ws), settings))
 
     assert [(e.passed, e.failed, e.errors) for e in events if isinstance(e, TestsRan)] == [(0, 2, 0), (1, 1, 0), (0, 0, 1)]
@@ -245,7 +253,7 @@ async def test_a_test_file_that_no_longer_collects_is_not_a_better_state(
     )
     one_assert = {"kind": "write", "path": "test_calc.py", "content": "assert mul(2, 3) == 6\n"}
     scripted_llm.script(plan(one_assert), step="debug_plan")
-    settings = make_settings(ws, backend="local", loop={"diagnosis": False, "max_iterations": 1})
+    settings = make_settings(ws, backend="local", loop={"edit_tests": True, "diagnosis": False, "max_iterations": 1})
     events, done = await collect(fix(FixRequest(ws), settings))
 
     assert [(e.passed, e.failed, e.errors) for e in events if isinstance(e, TestsRan)] == [(0, 2, 0), (0, 0, 1)]

@@ -5,11 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from greenloop.agent import FixRequest, fix
 from greenloop.agent.events import EditRejected, Message, TestsRan
 from greenloop.llm.window import _estimate
 from tests.agent.conftest import FIX_ADD, collect, plan, write_project
 from tests.support.scripted_llm import server_error
+
+
+@pytest.fixture
+def make_settings(plan_strategy: Any) -> Any:
+    """These tests are about the plan strategy (one JSON DebugPlan per iteration)."""
+    return plan_strategy
+
 
 TWO_BUGS = {
     "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a + b\n",

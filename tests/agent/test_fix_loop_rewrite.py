@@ -6,9 +6,18 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from greenloop.agent import FixRequest, fix
 from greenloop.agent.events import EditApplied, EditRejected, Message, PlanMade
 from tests.agent.conftest import CALC, collect, plan, tree_bytes
+
+
+@pytest.fixture
+def make_settings(plan_strategy: Any) -> Any:
+    """These tests are about the plan strategy (one JSON DebugPlan per iteration)."""
+    return plan_strategy
+
 
 # Qwen2.5-Coder 0.5B's kind of edit: search text that is not in the file, sent back unchanged on repair
 WRONG = {"kind": "edit", "path": "calc.py", "search": "    return b - a  # nope", "replace": "    return a + b"}

@@ -9,9 +9,18 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from greenloop.agent import FixRequest, fix
 from greenloop.bench.suites import humanevalfix_task
 from tests.agent.conftest import collect, plan, write_project
+
+
+@pytest.fixture
+def make_settings(plan_strategy: Any) -> Any:
+    """These tests are about the plan strategy (one JSON DebugPlan per iteration)."""
+    return plan_strategy
+
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "humanevalfix-python.jsonl"
 SAMPLE = 20  # every 8th task: a spread of bug types, small enough for CI
