@@ -27,6 +27,7 @@ class Limits:
     pids: int = 512
     exec_timeout: float = 120
     test_timeout: float = 300
+    test_case_timeout: float = 15  # one test (where the template has a per-test timeout); 0: none
     output_limit: int = 1_000_000
     file_size: int = 1 << 30
 

@@ -134,7 +134,8 @@ class DockerSandbox(Sandbox):
 
     async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None) -> TestReport:  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
         report_path = f"{REPORT_DIR}/{self.template.report}" if self.template.report else ""
-        command = f"rm -rf {REPORT_DIR}; mkdir -p {REPORT_DIR}; " + self.template.test_argv(report_path, test_ids)
+        command = f"rm -rf {REPORT_DIR}; mkdir -p {REPORT_DIR}; " + self.template.test_argv(
+            report_path, test_ids, self.limits.test_case_timeout)
         async with self._lock:
             self._require()
             res = await self._run(command, timeout=timeout or self.limits.test_timeout)

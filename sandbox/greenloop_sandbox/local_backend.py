@@ -44,6 +44,7 @@ class LocalSandbox(Sandbox):
         self.note = ""
         self._state = SyncState()
         self._lock = asyncio.Lock()
+        self._case_timeout: bool | None = None  # the host has the per-test timeout (None: not probed)
 
     @property
     def workspace(self) -> Path:
@@ -126,7 +127,8 @@ class LocalSandbox(Sandbox):
             shutil.rmtree(report_dir, ignore_errors=True)
             report_dir.mkdir()
             report_path = str(report_dir / self.template.report) if self.template.report else ""
-            res = await self._run(self.template.test_argv(report_path, test_ids),
+            case_timeout = self.limits.test_case_timeout if await self._case_timeout_works() else 0
+            res = await self._run(self.template.test_argv(report_path, test_ids, case_timeout),
                                   timeout or self.limits.test_timeout, None, None)
             text = await asyncio.to_thread(_read_optional, report_path)
         raw, _ = cap_text(res.stdout + ("\n" + res.stderr if res.stderr else ""), self.limits.output_limit)
@@ -135,6 +137,26 @@ class LocalSandbox(Sandbox):
         report.raw, report.exit_code, report.timed_out, report.duration = raw, res.exit_code, res.timed_out, \
             res.duration
         return report
+
+    async def _case_timeout_works(self) -> bool:
+        """Whether the host's toolchain has the template's per-test timeout (probed once per sandbox).
+
+        The Docker images always have it; here the host's python may lack pytest-timeout, and an
+        unknown `--timeout` would fail every run. Without it a note says so and hung tests wait
+        for the whole run's timeout.
+        """
+        if not self.template.case_timeout or self.limits.test_case_timeout <= 0:
+            return False
+        if self._case_timeout is None:
+            probe = self.template.case_timeout_probe
+            works = not probe or (await self._run(probe, 30, None, None)).ok
+            self._case_timeout = works
+            if not works:
+                self.note = (self.note + "; " if self.note else "") + (
+                    f"the host has no per-test timeout for {self.template.name} (`{probe}` failed): a hung test "
+                    f"runs until the whole run's {self.limits.test_timeout:g}s timeout")
+                log.warning("local sandbox: %s", self.note)
+        return self._case_timeout
 
     async def install(self, packages: list[str]) -> ExecResult:
         pkgs = check_packages(packages)

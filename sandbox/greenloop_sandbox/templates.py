@@ -36,6 +36,8 @@ class EnvTemplate:
     markers: tuple[str, ...] = ()
     toolchain: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()  # packages the image has already (`pytest`), that an install must not replace
+    case_timeout: str = ""  # test-command arguments for a per-test timeout ({seconds}, {ms}); "" if none
+    case_timeout_probe: str = ""  # a command that succeeds where `case_timeout` works (the local backend's host)
     env: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -49,10 +51,16 @@ class EnvTemplate:
         text = "\n".join([self.name, self.base, self.dockerfile, *self.setup, repr(sorted(self.env.items()))])
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
-    def test_argv(self, report_path: str, test_ids: list[str] | None = None) -> str:
-        """The shell command that runs the tests, writing the report (if any) to `report_path`."""
+    def test_argv(self, report_path: str, test_ids: list[str] | None = None, case_timeout: float = 0) -> str:
+        """The shell command that runs the tests, writing the report (if any) to `report_path`.
+
+        `case_timeout` > 0 ends any one test after that many seconds, where the template has a way to.
+        """
         tests = " ".join(shlex.quote(t) for t in test_ids or [])
-        return self.test_command.format(report=shlex.quote(report_path), tests=tests).strip()
+        per_test = ""
+        if case_timeout > 0 and self.case_timeout:
+            per_test = self.case_timeout.format(seconds=f"{case_timeout:g}", ms=str(round(case_timeout * 1000)))
+        return self.test_command.format(report=shlex.quote(report_path), tests=tests, case_timeout=per_test).strip()
 
 
 def template_names() -> list[str]:
@@ -81,6 +89,8 @@ def load_template(name: str) -> EnvTemplate:
             markers=tuple(data.get("markers", [])),
             toolchain=tuple(data.get("toolchain", [])),
             tools=tuple(data.get("tools", [])),
+            case_timeout=data.get("case_timeout", ""),
+            case_timeout_probe=data.get("case_timeout_probe", ""),
             env={str(k): str(v) for k, v in data.get("env", {}).items()},
         )
     except (OSError, KeyError, tomllib.TOMLDecodeError) as exc:

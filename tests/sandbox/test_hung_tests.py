@@ -1,0 +1,104 @@
+"""A hung test ends at the per-test timeout with its stack, in both backends, even when it forks or floods."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import replace
+
+import pytest
+
+from greenloop.retrieval import parse_frames
+from greenloop_sandbox import DockerSandbox, Limits, LocalSandbox, Sandbox, load_template
+
+BACKENDS = [pytest.param("docker", marks=pytest.mark.docker), "local"]
+CASE_TIMEOUT = 2.0
+RUN_TIMEOUT = 120.0  # the whole run's limit: a hung test must not get anywhere near it
+
+SPIN = b"def spin(n):\n    total = 0\n    while True:\n        total += n\n"
+HANGS = b"from slow import spin\n\n\ndef test_ok():\n    assert 1\n\n\ndef test_hangs():\n    spin(1)\n"
+# The child keeps appending to a file for as long as it lives; the parent waits for it.
+FORKS = b"""import multiprocessing, time
+
+def beat():
+    while True:
+        with open("heartbeat", "a") as fh:
+            fh.write(".")
+        time.sleep(0.05)
+
+def test_child_hangs():
+    child = multiprocessing.Process(target=beat)
+    child.start()
+    child.join()
+"""
+FLOODS = b"def test_floods():\n    while True:\n        print('flood ' * 40)\n"
+
+
+@pytest.fixture
+async def sandbox(request: pytest.FixtureRequest, backend: str) -> AsyncIterator[Sandbox]:
+    if backend == "docker":
+        request.getfixturevalue("docker_images")
+    limits = Limits(test_case_timeout=CASE_TIMEOUT, test_timeout=RUN_TIMEOUT, output_limit=100_000)
+    cls = DockerSandbox if backend == "docker" else LocalSandbox
+    async with cls(load_template("python"), limits=limits) as sb:
+        yield sb
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_hung_test_fails_at_its_own_timeout_with_the_stack_where_it_hung(sandbox: Sandbox) -> None:
+    await sandbox.sync({"slow.py": SPIN, "test_slow.py": HANGS})
+    start = time.monotonic()
+    report = await sandbox.run_tests()
+    assert time.monotonic() - start < 30  # seconds, not the run's 120 s
+    assert not report.timed_out and (report.passed, report.failed) == (1, 1)
+    [failure] = report.failures
+    assert failure.test_id == "test_slow.py::test_hangs" and (failure.file, failure.line) == ("test_slow.py", 9)
+    assert "Timeout" in failure.message
+    assert "slow.py:3: " in failure.traceback and ">       while True:" in failure.traceback
+    # retrieval reads it like any traceback: the loop in spin() is the deepest frame
+    frames = parse_frames(failure.traceback, ["slow.py", "test_slow.py"])
+    assert [(f.path, f.line) for f in frames[:2]] == [("slow.py", 3), ("test_slow.py", 9)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_hung_test_whose_child_hangs_too_ends_and_the_child_dies(sandbox: Sandbox) -> None:
+    await sandbox.sync({"test_fork.py": FORKS})
+    start = time.monotonic()
+    report = await sandbox.run_tests()
+    assert time.monotonic() - start < 30  # multiprocessing would join the child at exit: the run must not wait
+    assert not report.timed_out and report.failed == 1 and "Timeout" in report.failures[0].message
+    beats = await sandbox.exec("wc -c < heartbeat")
+    await asyncio.sleep(0.5)
+    later = await sandbox.exec("wc -c < heartbeat")
+    assert int(beats.stdout) > 0 and later.stdout == beats.stdout  # the child ran, and is gone
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_hung_test_that_floods_output_ends_capped(sandbox: Sandbox) -> None:
+    await sandbox.sync({"test_flood.py": FLOODS})
+    start = time.monotonic()
+    report = await sandbox.run_tests()
+    assert time.monotonic() - start < 30
+    assert report.failed == 1 and "Timeout" in report.failures[0].message
+    assert "test_flood.py:3" in report.failures[0].traceback
+    assert len(report.raw) < 110_000  # the sandbox's output cap, head and tail
+
+
+def test_the_per_test_timeout_is_in_the_python_command_only_when_set() -> None:
+    python = load_template("python")
+    assert "--timeout=2.5 -o timeout_method=signal" in python.test_argv("r.xml", [], 2.5)
+    assert "--timeout" not in python.test_argv("r.xml", [], 0)
+    # node 18 (bookworm) has no --test-timeout and libtest cannot end one test: the run's timeout applies
+    for name in ("node", "rust"):
+        template = load_template(name)
+        assert template.test_argv("r", [], 2.5) == template.test_argv("r", [], 0)
+
+
+async def test_a_host_without_the_per_test_timeout_runs_tests_and_says_so() -> None:
+    template = replace(load_template("python"), case_timeout_probe="python3 -c 'import no_such_timeout_plugin'")
+    async with LocalSandbox(template, limits=Limits(test_case_timeout=CASE_TIMEOUT)) as sb:
+        await sb.sync({"test_ok.py": b"def test_ok():\n    assert 1\n"})
+        report = await sb.run_tests()
+        assert report.green  # no `--timeout` the host's pytest would not know
+        assert "no per-test timeout" in sb.note and "hung test runs until" in sb.note
