@@ -61,8 +61,9 @@ def _apply_file_action(
         _reject(out, iteration, path, f"that is a heading of the code shown, not a file; the file is {shown}")
         return
     before = snapshot.read(path)
-    if snapshot.exists(path) and before is None:
-        _reject(out, iteration, path, "refused: it is a binary file; greenloop edits text files only")
+    not_text = snapshot.why_not_text(path)
+    if not_text is not None:
+        _reject(out, iteration, path, f"refused: {not_text}")
         return
     if isinstance(action, WriteAction):
         after, match = action.content, ("new_file" if before is None else "exact")

@@ -71,7 +71,7 @@ def _splice(lines: list[str], start: int, size: int, search_lines: list[str], re
     """Put `replace` where lines[start:start+size] were, re-indented like the file."""
     old = lines[start : start + size]
     new_lines = replace.strip("\n").splitlines() if replace.strip() else []
-    new_lines = _reindent(old, search_lines, new_lines)
+    new_lines = _tabs_like(old, _reindent(old, search_lines, new_lines))
     newline = "\n" if not old or old[-1].endswith("\n") else ""
     block = "\n".join(new_lines) + (newline if new_lines else "")
     return "".join(lines[:start]) + block + "".join(lines[start + size :])
@@ -99,6 +99,19 @@ def _reindent(old: list[str], search: list[str], new: list[str]) -> list[str]:
     if shift < 0:
         return [line[min(-shift, _width(line)) :] for line in new]
     return new
+
+
+def _tabs_like(old: list[str], new: list[str]) -> list[str]:
+    """Tab indentation where the replaced lines use tabs only (models answer in spaces; Python then
+    stops at mixed tabs and spaces). A tab counts as 4 columns, as in `_width`."""
+    indents = [_indent(line) for line in old if line.strip() and _indent(line)]
+    if not indents or any(" " in indent for indent in indents):
+        return new
+    out = []
+    for line in new:
+        width = _width(line)
+        out.append("\t" * (width // 4) + " " * (width % 4) + line.lstrip() if line.strip() else line)
+    return out
 
 
 def _indent(line: str) -> str:
