@@ -18,6 +18,7 @@ from greenloop_sandbox.local_env import filtered_env, limits_preexec, probe_isol
 from greenloop_sandbox.output import CappedOutput, cap_text
 from greenloop_sandbox.packages import check_packages, local_install_argv, run_host
 from greenloop_sandbox.parsers import ParseInput, parse_report
+from greenloop_sandbox.parsers.common import mark_timed_out
 from greenloop_sandbox.reaper import process_start
 from greenloop_sandbox.report import TestReport
 from greenloop_sandbox.templates import EnvTemplate
@@ -44,7 +45,6 @@ class LocalSandbox(Sandbox):
         self.note = ""
         self._state = SyncState()
         self._lock = asyncio.Lock()
-        self._case_timeout: bool | None = None  # the host has the per-test timeout (None: not probed)
 
     @property
     def workspace(self) -> Path:
@@ -121,13 +121,13 @@ class LocalSandbox(Sandbox):
                           timed_out=timed_out, truncated=out.truncated or err.truncated)
 
     async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None) -> TestReport:  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
+        case_timeout = await self.per_test_timeout(self.limits.test_case_timeout)
         async with self._lock:
             assert self.root is not None
             report_dir = self.root / "report"
             shutil.rmtree(report_dir, ignore_errors=True)
             report_dir.mkdir()
             report_path = str(report_dir / self.template.report) if self.template.report else ""
-            case_timeout = self.limits.test_case_timeout if await self._case_timeout_works() else 0
             res = await self._run(self.template.test_argv(report_path, test_ids, case_timeout),
                                   timeout or self.limits.test_timeout, None, None)
             text = await asyncio.to_thread(_read_optional, report_path)
@@ -136,27 +136,9 @@ class LocalSandbox(Sandbox):
         report = await asyncio.to_thread(parse_report, self.template.parser, data)
         report.raw, report.exit_code, report.timed_out, report.duration = raw, res.exit_code, res.timed_out, \
             res.duration
+        if res.timed_out:
+            mark_timed_out(report, res.duration, text or raw)
         return report
-
-    async def _case_timeout_works(self) -> bool:
-        """Whether the host's toolchain has the template's per-test timeout (probed once per sandbox).
-
-        The Docker images always have it; here the host's python may lack pytest-timeout, and an
-        unknown `--timeout` would fail every run. Without it a note says so and hung tests wait
-        for the whole run's timeout.
-        """
-        if not self.template.case_timeout or self.limits.test_case_timeout <= 0:
-            return False
-        if self._case_timeout is None:
-            probe = self.template.case_timeout_probe
-            works = not probe or (await self._run(probe, 30, None, None)).ok
-            self._case_timeout = works
-            if not works:
-                self.note = (self.note + "; " if self.note else "") + (
-                    f"the host has no per-test timeout for {self.template.name} (`{probe}` failed): a hung test "
-                    f"runs until the whole run's {self.limits.test_timeout:g}s timeout")
-                log.warning("local sandbox: %s", self.note)
-        return self._case_timeout
 
     async def install(self, packages: list[str]) -> ExecResult:
         pkgs = check_packages(packages)

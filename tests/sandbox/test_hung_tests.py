@@ -85,14 +85,46 @@ async def test_a_hung_test_that_floods_output_ends_capped(sandbox: Sandbox) -> N
     assert len(report.raw) < 110_000  # the sandbox's output cap, head and tail
 
 
-def test_the_per_test_timeout_is_in_the_python_command_only_when_set() -> None:
-    python = load_template("python")
+def test_the_per_test_timeout_is_in_the_command_only_when_set() -> None:
+    python, node, rust = load_template("python"), load_template("node"), load_template("rust")
     assert "--timeout=2.5 -o timeout_method=signal" in python.test_argv("r.xml", [], 2.5)
     assert "--timeout" not in python.test_argv("r.xml", [], 0)
-    # node 18 (bookworm) has no --test-timeout and libtest cannot end one test: the run's timeout applies
-    for name in ("node", "rust"):
-        template = load_template(name)
-        assert template.test_argv("r", [], 2.5) == template.test_argv("r", [], 0)
+    assert "--test-timeout=2500 " in node.test_argv("r.tap", [], 2.5)
+    assert "--test-timeout" not in node.test_argv("r.tap", [], 0)
+    assert rust.test_argv("", [], 2.5) == rust.test_argv("", [], 0)  # libtest cannot end one test
+
+
+NODE_HANG = {
+    "package.json": b'{"name": "hang", "version": "1.0.0"}',
+    "test/spin.test.js": b"const test = require('node:test');\n"
+                         b"function spin() { let i = 0; while (true) { i++; } }\n"
+                         b"test('hangs', () => { spin(); });\n",
+    "test/other.test.js": b"const test = require('node:test');\ntest('fine', () => {});\n",
+}
+
+
+async def test_a_hung_node_test_ends_its_file_at_the_timeout_where_node_has_the_flag() -> None:
+    # the host's node (20 here and in CI) has --test-timeout; node applies it to the file's process
+    async with LocalSandbox(load_template("node"), limits=Limits(test_case_timeout=CASE_TIMEOUT)) as sb:
+        await sb.sync(NODE_HANG)
+        start = time.monotonic()
+        report = await sb.run_tests(timeout=RUN_TIMEOUT)
+        assert time.monotonic() - start < 30 and not report.timed_out
+    assert report.passed == 1 and report.errors == 1
+    [failure] = report.failures
+    assert failure.test_id == "test/spin.test.js" and "timed out after 2000ms" in failure.message
+
+
+@pytest.mark.docker
+async def test_a_node_run_killed_at_its_timeout_is_not_green(request: pytest.FixtureRequest) -> None:
+    # bookworm's node 18 has no --test-timeout; its streamed TAP report stops with only the passing file
+    request.getfixturevalue("docker_images")
+    async with DockerSandbox(load_template("node"), limits=Limits(test_case_timeout=CASE_TIMEOUT)) as sb:
+        await sb.sync(NODE_HANG)
+        report = await sb.run_tests(timeout=6)
+        assert "no per-test timeout for node" in sb.note
+    assert report.timed_out and not report.green and report.passed == 1
+    assert report.failures[0].test_id == "<test run>" and "timed out after" in report.failures[0].message
 
 
 async def test_a_host_without_the_per_test_timeout_runs_tests_and_says_so() -> None:
