@@ -126,3 +126,12 @@ def test_apply_keeps_a_scripts_mode(tmp_path: Path) -> None:
 ])
 def test_restore_endings(before: str, after: str, expected: str) -> None:
     assert restore_endings(before, after) == expected
+
+
+async def test_a_write_that_differs_only_in_line_endings_changes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "calc.py").write_bytes(CRLF)
+    snap = Snapshot.from_workspace(tmp_path)
+    plan = DebugPlan(diagnosis="-", actions=[WriteAction(kind="write", path="calc.py", content=CRLF.decode())])
+    out = await apply_plan(plan, snap, LocalSandbox(load_template("python")), iteration=1)
+    assert out.applied == 0 and "changes nothing" in out.problems[0]
+    assert snap.changes().files == []

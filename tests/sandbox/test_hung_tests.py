@@ -11,6 +11,7 @@ import pytest
 
 from greenloop.retrieval import parse_frames
 from greenloop_sandbox import DockerSandbox, Limits, LocalSandbox, Sandbox, load_template
+from greenloop_sandbox.parsers import ParseInput, parse_report
 
 BACKENDS = [pytest.param("docker", marks=pytest.mark.docker), "local"]
 CASE_TIMEOUT = 2.0
@@ -134,3 +135,23 @@ async def test_a_host_without_the_per_test_timeout_runs_tests_and_says_so() -> N
         report = await sb.run_tests()
         assert report.green  # no `--timeout` the host's pytest would not know
         assert "no per-test timeout" in sb.note and "hung test runs until" in sb.note
+
+
+# cargo test in the rust image, a test in `loop {}`, killed at a 90 s run timeout (libtest warns at 60 s)
+CARGO_KILLED = """   Compiling hang v0.1.0 (/workspace)
+    Finished test [unoptimized + debuginfo] target(s) in 2.55s
+     Running unittests src/lib.rs (/home/sandbox/target/debug/deps/hang-10814875dea2bceb)
+
+running 2 tests
+test tests::fine ... ok
+test tests::hangs has been running for over 60 seconds
+
+Killed
+"""
+
+
+def test_a_rust_test_still_running_when_the_run_is_killed_is_named() -> None:
+    report = parse_report("libtest", ParseInput(output=CARGO_KILLED, exit_code=137))
+    assert (report.passed, report.errors) == (1, 1)
+    [failure] = report.failures
+    assert failure.test_id == "tests::hangs" and "still running" in failure.message

@@ -78,7 +78,7 @@ def _apply_file_action(
             _reject(out, iteration, path, f"{exc}{hint}\nCurrent content of {path}:\n{_numbered(before)}")
             return
         after, match = result.text, result.match
-    if after == before:  # the 0.5B model sent `replace` equal to `search`; "applied" would change nothing
+    if after.replace("\r\n", "\n") == before:  # the 0.5B model sent `replace` equal to `search`: no change
         _reject(out, iteration, path, "that changes nothing: the new text is the text already there; "
                 "write the corrected text, different from what is in the file")
         return
