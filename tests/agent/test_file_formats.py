@@ -10,7 +10,7 @@ import pytest
 
 from greenloop.agent import apply_changes
 from greenloop.agent.actions import apply_plan
-from greenloop.agent.edits import apply_search_replace
+from greenloop.agent.edits import EditMiss, apply_search_replace
 from greenloop.agent.events import EditRejected
 from greenloop.agent.plan import DebugPlan, EditAction, WriteAction
 from greenloop.agent.snapshot import Snapshot
@@ -135,3 +135,18 @@ async def test_a_write_that_differs_only_in_line_endings_changes_nothing(tmp_pat
     out = await apply_plan(plan, snap, LocalSandbox(load_template("python")), iteration=1)
     assert out.applied == 0 and "changes nothing" in out.problems[0]
     assert snap.changes().files == []
+
+
+def test_a_form_feed_is_no_line_break_for_an_edit(tmp_path: Path) -> None:
+    source = b"import os\n\x0c\ndef add(a, b):\n\treturn a - b\n\x0c\ndef mul(a, b):\n\treturn a * b\n"
+    (tmp_path / "calc.py").write_bytes(source)
+    snap = _edit(tmp_path, "calc.py", "def add(a, b):\n    return a - b\n", "def add(a, b):\n    return a + b\n")
+    apply_changes(tmp_path, snap.changes())
+    assert (tmp_path / "calc.py").read_bytes() == source.replace(b"a - b", b"a + b")
+
+
+def test_a_missed_search_shows_the_files_own_line_numbers_past_a_form_feed() -> None:
+    text = "import os\n\x0c\nLIMIT = 10\nRATE = 2\n"
+    with pytest.raises(EditMiss) as miss:
+        apply_search_replace(text, "RATE = 3  # per second", "RATE = 4")
+    assert "    4| RATE = 2" in str(miss.value)  # line 4, as the editor and the traceback count it

@@ -167,13 +167,13 @@ def _from_report(search: str, failures: list[TestFailure], snapshot: Snapshot) -
     lines = []
     for f in failures:
         source = snapshot.read(f.file) if f.file and f.line else None
-        if source is not None and f.line is not None and f.line <= len(rows := source.splitlines()):
+        if source is not None and f.line is not None and f.line <= len(rows := source.split("\n")):
             lines.append(f"{f.file}:{f.line}| {rows[f.line - 1]}")
     where = ("\nThe report is about these lines:\n" + "\n".join(dict.fromkeys(lines[:5]))) if lines else ""
     return f"\nThat search text is from the test report, not from the file.{where}"
 
 
 def _numbered(text: str, limit: int = 200) -> str:
-    lines = text.splitlines()
+    lines = text.removesuffix("\n").split("\n")  # the text's own lines (a form feed is no line break)
     shown = "".join(f"{n:5d}| {line}\n" for n, line in enumerate(lines[:limit], 1))
     return shown + (f"... ({len(lines) - limit} more lines)\n" if len(lines) > limit else "")
