@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from greenloop.agent import FixRequest, apply_changes, fix
+from greenloop.agent.events import LocationsFound
 from greenloop.agent.events import TestsRan as RanEvent
 from tests.agent.conftest import collect, plan
 
@@ -40,6 +41,8 @@ async def test_a_hanging_test_ends_at_its_timeout_and_the_model_sees_where_it_hu
     baseline = next(e for e in events if isinstance(e, RanEvent))
     assert baseline.failed == 1 and baseline.duration < 30
     assert "Timeout" in baseline.failures[0]["message"]
+    top = next(e for e in events if isinstance(e, LocationsFound)).locations[0]
+    assert (top["path"], top["symbol"]) == ("totals.py", "total")  # retrieval follows the frames to the loop
     prompt = "\n".join(m["content"] for m in scripted_llm.requests_for("debug_plan")[0].messages)
     assert "Timeout" in prompt and "totals.py:4" in prompt  # the stack where it hung: `while i < len(values):`
 
