@@ -21,7 +21,7 @@ from greenloop_sandbox.parsers import ParseInput, parse_report
 from greenloop_sandbox.parsers.common import mark_timed_out
 from greenloop_sandbox.reaper import process_start
 from greenloop_sandbox.report import TestReport
-from greenloop_sandbox.templates import EnvTemplate
+from greenloop_sandbox.templates import TEMPLATES_DIR, EnvTemplate
 from greenloop_sandbox.tree import SyncState, check_relpath, is_executable_text
 
 log = logging.getLogger(__name__)
@@ -128,7 +128,9 @@ class LocalSandbox(Sandbox):
             shutil.rmtree(report_dir, ignore_errors=True)
             report_dir.mkdir()
             report_path = str(report_dir / self.template.report) if self.template.report else ""
-            res = await self._run(self.template.test_argv(report_path, test_ids, case_timeout),
+            support = str(TEMPLATES_DIR / self.template.name)  # the template's runner, from the package
+            command = self.template.test_argv(report_path, test_ids, case_timeout, support)
+            res = await self._run(command,
                                   timeout or self.limits.test_timeout, None, None)
             text = await asyncio.to_thread(_read_optional, report_path)
         raw, _ = cap_text(res.stdout + ("\n" + res.stderr if res.stderr else ""), self.limits.output_limit)

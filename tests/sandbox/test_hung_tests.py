@@ -62,6 +62,24 @@ async def test_a_hung_test_fails_at_its_own_timeout_with_the_stack_where_it_hung
     assert [(f.path, f.line) for f in frames[:2]] == [("slow.py", 3), ("test_slow.py", 9)]
 
 
+# module-level code in a loop: the hang is in the import, before any test runs
+IMPORT_LOOPS = b"def add(a, b):\n    return a + b\n\n\nn = 0\nwhile n < 10:\n    add(n, 1)\n"
+IMPORTS = b"from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_test_module_whose_import_hangs_fails_at_the_timeout_with_the_stack(sandbox: Sandbox) -> None:
+    await sandbox.sync({"calc.py": IMPORT_LOOPS, "tests/test_calc.py": IMPORTS})
+    start = time.monotonic()
+    report = await sandbox.run_tests()
+    assert time.monotonic() - start < 30 and not report.timed_out
+    [failure] = report.failures
+    assert failure.kind == "error" and failure.file == "tests/test_calc.py"
+    assert "Timeout" in failure.traceback and "calc.py:6: in <module>" in failure.traceback
+    frames = parse_frames(failure.traceback, ["calc.py", "tests/test_calc.py"])
+    assert (frames[0].path, frames[0].line) == ("calc.py", 6)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_hung_test_whose_child_hangs_too_ends_and_the_child_dies(sandbox: Sandbox) -> None:
     await sandbox.sync({"test_fork.py": FORKS})
