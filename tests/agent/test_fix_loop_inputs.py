@@ -6,6 +6,7 @@ block for a candidate round), so these tests hold whichever `loop.strategy` is t
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,7 @@ async def test_a_hanging_test_ends_at_its_timeout_and_the_model_sees_where_it_hu
     top = next(e for e in events if isinstance(e, LocationsFound)).locations[0]
     assert (top["path"], top["symbol"]) == ("totals.py", "total")  # retrieval follows the frames to the loop
     prompt = fix_prompt(scripted_llm)
-    assert "Timeout" in prompt and "totals.py:4" in prompt  # the stack where it hung: `while i < len(values):`
+    assert "Timeout" in prompt and re.search(r"totals\.py:[45]: ", prompt)  # the stack where it hung: the loop
 
 
 async def test_a_mixed_endings_file_is_fixed_and_applied_with_its_endings_kept(
