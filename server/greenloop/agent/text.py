@@ -69,13 +69,20 @@ def restore_endings(before: str, after: str) -> str:
     eol = dominant_ending(before)
     old = [_cut(line) for line in lf_lines(before)]
     new = [_cut(line) for line in lf_lines(after.replace("\r\n", "\n"))]
-    out: list[str] = []
-    matcher = difflib.SequenceMatcher(a=[b for b, _ in old], b=[b for b, _ in new], autojunk=False)
+    # an edit touches a few lines: match the common head and tail directly, diff only the middle
+    head = 0
+    while head < min(len(old), len(new)) and old[head][0] == new[head][0]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail][0] == new[-1 - tail][0]:
+        tail += 1
+    kept = [old[i][1] for i in range(head)]  # the old ending of each new line that stayed, else ""
+    middle_old, middle_new = old[head : len(old) - tail], new[head : len(new) - tail]
+    matcher = difflib.SequenceMatcher(a=[b for b, _ in middle_old], b=[b for b, _ in middle_new], autojunk=False)
     for tag, i1, _i2, j1, j2 in matcher.get_opcodes():
-        for offset, (body, ended) in enumerate(new[j1:j2]):
-            kept = old[i1 + offset][1] if tag == "equal" else ""
-            out.append(body + ((kept or eol) if ended else ""))
-    return "".join(out)
+        kept.extend(middle_old[i1 + k][1] if tag == "equal" else "" for k in range(j2 - j1))
+    kept.extend(old[len(old) - tail + k][1] for k in range(tail))
+    return "".join(body + ((ending or eol) if ended else "") for (body, ended), ending in zip(new, kept, strict=True))
 
 
 def lf_lines(text: str) -> list[str]:
