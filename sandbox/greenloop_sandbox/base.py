@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
@@ -12,6 +13,8 @@ from greenloop_sandbox.report import TestReport
 
 if TYPE_CHECKING:
     from greenloop_sandbox.templates import EnvTemplate
+
+log = logging.getLogger(__name__)
 
 
 class SandboxError(Exception):
@@ -27,6 +30,7 @@ class Limits:
     pids: int = 512
     exec_timeout: float = 120
     test_timeout: float = 300
+    test_case_timeout: float = 15  # one test (where the template has a per-test timeout); 0: none
     output_limit: int = 1_000_000
     file_size: int = 1 << 30
 
@@ -61,6 +65,8 @@ class Sandbox(abc.ABC):
 
     name: str = "abstract"
     template: EnvTemplate  # the language environment (test command, package manager, what it provides)
+    note: str = ""  # what a user should know about this sandbox's isolation or tools
+    _per_test: bool | None = None  # the template's per-test timeout works here (None: not probed yet)
 
     def workspace_dir(self) -> str | None:
         """The workspace root as the sandbox's commands see it (tracebacks name files under it),
@@ -86,6 +92,26 @@ class Sandbox(abc.ABC):
 
     @abc.abstractmethod
     async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None) -> TestReport: ...  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
+
+    async def per_test_timeout(self, seconds: float) -> float:
+        """`seconds` where the template's per-test timeout works in this sandbox, else 0 (probed once).
+
+        The probe is the template's `case_timeout_probe`: the local backend's host may lack
+        pytest-timeout, where an unknown `--timeout` would fail every run, and node has
+        `--test-timeout` from 20.11 on only. Without it a note says so; hung tests then run
+        until the whole run's timeout.
+        """
+        if seconds <= 0 or not self.template.case_timeout:
+            return 0
+        if self._per_test is None:
+            probe = self.template.case_timeout_probe
+            self._per_test = not probe or (await self.exec(probe, timeout=60)).ok
+            if not self._per_test:
+                why = (f"no per-test timeout for {self.template.name} here (`{probe}` failed): a hung test "
+                       "runs until the whole run's timeout")
+                self.note = f"{self.note}; {why}" if self.note else why
+                log.warning("%s sandbox: %s", self.name, why)
+        return seconds if self._per_test else 0
 
     @abc.abstractmethod
     async def install(self, packages: list[str]) -> ExecResult:

@@ -21,6 +21,7 @@ from greenloop_sandbox.docker_exec import USER, run_in_container
 from greenloop_sandbox.engine import docker_client
 from greenloop_sandbox.output import cap_text
 from greenloop_sandbox.parsers import ParseInput, parse_report
+from greenloop_sandbox.parsers.common import mark_timed_out
 from greenloop_sandbox.reaper import owner_labels, reap_containers
 from greenloop_sandbox.report import TestReport
 from greenloop_sandbox.templates import EnvTemplate
@@ -134,7 +135,9 @@ class DockerSandbox(Sandbox):
 
     async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None) -> TestReport:  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
         report_path = f"{REPORT_DIR}/{self.template.report}" if self.template.report else ""
-        command = f"rm -rf {REPORT_DIR}; mkdir -p {REPORT_DIR}; " + self.template.test_argv(report_path, test_ids)
+        case_timeout = await self.per_test_timeout(self.limits.test_case_timeout)
+        command = f"rm -rf {REPORT_DIR}; mkdir -p {REPORT_DIR}; " + self.template.test_argv(
+            report_path, test_ids, case_timeout)
         async with self._lock:
             self._require()
             res = await self._run(command, timeout=timeout or self.limits.test_timeout)
@@ -249,8 +252,8 @@ def _build_report(template: EnvTemplate, res: ExecResult, report_text: str | Non
                                                       root=WORKSPACE))
     report.raw, report.exit_code, report.timed_out = raw, res.exit_code, res.timed_out
     report.duration = res.duration
-    if res.timed_out and report.failures:
-        report.failures[0].message = f"test run timed out after {res.duration:.0f}s; " + report.failures[0].message
+    if res.timed_out:
+        mark_timed_out(report, res.duration, report_text or raw)
     return report
 
 

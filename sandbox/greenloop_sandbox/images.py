@@ -116,8 +116,8 @@ def build_template_image(client: Any, template: EnvTemplate, *, force: bool = Fa
             return tag
         progress(f"building {tag} from {base} ...")
         dockerfile = template.dockerfile + "".join(f"\nRUN {cmd}" for cmd in template.setup) + "\n"
-        ok, text = build_image(client, tag, dockerfile, {}, network="host", buildargs={"BASE": base},
-                               labels={IMAGE_LABEL: template.name})
+        ok, text = build_image(client, tag, dockerfile, dict(template.support), network="host",
+                               buildargs={"BASE": base}, labels={IMAGE_LABEL: template.name})
         if not ok:
             raise SandboxError(f"Building the {template.name} image failed:\n{text[-3000:]}")
         return tag

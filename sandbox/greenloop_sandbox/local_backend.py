@@ -18,9 +18,10 @@ from greenloop_sandbox.local_env import filtered_env, limits_preexec, probe_isol
 from greenloop_sandbox.output import CappedOutput, cap_text
 from greenloop_sandbox.packages import check_packages, local_install_argv, run_host
 from greenloop_sandbox.parsers import ParseInput, parse_report
+from greenloop_sandbox.parsers.common import mark_timed_out
 from greenloop_sandbox.reaper import process_start
 from greenloop_sandbox.report import TestReport
-from greenloop_sandbox.templates import EnvTemplate
+from greenloop_sandbox.templates import TEMPLATES_DIR, EnvTemplate
 from greenloop_sandbox.tree import SyncState, check_relpath, is_executable_text
 
 log = logging.getLogger(__name__)
@@ -120,13 +121,16 @@ class LocalSandbox(Sandbox):
                           timed_out=timed_out, truncated=out.truncated or err.truncated)
 
     async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None) -> TestReport:  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
+        case_timeout = await self.per_test_timeout(self.limits.test_case_timeout)
         async with self._lock:
             assert self.root is not None
             report_dir = self.root / "report"
             shutil.rmtree(report_dir, ignore_errors=True)
             report_dir.mkdir()
             report_path = str(report_dir / self.template.report) if self.template.report else ""
-            res = await self._run(self.template.test_argv(report_path, test_ids),
+            support = str(TEMPLATES_DIR / self.template.name)  # the template's runner, from the package
+            command = self.template.test_argv(report_path, test_ids, case_timeout, support)
+            res = await self._run(command,
                                   timeout or self.limits.test_timeout, None, None)
             text = await asyncio.to_thread(_read_optional, report_path)
         raw, _ = cap_text(res.stdout + ("\n" + res.stderr if res.stderr else ""), self.limits.output_limit)
@@ -134,6 +138,8 @@ class LocalSandbox(Sandbox):
         report = await asyncio.to_thread(parse_report, self.template.parser, data)
         report.raw, report.exit_code, report.timed_out, report.duration = raw, res.exit_code, res.timed_out, \
             res.duration
+        if res.timed_out:
+            mark_timed_out(report, res.duration, text or raw)
         return report
 
     async def install(self, packages: list[str]) -> ExecResult:

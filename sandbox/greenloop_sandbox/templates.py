@@ -12,6 +12,8 @@ from pathlib import Path
 from greenloop_sandbox.base import SandboxError
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
+SUPPORT_DIR = "/opt/greenloop"  # where an image holds its template's support files
+_RECIPE = ("template.toml", "Dockerfile")
 # Modules every environment of a package manager has built in: no package to install.
 NODE_BUILTINS = frozenset({
     "assert", "buffer", "child_process", "crypto", "events", "fs", "http", "https", "os", "path",
@@ -36,6 +38,10 @@ class EnvTemplate:
     markers: tuple[str, ...] = ()
     toolchain: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()  # packages the image has already (`pytest`), that an install must not replace
+    case_timeout: str = ""  # test-command arguments for a per-test timeout ({seconds}, {ms}); "" if none
+    case_timeout_probe: str = ""  # a command that succeeds where `case_timeout` works (the local backend's host)
+    # The folder's other files (a test runner): in the image under SUPPORT_DIR, `{support}` in commands
+    support: tuple[tuple[str, bytes], ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     test_globs: tuple[str, ...] = ()  # where this language keeps its tests (fnmatch on workspace paths)
 
@@ -48,12 +54,24 @@ class EnvTemplate:
     def recipe_hash(self) -> str:
         """Short hash of everything that shapes this template's image."""
         text = "\n".join([self.name, self.base, self.dockerfile, *self.setup, repr(sorted(self.env.items()))])
-        return hashlib.sha256(text.encode()).hexdigest()[:12]
+        digest = hashlib.sha256(text.encode())
+        for name, data in self.support:
+            digest.update(name.encode() + b"\0" + data)
+        return digest.hexdigest()[:12]
 
-    def test_argv(self, report_path: str, test_ids: list[str] | None = None) -> str:
-        """The shell command that runs the tests, writing the report (if any) to `report_path`."""
+    def test_argv(self, report_path: str, test_ids: list[str] | None = None, case_timeout: float = 0,
+                  support: str = SUPPORT_DIR) -> str:
+        """The shell command that runs the tests, writing the report (if any) to `report_path`.
+
+        `case_timeout` > 0 ends any one test after that many seconds, where the template has a way to;
+        `support` is where the template's support files are (the image's SUPPORT_DIR by default).
+        """
         tests = " ".join(shlex.quote(t) for t in test_ids or [])
-        return self.test_command.format(report=shlex.quote(report_path), tests=tests).strip()
+        per_test = ""
+        if case_timeout > 0 and self.case_timeout:
+            per_test = self.case_timeout.format(seconds=f"{case_timeout:g}", ms=str(round(case_timeout * 1000)))
+        return self.test_command.format(report=shlex.quote(report_path), tests=tests, case_timeout=per_test,
+                                        support=shlex.quote(support)).strip()
 
 
 def template_names() -> list[str]:
@@ -83,6 +101,10 @@ def load_template(name: str) -> EnvTemplate:
             markers=tuple(data.get("markers", [])),
             toolchain=tuple(data.get("toolchain", [])),
             tools=tuple(data.get("tools", [])),
+            case_timeout=data.get("case_timeout", ""),
+            case_timeout_probe=data.get("case_timeout_probe", ""),
+            support=tuple((p.name, p.read_bytes()) for p in sorted(folder.iterdir())
+                          if p.is_file() and p.name not in _RECIPE),
             env={str(k): str(v) for k, v in data.get("env", {}).items()},
         )
     except (OSError, KeyError, tomllib.TOMLDecodeError) as exc:

@@ -116,6 +116,10 @@ class SandboxSettings(_Section):
     )
     template: str = Field(default="auto", description="python | node | rust | auto (detected from the files).")
     test_timeout: float = Field(default=300.0, gt=0, description="Seconds before a test run is killed.")
+    test_case_timeout: float = Field(
+        default=15.0, ge=0, description="Seconds before one hung test is ended with its stack (python: "
+        "pytest-timeout); 0: only the whole run's `test_timeout`."
+    )
     exec_timeout: float = Field(default=120.0, gt=0, description="Seconds before any other command is killed.")
     memory: str = Field(default="2g", description="Container memory limit.")
     cpus: float = Field(default=2.0, gt=0, description="Container CPU limit.")

@@ -8,6 +8,7 @@ import pytest
 from lsprotocol import types
 
 from greenloop.agent.events import ChangeSet, FileChange
+from greenloop.agent.snapshot import Snapshot
 from greenloop.lsp.edits import ANNOTATION_ID, EditSupport, plain_edits, workspace_edit
 from tests.lsp.workspace_edits import apply_text_edits, apply_workspace_edit
 
@@ -20,6 +21,9 @@ CASES = [
     ("def f():\n    return 1\n", 'def f():\n    """Doc ✓ 😀."""\n    return 2\n'),
     ("é😀\nz", "é😀\ny"),  # astral characters count double in UTF-16
     ("a\r\nb\r\n", "a\r\nc\r\n"),
+    ("a\r\nb\nc\r\n", "a\r\nB\r\nc\r\n"),  # mixed endings: the edited line as the run wrote it
+    ("x = 1\f\ny = 2\nz = 3\n", "x = 1\f\ny = 2\nz = 4\n"),  # a form feed is no line break in LSP
+    ("a\rb\nc\n", "a\rb\nC\n"),  # a lone CR is one (in LSP)
 ]
 
 
@@ -96,3 +100,21 @@ def test_edit_support_reads_vscode_capabilities() -> None:
     support = EditSupport.of(client_capabilities("visual-studio-code"))
     assert support == EditSupport(document_changes=True, annotations=True, create=True, delete=True)
     assert EditSupport.of(types.ClientCapabilities()) == EditSupport(False, False, False, False)
+
+
+def test_a_bom_is_the_editors_encoding_not_text(tmp_path: Path) -> None:
+    before, after = "\ufeffa = 1\r\nb = 2\r\n", "\ufeffa = 9\r\nb = 3\r\n"
+    edits = plain_edits(before, after)
+    assert all("\ufeff" not in e.new_text for e in edits)
+    assert apply_text_edits(before[1:], list(edits)) == after[1:]
+
+
+def test_a_crlf_file_edited_through_the_editor_keeps_its_bytes(tmp_path: Path) -> None:
+    original = b"\xef\xbb\xbfdef add(a, b):\r\n    return a - b\n\r\n\x0c\r\ndef mul(a, b):\r\n    return a * b\r\n"
+    (tmp_path / "calc.py").write_bytes(original)
+    snap = Snapshot.from_workspace(tmp_path)
+    snap.write("calc.py", (snap.read("calc.py") or "").replace("a * b", "b * a"))
+    edit = workspace_edit(tmp_path, snap.changes(), description="fix")
+    assert edit is not None
+    apply_workspace_edit(edit)
+    assert (tmp_path / "calc.py").read_bytes() == original.replace(b"a * b", b"b * a")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ from pygls.uris import to_fs_path
 
 def offset_of(text: str, position: types.Position) -> int:
     """A UTF-16 LSP position -> index into `text` (past-the-end positions clamp to the end)."""
-    lines = text.splitlines(keepends=True)
+    lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z", text)  # LSP's line ends (not a form feed)
     if position.line >= len(lines):
         return len(text)
     start = sum(len(line) for line in lines[: position.line])
@@ -44,12 +45,22 @@ def apply_workspace_edit(edit: types.WorkspaceEdit) -> list[Path]:
             Path(to_fs_path(change.uri) or "").unlink(missing_ok=True)
         elif isinstance(change, types.TextDocumentEdit):
             path = Path(to_fs_path(change.text_document.uri) or "")
-            before = path.read_text(encoding="utf-8") if path.exists() else ""
+            before = _read(path) if path.exists() else ""
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(apply_text_edits(before, list(change.edits)), encoding="utf-8")
+            _write(path, apply_text_edits(before, list(change.edits)))
         touched.append(path)
     for uri, edits in (edit.changes or {}).items():
         path = Path(to_fs_path(uri) or "")
-        path.write_text(apply_text_edits(path.read_text(encoding="utf-8"), list(edits)), encoding="utf-8")
+        _write(path, apply_text_edits(_read(path), list(edits)))
         touched.append(path)
     return touched
+
+
+def _read(path: Path) -> str:
+    """The document an editor holds: line endings as they are, the BOM taken as the encoding."""
+    return path.read_bytes().decode("utf-8").removeprefix("\ufeff")
+
+
+def _write(path: Path, text: str) -> None:
+    bom = "\ufeff" if path.exists() and path.read_bytes().startswith(b"\xef\xbb\xbf") else ""
+    path.write_bytes((bom + text).encode("utf-8"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from greenloop_sandbox import SandboxError, load_template, open_sandbox, template_names
@@ -58,3 +60,10 @@ def test_each_template_says_what_it_provides() -> None:
     assert {"pytest", "python", "csv", "re"} <= python and "requests" not in python
     assert {"npm", "fs", "path"} <= node and "lodash" not in node
     assert {"cargo", "std"} <= rust and "serde" not in rust
+
+
+def test_a_templates_support_files_are_part_of_its_image_hash() -> None:
+    python = load_template("python")
+    assert [name for name, _ in python.support] == ["run_pytest.py"]  # baked into the image, run by the tests
+    changed = replace(python, support=(("run_pytest.py", python.support[0][1] + b"\n# changed\n"),))
+    assert changed.recipe_hash != python.recipe_hash  # a changed runner builds a new image

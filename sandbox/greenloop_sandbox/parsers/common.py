@@ -35,6 +35,23 @@ def no_report(data: ParseInput, why: str) -> TestReport:
     )
 
 
+def mark_timed_out(report: TestReport, seconds: float, tail: str) -> None:
+    """A run the sandbox killed at its timeout is never green: its first failure says so, or one is added.
+
+    A streamed report (node's TAP) stops mid-run with the tests so far passing, which would read
+    as green; `tail` (the end of the report or output) is what the run got to.
+    """
+    report.timed_out = True
+    why = f"test run timed out after {seconds:.0f}s"
+    if report.failures:
+        report.failures[0].message = f"{why}; {report.failures[0].message}"
+        return
+    report.errors += 1
+    lines = "\n".join(tail.strip().splitlines()[-30:])
+    report.failures.append(TestFailure(test_id="<test run>", message=f"{why} before all tests reported; the "
+                                       "output so far is below", traceback=lines, kind="error"))
+
+
 _LOCATION = re.compile(r"(?P<path>[^\s:()'\"]+\.[A-Za-z]+):(?P<line>\d+)(?::\d+)?")
 
 

@@ -14,6 +14,8 @@ _PANIC_OLD = re.compile(r"panicked at '(?P<msg>.*)', (?P<path>[^\s:]+):(?P<line>
 _COMPILE_ERR = re.compile(r"^error(?:\[E\d+\])?: (?P<msg>.+)$")
 _ARROW = re.compile(r"^\s*--> (?P<path>[^\s:]+):(?P<line>\d+):\d+")
 _SUMMARY = re.compile(r"^test result: ")
+# libtest's only word on a hung test (it cannot end one): printed once a test passes 60 s
+_RUNNING = re.compile(r"^test (?P<name>.+?) has been running for over (?P<secs>\d+) seconds$")
 
 
 def parse_libtest(data: ParseInput) -> TestReport:
@@ -32,7 +34,12 @@ def parse_libtest(data: ParseInput) -> TestReport:
     report.passed = sum(1 for o in outcomes.values() if o == "passed")
     report.failed = sum(1 for o in outcomes.values() if o == "failed")
     report.skipped = sum(1 for o in outcomes.values() if o == "skipped")
-    if not any(_SUMMARY.match(x) for x in lines) and data.exit_code != 0:
+    hung = [_hung(m["name"], m["secs"]) for x in lines if (m := _RUNNING.match(x)) and m["name"] not in outcomes]
+    for failure in hung:
+        report.cases.append(TestCase(test_id=failure.test_id, outcome="error"))
+    report.failures.extend(hung)
+    report.errors += len(hung)
+    if not any(_SUMMARY.match(x) for x in lines) and data.exit_code != 0 and not hung:
         errors = _compile_errors(lines)
         if not errors:
             return no_report(data, f"cargo test failed before running tests (exit code {data.exit_code})")
@@ -73,6 +80,11 @@ def _failure(name: str, text: str) -> TestFailure:
                 message = "\n".join(r for r in rows[i + 1:i + 4] if not r.startswith("stack backtrace"))
                 break
     return TestFailure(test_id=name, file=file, line=line, message=message.strip()[:2000], traceback=text)
+
+
+def _hung(name: str, seconds: str) -> TestFailure:
+    return TestFailure(test_id=name, kind="error", message=f"{name} was still running when the test run was "
+                       f"stopped (over {seconds} s; libtest cannot end one test, so the whole run waited)")
 
 
 def _compile_errors(lines: list[str]) -> list[TestFailure]:

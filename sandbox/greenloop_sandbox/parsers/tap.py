@@ -90,7 +90,9 @@ def _read_yaml(lines: list[str], i: int) -> tuple[dict[str, str], int]:
 def _add(report: TestReport, t: _Tap, parents: list[str], root: str) -> None:
     file = _file_of(t, parents, root)
     # Ids are the name chain without file-level wrappers: node 18 and 20 give the same ids.
-    names = [p for p in parents if not p.startswith(("/", "file://"))] + [t.name]
+    # A file-level result (node 20's `--test-timeout` ending a file) is named by its relative path.
+    own = relpath(t.name, root) if t.name.startswith(("/", "file://")) else t.name
+    names = [p for p in parents if not p.startswith(("/", "file://"))] + [own]
     test_id = " > ".join(names)
     duration = float(t.yaml.get("duration_ms", "0") or 0) / 1000
     if t.directive in ("SKIP", "TODO"):

@@ -72,8 +72,9 @@ def _apply_file_action(
         _reject(out, iteration, path, f"refused: {refused}")
         return
     before = snapshot.read(path)
-    if snapshot.exists(path) and before is None:
-        _reject(out, iteration, path, "refused: it is a binary file; greenloop edits text files only")
+    not_text = snapshot.why_not_text(path)
+    if not_text is not None:
+        _reject(out, iteration, path, f"refused: {not_text}")
         return
     if isinstance(action, WriteAction):
         after, match = action.content, ("new_file" if before is None else "exact")
@@ -88,7 +89,7 @@ def _apply_file_action(
             _reject(out, iteration, path, f"{exc}{hint}\nCurrent content of {path}:\n{_numbered(before)}")
             return
         after, match = result.text, result.match
-    if after == before:  # the 0.5B model sent `replace` equal to `search`; "applied" would change nothing
+    if after.replace("\r\n", "\n") == before:  # the 0.5B model sent `replace` equal to `search`: no change
         _reject(out, iteration, path, "that changes nothing: the new text is the text already there; "
                 "write the corrected text, different from what is in the file")
         return
@@ -177,13 +178,13 @@ def _from_report(search: str, failures: list[TestFailure], snapshot: Snapshot) -
     lines = []
     for f in failures:
         source = snapshot.read(f.file) if f.file and f.line else None
-        if source is not None and f.line is not None and f.line <= len(rows := source.splitlines()):
+        if source is not None and f.line is not None and f.line <= len(rows := source.split("\n")):
             lines.append(f"{f.file}:{f.line}| {rows[f.line - 1]}")
     where = ("\nThe report is about these lines:\n" + "\n".join(dict.fromkeys(lines[:5]))) if lines else ""
     return f"\nThat search text is from the test report, not from the file.{where}"
 
 
 def _numbered(text: str, limit: int = 200) -> str:
-    lines = text.splitlines()
+    lines = text.removesuffix("\n").split("\n")  # the text's own lines (a form feed is no line break)
     shown = "".join(f"{n:5d}| {line}\n" for n, line in enumerate(lines[:limit], 1))
     return shown + (f"... ({len(lines) - limit} more lines)\n" if len(lines) > limit else "")

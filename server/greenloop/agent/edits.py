@@ -6,6 +6,8 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from greenloop.agent.text import lf_lines
+
 NEAR_MATCH_THRESHOLD = 0.86
 
 
@@ -28,8 +30,8 @@ def apply_search_replace(text: str, search: str, replace: str) -> EditResult:
         return EditResult(text.replace(search, replace, 1), "exact")
     if count > 1:
         raise EditMiss(f"the search text matches {count} places; include more surrounding lines so it is unique")
-    lines = text.splitlines(keepends=True)
-    search_lines = search.strip("\n").splitlines()
+    lines = lf_lines(text)  # not str.splitlines: a form feed or "\x1c" in a line is no line break
+    search_lines = search.strip("\n").split("\n")
     hit = _whitespace_match(lines, search_lines)
     if hit is not None:
         return EditResult(_splice(lines, hit, len(search_lines), search_lines, replace), "whitespace")
@@ -70,8 +72,8 @@ def _nearest_window(lines: list[str], search_lines: list[str]) -> tuple[int, int
 def _splice(lines: list[str], start: int, size: int, search_lines: list[str], replace: str) -> str:
     """Put `replace` where lines[start:start+size] were, re-indented like the file."""
     old = lines[start : start + size]
-    new_lines = replace.strip("\n").splitlines() if replace.strip() else []
-    new_lines = _reindent(old, search_lines, new_lines)
+    new_lines = replace.strip("\n").split("\n") if replace.strip() else []
+    new_lines = _tabs_like(old, _reindent(old, search_lines, new_lines))
     newline = "\n" if not old or old[-1].endswith("\n") else ""
     block = "\n".join(new_lines) + (newline if new_lines else "")
     return "".join(lines[:start]) + block + "".join(lines[start + size :])
@@ -99,6 +101,19 @@ def _reindent(old: list[str], search: list[str], new: list[str]) -> list[str]:
     if shift < 0:
         return [line[min(-shift, _width(line)) :] for line in new]
     return new
+
+
+def _tabs_like(old: list[str], new: list[str]) -> list[str]:
+    """Tab indentation where the replaced lines use tabs only (models answer in spaces; Python then
+    stops at mixed tabs and spaces). A tab counts as 4 columns, as in `_width`."""
+    indents = [_indent(line) for line in old if line.strip() and _indent(line)]
+    if not indents or any(" " in indent for indent in indents):
+        return new
+    out = []
+    for line in new:
+        width = _width(line)
+        out.append("\t" * (width // 4) + " " * (width % 4) + line.lstrip() if line.strip() else line)
+    return out
 
 
 def _indent(line: str) -> str:

@@ -27,6 +27,7 @@ def limits_from(settings: Settings) -> Limits:
         pids=s.pids,
         exec_timeout=s.exec_timeout,
         test_timeout=s.test_timeout,
+        test_case_timeout=s.test_case_timeout,
         output_limit=s.output_limit,
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import shutil
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
@@ -17,6 +18,7 @@ from greenloop.agent.paths import safe_relpath
 from greenloop.agent.ports import Ports, choose_template, open_ports, open_sandbox_for
 from greenloop.agent.recording import RunRecorder
 from greenloop.agent.snapshot import Snapshot
+from greenloop.agent.text import exact_text
 from greenloop.errors import GreenloopError
 from greenloop.settings import Settings
 from greenloop_sandbox import TestReport
@@ -111,12 +113,16 @@ async def run_tests(
 
 
 def apply_changes(workspace: Path, changes: ChangeSet) -> list[str]:
-    """Write a change set to the user's files; refuses if any file changed since the run read it."""
+    """Write a change set to the user's files; refuses if any file changed since the run read it.
+
+    Compared and written as bytes (no newline translation): a change's `before`/`after` hold the
+    file's exact text, CRLF and BOM included, so a file nobody changed always matches.
+    """
     planned: list[tuple[Path, str | None]] = []
     for change in changes.files:
         rel = safe_relpath(workspace, change.path)
         target = workspace / rel
-        current = target.read_text(encoding="utf-8") if target.is_file() else None
+        current = exact_text(target.read_bytes()) if target.is_file() else None
         if current != change.before:
             raise GreenloopError(f"{rel} changed since greenloop read it; run again to get a fresh change set")
         planned.append((target, change.after))
@@ -127,7 +133,9 @@ def apply_changes(workspace: Path, changes: ChangeSet) -> list[str]:
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp = target.with_name(f".{target.name}.greenloop-tmp")
-            tmp.write_text(after, encoding="utf-8")
+            tmp.write_bytes(after.encode("utf-8"))
+            if target.is_file():
+                shutil.copymode(target, tmp)  # a script stays executable
             os.replace(tmp, target)
         written.append(str(target.relative_to(workspace)))
     return written

@@ -7,21 +7,19 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from greenloop.agent.events import ChangeSet, FileChange
+from greenloop.agent.text import BOM, decode_text, encode_like, lf_lines, not_text_reason
 from greenloop_sandbox import read_tree
 
-
-def decode_text(data: bytes) -> str | None:
-    """UTF-8 text, or None for binary content."""
-    if b"\x00" in data[:8192]:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+__all__ = ["Snapshot", "decode_text"]
 
 
 class Snapshot:
-    """Files by workspace-relative posix path; remembers the base to diff against."""
+    """Files by workspace-relative posix path; remembers the base to diff against.
+
+    `read` gives the text to work on ("\n" endings, no BOM); `write` puts text back in the
+    file's own format (its BOM, its endings on kept lines, its dominant ending on new ones),
+    so every writer keeps a file's bytes outside the lines it changed.
+    """
 
     def __init__(self, root: Path, files: Mapping[str, bytes]) -> None:
         self.root = root
@@ -32,7 +30,9 @@ class Snapshot:
     def from_workspace(cls, root: Path, overlays: Mapping[str, str] | None = None) -> Snapshot:
         files = read_tree(root)
         for path, text in (overlays or {}).items():
-            files[path] = text.encode("utf-8")
+            on_disk = files.get(path, b"")
+            # an editor shows a BOM as the file's encoding, not as text: keep the one on disk
+            files[path] = (BOM if on_disk.startswith(BOM) and not text.startswith("\ufeff") else b"") + text.encode()
         return cls(root, files)
 
     @classmethod
@@ -40,14 +40,21 @@ class Snapshot:
         return cls(root, {})
 
     def read(self, path: str) -> str | None:
+        """The file's text ("\n" endings, no BOM); None when missing, binary or not UTF-8."""
         data = self._files.get(path)
         return None if data is None else decode_text(data)
+
+    def why_not_text(self, path: str) -> str | None:
+        """Why an existing file cannot be edited as text (binary, not UTF-8), or None."""
+        data = self._files.get(path)
+        return None if data is None else not_text_reason(data)
 
     def exists(self, path: str) -> bool:
         return path in self._files
 
     def write(self, path: str, text: str) -> None:
-        self._files[path] = text.encode("utf-8")
+        """Set the file's text (any endings), kept in the file's format: see `agent.text.encode_like`."""
+        self._files[path] = encode_like(self._files.get(path), text)
 
     def delete(self, path: str) -> None:
         self._files.pop(path, None)
@@ -85,16 +92,21 @@ class Snapshot:
         diff: list[str] = []
         for path in self.changed_paths():
             before_b, after_b = self._base.get(path), self._files.get(path)
-            before = None if before_b is None else (decode_text(before_b) or "")
-            after = None if after_b is None else (decode_text(after_b) or "")
+            before = None if before_b is None else _exact(before_b)
+            after = None if after_b is None else _exact(after_b)
             files.append(FileChange(path=path, before=before, after=after))
             diff.extend(
                 difflib.unified_diff(
-                    (before or "").splitlines(keepends=True),
-                    (after or "").splitlines(keepends=True),
+                    lf_lines(before or ""),
+                    lf_lines(after or ""),
                     fromfile="/dev/null" if before is None else f"a/{path}",
                     tofile="/dev/null" if after is None else f"b/{path}",
                 )
             )
         text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)
         return ChangeSet(files=files, packages=list(packages or []), commands=list(commands or []), diff=text)
+
+
+def _exact(data: bytes) -> str:
+    """A changed file's text exactly as its bytes hold it (BOM, CRLF); "" for binary or non-UTF-8 files."""
+    return data.decode("utf-8") if not_text_reason(data) is None else ""

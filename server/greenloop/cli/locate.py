@@ -12,11 +12,12 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from greenloop.agent.ports import limits_from
 from greenloop.cli.common import settings_from_args
 from greenloop.errors import GreenloopError
 from greenloop.retrieval import Location, RepoIndex, build_context, locate
 from greenloop.settings import Settings
-from greenloop_sandbox import Limits, SandboxError, TestFailure, detect_template, open_sandbox, read_tree
+from greenloop_sandbox import SandboxError, TestFailure, detect_template, open_sandbox, read_tree
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -81,8 +82,7 @@ async def _run_tests(settings: Settings, template: str | None, files: dict[str, 
     s = settings.sandbox
     try:
         name = template or (s.template if s.template != "auto" else None) or detect_template(files)
-        limits = Limits(memory=s.memory, cpus=s.cpus, pids=s.pids, exec_timeout=s.exec_timeout,
-                        test_timeout=s.test_timeout, output_limit=s.output_limit)
+        limits = limits_from(settings)
         async with open_sandbox(name, backend=s.backend, limits=limits, label="locate") as sandbox:
             await sandbox.sync(files)
             report = await sandbox.run_tests()

@@ -10,10 +10,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from greenloop.agent.ports import limits_from
 from greenloop.cli.common import settings_from_args
 from greenloop.errors import GreenloopError
 from greenloop.settings import Settings
-from greenloop_sandbox import Limits, SandboxError, TestReport, detect_template, open_sandbox, read_tree
+from greenloop_sandbox import SandboxError, TestReport, detect_template, open_sandbox, read_tree
 from greenloop_sandbox.engine import docker_client
 from greenloop_sandbox.images import build_base, build_template_image, image_size
 from greenloop_sandbox.local_backend import reap_local_dirs
@@ -94,8 +95,7 @@ def _run_tests(args: argparse.Namespace) -> int:
 
 async def _run_once(settings: Settings, template: str, files: dict[str, bytes]) -> tuple[TestReport, str]:
     s = settings.sandbox
-    limits = Limits(memory=s.memory, cpus=s.cpus, pids=s.pids, exec_timeout=s.exec_timeout,
-                    test_timeout=s.test_timeout, output_limit=s.output_limit)
+    limits = limits_from(settings)
     async with open_sandbox(template, backend=s.backend, limits=limits, label="cli") as sb:
         note = getattr(sb, "note", "")
         if note:

@@ -11,6 +11,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from greenloop.agent.events import ChangeSet, FileChange
+from greenloop.agent.text import split_lines
 from greenloop.lsp.diagnostics import utf16_len
 
 ANNOTATION_ID = "greenloop-fix"
@@ -57,9 +58,14 @@ def _position(lines: list[str], index: int) -> types.Position:
 
 
 def plain_edits(before: str, after: str) -> list[types.TextEdit]:
-    """Line-level edits that turn `before` into `after` (ranges in `before`)."""
-    old = before.splitlines(keepends=True)
-    new = after.splitlines(keepends=True)
+    """Line-level edits that turn `before` into `after` (ranges in `before`).
+
+    Lines end where LSP says they do ("\n", "\r\n", "\r"; a form feed is no line break), and the
+    edited lines carry the file's own endings. A BOM is the editor's encoding, not text in its
+    document, so it is left out of both sides.
+    """
+    old = split_lines(before.removeprefix("\ufeff"))
+    new = split_lines(after.removeprefix("\ufeff"))
     edits: list[types.TextEdit] = []
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
