@@ -49,7 +49,7 @@ def base(scripted_llm: Any) -> Settings:
         llm={"base_url": scripted_llm.base_url, "api_key": "test-key", "model": "scripted", "max_retries": 0},
         local_model={"enabled": False},
         sandbox={"backend": "local"},
-        loop={"max_iterations": 1},
+        loop={"max_iterations": 1, "strategy": "plan"},  # the oracle answers the plan loop's JSON
     )
 
 
@@ -217,7 +217,7 @@ async def test_an_abandoned_cell_keeps_what_it_used(
         llm={"base_url": scripted_llm.base_url, "api_key": "k", "model": "scripted", "max_retries": 0},
         local_model={"enabled": False},
         sandbox={"backend": "local"},
-        loop={"max_iterations": 3},
+        loop={"max_iterations": 3, "strategy": "plan"},
     )
     monkeypatch.setattr(runner, "cell_limit", lambda settings: 30.0)
     options = BenchOptions(suite="humanevalfix", out_dir=tmp_path, configs=load_configs(CONFIGS[:1]), limit=1)

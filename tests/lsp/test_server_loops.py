@@ -13,7 +13,6 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
 from tests.lsp.conftest import (
-    FIX_DIV,
     FIX_SUB,
     EditorSide,
     copy_project,
@@ -27,6 +26,14 @@ from tests.support.scripted_llm import ScriptedLLM, slow
 pytestmark = pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning")
 
 SETTINGS = {"loop": {"maxIterations": 2}, "runTestsOnSave": False, "server": {"path": "ignored"}}
+
+
+def function_fixes(request: dict[str, Any]) -> str:
+    """The scripted model's corrected function for whichever of `sub` and `div` a round asks about."""
+    asked = request["messages"][-1]["content"]
+    if "`sub`" in asked:
+        return "It adds.\n```python\ndef sub(a, b):\n    return a - b\n```"
+    return "It divides by zero.\n```python\ndef div(a, b):\n    return a / b if b else 0\n```"
 
 
 def fix_all(client: LanguageClient) -> Any:
@@ -50,8 +57,8 @@ async def test_fix_all_reports_progress_and_sends_an_edit_to_review(
     local_client: LanguageClient, editor: EditorSide, scripted_llm: ScriptedLLM, tmp_path: Path
 ) -> None:
     root = copy_project("python-fail", tmp_path)
-    scripted_llm.script("sub adds; div divides by zero.", step="diagnosis")
-    scripted_llm.script(plan(FIX_SUB, FIX_DIV), step="debug_plan")
+    # the default loop: each round asks for the failing function again, as code
+    scripted_llm.script(function_fixes, step="repair_function")
     await initialize(local_client, root, SETTINGS)
     before = (root / "calc.py").read_text()
     await local_client.workspace_execute_command_async(
@@ -89,7 +96,7 @@ async def test_fix_all_reports_progress_and_sends_an_edit_to_review(
     # loop events went out, typed; diagnosis deltas were not forwarded
     kinds_seen = [e.kind for e in editor.loop_events]
     assert kinds_seen[0] == "run_started" and kinds_seen[-1] == "done"
-    assert {"tests_ran", "plan", "edit_applied"} <= set(kinds_seen) and "diagnosis_delta" not in kinds_seen
+    assert {"tests_ran", "candidate_asked", "candidate_tested", "round_ended"} <= set(kinds_seen)
     assert all(e.runId == result["runId"] for e in editor.loop_events)
     # the verdict question was asked, answered "Works", and stored with the run
     await wait_for(lambda: editor.questions)
@@ -163,7 +170,7 @@ async def test_cancel_stops_the_loop_and_leaves_no_container(
     scripted_llm: ScriptedLLM, tmp_path: Path, editor: EditorSide
 ) -> None:
     root = copy_project("python-fail", tmp_path)
-    scripted_llm.script(slow(60, "never arrives in time"), step="diagnosis")
+    scripted_llm.script(slow(60, "never arrives in time"), step="repair_function")
     scripted_llm.script(plan(FIX_SUB), step="debug_plan")
     client = await open_client(server_env(scripted_llm, tmp_path, "docker"), editor)
     engine = docker.from_env()
@@ -174,7 +181,7 @@ async def test_cancel_stops_the_loop_and_leaves_no_container(
         run = asyncio.ensure_future(fix_all(client))
         # the loop is inside the (slow) model call, with its container up
         await wait_for(
-            lambda: any(r.messages if False else True for r in scripted_llm.requests_for("diagnosis"))
+            lambda: any(r.messages if False else True for r in scripted_llm.requests_for("repair_function"))
         )
         assert engine.containers.list(filters=mine), "the loop's container should be running"
         token = next(iter(client.progress_reports))
@@ -201,7 +208,7 @@ async def test_client_vanishing_mid_loop_cleans_up(
     scripted_llm: ScriptedLLM, tmp_path: Path, editor: EditorSide
 ) -> None:
     root = copy_project("python-fail", tmp_path)
-    scripted_llm.script(slow(60, "never arrives"), step="diagnosis")
+    scripted_llm.script(slow(60, "never arrives"), step="repair_function")
     client = await open_client(server_env(scripted_llm, tmp_path, "docker"), editor)
     engine = docker.from_env()
     try:
@@ -210,7 +217,7 @@ async def test_client_vanishing_mid_loop_cleans_up(
         assert server is not None and server.stdin is not None
         mine = {"label": ["greenloop.sandbox=1", f"greenloop.owner_pid={server.pid}"]}
         pending = asyncio.ensure_future(fix_all(client))
-        await wait_for(lambda: bool(scripted_llm.requests_for("diagnosis")))
+        await wait_for(lambda: bool(scripted_llm.requests_for("repair_function")))
         assert engine.containers.list(filters=mine)
         server.stdin.close()  # the editor is gone: no exit, no shutdown
         code = await asyncio.wait_for(server.wait(), 60)

@@ -46,6 +46,7 @@ def _settings(ws: Path, scripted_llm: Any) -> Settings:
             "local_model": {"enabled": False},
             "sandbox": {"backend": "local"},
             "runs": {"label": "plain"},
+            "loop": {"strategy": "plan"},  # the recorded steps below are the plan loop's
         },
     )
 

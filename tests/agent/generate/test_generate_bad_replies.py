@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from greenloop.agent.generate import GenerateRequest, generate
 from tests.agent.conftest import collect, plan
 from tests.agent.generate.conftest import (
@@ -20,6 +22,13 @@ from tests.agent.generate.conftest import (
     tree,
 )
 from tests.support.scripted_llm import Reply, server_error
+
+
+@pytest.fixture
+def make_settings(plan_strategy: Any) -> Any:
+    """These tests script the fix loop's plan strategy (one JSON DebugPlan per iteration)."""
+    return plan_strategy
+
 
 PROSE = "Sure! This module defines count_words, which splits the text and counts the parts."
 BROKEN = "```python\ndef count_words(text: str) -> int:\n    return len(text.split()\n```\n"  # cut off

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from greenloop.agent import events as ev
 from greenloop.agent.generate import GenerateRequest, generate
 from tests.agent.conftest import collect, plan
@@ -22,6 +24,12 @@ from tests.agent.generate.conftest import (
     planned,
     tree,
 )
+
+
+@pytest.fixture
+def make_settings(plan_strategy: Any) -> Any:
+    """These tests script the fix loop's plan strategy (one JSON DebugPlan per iteration)."""
+    return plan_strategy
 
 
 def local(make_settings: Any, tmp_path: Path, **sections: dict[str, Any]) -> Any:

@@ -118,7 +118,7 @@ async def run_round(
             limit = FUNCTION_TOKENS if approach.route == "function" else None
             reply = await inputs.llm.complete(inputs.messages, step=f"repair_{approach.route}", max_tokens=limit,
                                               seed=seed, temperature=temperature)
-            if not has_code_block(reply) and reply.strip():
+            if approach.route in ("function", "file") and not has_code_block(reply) and reply.strip():
                 # the 1.5B model said what was wrong and stopped; asked for the code it gives it (shared prefix)
                 follow = [*inputs.messages, {"role": "assistant", "content": reply},
                           {"role": "user", "content": CODE_PLEASE.format(what=_asked_for(approach))}]
