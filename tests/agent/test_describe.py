@@ -35,6 +35,12 @@ def one_of_each() -> list[ev.Event]:
         ev.EnvironmentChanged(iteration=1, action="install", detail="requests[socks]", ok=False),
         ev.BudgetUsed(iteration=1, prompt_tokens=100, completion_tokens=20, cost=0.0, seconds=3.4, calls=2),
         ev.Message(text=f"Plan: 2 files ({TRICKY})", level="warning"),
+        ev.CandidateAsked(iteration=1, index=2, of=4, route="function", target=f"`f` in {TRICKY}", seed=9,
+                          temperature=0.8),
+        ev.CandidateTested(iteration=1, index=2, route="function", target="f", status="rejected",
+                           reason=f"the reply defines `g`, not `f`\n{CODE}"),
+        ev.RoundEnded(iteration=1, approach=f"`f` in {TRICKY}", why="the top-ranked function", tried=4, tested=3,
+                      best=3, best_summary="2 passed, 1 failed, 0 errors (all tests)", ended="nothing_better"),
         ev.Done(outcome="stuck", summary="same failure twice", evidence=CODE),
     ]
 
@@ -54,7 +60,12 @@ def test_every_event_kind_has_a_line_and_a_tone() -> None:
     assert lines["environment_changed"] == "install requests[socks]: failed"
     assert lines["budget"] == "120 tokens, $0.0000, 3 s"
     assert [tone(e) for e in events[1:3]] == ["heading", "bad"]
-    assert (tone(events[10]), tone(events[12]), tone(events[13])) == ("bad", "warning", "warning")
+    assert (tone(events[10]), tone(events[12]), tone(events[-1])) == ("bad", "warning", "warning")
+    assert lines["candidate_asked"] == f"candidate 2/4: function `f` in {TRICKY} (temperature 0.8, seed 9)"
+    assert lines["candidate_tested"] == "candidate 2 rejected: the reply defines `g`, not `f`"  # one line
+    assert lines["round_ended"] == (
+        f"round 1 (`f` in {TRICKY}): 3/4 tested, best: candidate 3, 2 passed, 1 failed, 0 errors (all tests); "
+        "nothing better; state kept")
 
 
 def test_the_terminal_prints_event_text_verbatim() -> None:
