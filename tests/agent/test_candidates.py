@@ -185,3 +185,15 @@ async def test_a_reply_of_prose_alone_is_asked_for_its_code(
     assert follow.messages[-2] == {"role": "assistant", "content": prose}
     assert "Now give the whole corrected `add`" in follow.messages[-1]["content"]
     assert follow.body["seed"] == first.body["seed"]
+
+
+async def test_a_request_too_long_for_the_window_is_a_rejected_round_not_an_error(
+    calc_project: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    settings = make_settings(calc_project, loop=candidates({"max_iterations": 6}), llm={"context_window": 256})
+    events, done = await collect(fix(FixRequest(calc_project), settings))
+    assert done.outcome == "stuck", done.summary + done.evidence
+    assert scripted_llm.requests == []  # nothing that would not fit was sent
+    rejected = [e for e in events if isinstance(e, CandidateTested)]
+    assert rejected and all(e.status == "rejected" and "too long" in e.reason for e in rejected)
+    assert all(e.tried == 1 for e in events if isinstance(e, RoundEnded))  # one rejection ends each round

@@ -20,7 +20,7 @@ from greenloop.agent.repair.routes import Approach, ReplyRejected, prompt_hash, 
 from greenloop.agent.repair.splice import has_code_block
 from greenloop.agent.snapshot import Snapshot
 from greenloop.agent.testfiles import TestFiles
-from greenloop.llm import LLMClient
+from greenloop.llm import ContextOverflow, LLMClient
 from greenloop_sandbox import Sandbox, TestReport
 
 CODE_PLEASE = "Now give the whole corrected {what} in one code block."
@@ -116,15 +116,12 @@ async def run_round(
         reply = ""
         if approach.route != "install":
             limit = FUNCTION_TOKENS if approach.route == "function" else None
-            reply = await inputs.llm.complete(inputs.messages, step=f"repair_{approach.route}", max_tokens=limit,
-                                              seed=seed, temperature=temperature)
-            if approach.route in ("function", "file") and not has_code_block(reply) and reply.strip():
-                # the 1.5B model said what was wrong and stopped; asked for the code it gives it (shared prefix)
-                follow = [*inputs.messages, {"role": "assistant", "content": reply},
-                          {"role": "user", "content": CODE_PLEASE.format(what=_asked_for(approach))}]
-                more = await inputs.llm.complete(follow, step=f"repair_{approach.route}", max_tokens=limit,
-                                                 seed=seed, temperature=temperature)
-                reply = f"{reply}\n{more}"
+            try:
+                reply = await _ask(inputs, approach, limit, seed, temperature)
+            except ContextOverflow as exc:  # every candidate of the round sends this prompt: none would fit
+                tried.append(Tried(index, seed, temperature, "rejected", reason=f"the request is too long: {exc}"))
+                yield _tested_event(inputs, approach, tried[-1], 0)
+                break
         fork = snapshot.fork()
         reason = ""
         try:
@@ -176,6 +173,20 @@ async def run_round(
                           packages, commands)
         return
     yield RoundResult(approach, tuple(tried), best, "budget" if ended == "budget" else "nothing_better", full)
+
+
+async def _ask(inputs: RoundInputs, approach: Approach, limit: int | None, seed: int | None,
+               temperature: float) -> str:
+    """One candidate's reply; a reply of prose alone is asked once for its code (the prefix is shared)."""
+    step = f"repair_{approach.route}"
+    reply = await inputs.llm.complete(inputs.messages, step=step, max_tokens=limit, seed=seed, temperature=temperature)
+    if approach.route in ("function", "file") and not has_code_block(reply) and reply.strip():
+        # the 1.5B model said what was wrong and stopped; asked for the code, it gives it
+        follow = [*inputs.messages, {"role": "assistant", "content": reply},
+                  {"role": "user", "content": CODE_PLEASE.format(what=_asked_for(approach))}]
+        more = await inputs.llm.complete(follow, step=step, max_tokens=limit, seed=seed, temperature=temperature)
+        reply = f"{reply}\n{more}"
+    return reply
 
 
 def _asked_for(approach: Approach) -> str:
