@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from greenloop.retrieval.evidence import tests_named
 from greenloop.retrieval.graph import resolve
 from greenloop.retrieval.index import RepoIndex
 from greenloop.retrieval.model import Context, Definition, Location
-from greenloop.retrieval.rank import tests_named
 from greenloop.retrieval.tokens import count_tokens
 from greenloop_sandbox.report import TestFailure
 

@@ -46,7 +46,9 @@ def is_test_path(path: str) -> bool:
     stem = name.split(".", 1)[0]
     if any(part in ("tests", "test", "__tests__", "spec", "testing") for part in parts[:-1]):
         return True
-    return stem.startswith("test_") or stem.endswith(("_test", "_tests")) or ".test." in name or ".spec." in name
+    if stem == "conftest" or stem.startswith(("test_", "tests_")) or stem.endswith(("_test", "_tests")):
+        return True
+    return ".test." in name or ".spec." in name
 
 
 def _digest(data: bytes) -> bytes:

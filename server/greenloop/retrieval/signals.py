@@ -1,0 +1,237 @@
+"""Evidence signals per candidate definition for one set of failures (each signal in [0, 1]).
+
+`collect` returns, for every definition some evidence points at, the value of
+each signal and a note saying where it came from; `rank.py` weighs and sums
+them. Test code is collected apart (`Evidence.spec`): it is the spec, never
+the target.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from greenloop.retrieval.evidence import Specificity, TestUse, failing_tests, is_test_definition, test_use
+from greenloop.retrieval.failures import Failure
+from greenloop.retrieval.frames import parse_frames
+from greenloop.retrieval.graph import resolve
+from greenloop.retrieval.index import RepoIndex, is_test_path
+from greenloop.retrieval.lexical import LexicalIndex
+from greenloop.retrieval.lexical import build as build_lexical
+from greenloop.retrieval.model import Definition, Frame
+
+_WINDOW = 8  # lines either side of a frame that has no enclosing definition
+_BM25_CANDIDATES = 40
+_CONSTRUCTORS = ("__init__", "__new__", "constructor", "new")
+_TEST_WORDS = frozenset({"test", "tests"})
+_NAME_LIKE_MIN = 0.4
+_CLASS_SHARE = 0.3  # what a class keeps of the evidence for it (its constructor gets the rest)
+
+
+@dataclass
+class Candidate:
+    definition: Definition | None  # None: a line range (frame outside any definition)
+    path: str
+    start: int
+    end: int
+    values: dict[str, float] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+
+    def offer(self, signal: str, value: float, note: str) -> None:
+        if value > self.values.get(signal, 0.0):
+            self.values[signal] = value
+            self.notes[signal] = note
+
+
+@dataclass
+class Evidence:
+    candidates: dict[str, Candidate] = field(default_factory=dict)
+    spec: dict[str, tuple[Definition, str]] = field(default_factory=dict)  # test code: key -> (def, why)
+    specificity: Specificity | None = None
+
+    def offer(self, definition: Definition, signal: str, value: float, note: str) -> None:
+        if is_test_definition(definition):
+            self.spec.setdefault(definition.key, (definition, note))
+            return
+        candidate = self.candidates.get(definition.key)
+        if candidate is None:
+            candidate = Candidate(definition, definition.path, definition.start_line, definition.end_line)
+            self.candidates[definition.key] = candidate
+        candidate.offer(signal, value, note)
+
+    def offer_lines(self, path: str, start: int, end: int, signal: str, value: float, note: str) -> None:
+        key = f"{path}:{start}-{end}"
+        candidate = self.candidates.setdefault(key, Candidate(None, path, start, end))
+        candidate.offer(signal, value, note)
+
+
+def lexical_index(index: RepoIndex) -> LexicalIndex:
+    """BM25 over the non-test definitions of this index version (memoized)."""
+    def make() -> LexicalIndex:
+        files = [s for s in (index.symbols(p) for p in index.paths) if s is not None and s.definitions]
+        return build_lexical(files, index.lines, lambda d: not is_test_definition(d))
+
+    return index.derived("lexical", make)
+
+
+def collect(index: RepoIndex, failures: Sequence[Failure]) -> Evidence:
+    evidence = Evidence(specificity=index.derived("specificity", lambda: Specificity(index)))
+    lexical = lexical_index(index)
+    paths = index.paths
+    for failure in failures:
+        frames = parse_frames(failure.text, paths)
+        if failure.file and failure.line and failure.file in index:
+            frames.append(Frame(failure.file, failure.line, None))
+        tests = failing_tests(index, failure.test_id, failure.file, frames)
+        for test in tests:
+            evidence.spec.setdefault(test.key, (test, f"the failing test {failure.test_id or test.symbol}".strip()))
+        framed = _frames(index, frames, evidence)
+        use = test_use(index, tests, failure.text)
+        called = _test_names(index, tests, use, evidence)
+        _callees(index, [*framed, *called], evidence)
+        _message_names(index, use, evidence)
+        _lexical(lexical, failure, evidence)
+        _names_like(index, lexical, tests, use, evidence)
+        _modules(use, evidence)
+    _sizes(evidence)
+    return evidence
+
+
+def _frames(index: RepoIndex, frames: list[Frame], evidence: Evidence) -> list[tuple[Definition, float]]:
+    """Project frames outside test code, deepest first; the outermost one is where the test entered."""
+    framed: list[tuple[Definition, float]] = []
+    project = [f for f in frames if not is_test_path(f.path)]
+    for depth, frame in enumerate(project):
+        where = f"{frame.path}:{frame.line}"
+        note = f"deepest project frame ({where})" if depth == 0 else f"traceback frame {depth + 1} ({where})"
+        value = 1.0 / (1 + depth)
+        definition = index.enclosing(frame.path, frame.line)
+        if definition is None:
+            start, end = _window(index, frame)
+            evidence.offer_lines(frame.path, start, end, "frame", value, note)
+            continue
+        evidence.offer(definition, "frame", value, note)
+        if not is_test_definition(definition):
+            framed.append((definition, value))
+            if depth == len(project) - 1 and depth > 0:
+                evidence.offer(definition, "entry_frame", 1.0, f"the project frame the test called ({where})")
+    for frame in frames:
+        if is_test_path(frame.path) and index.enclosing(frame.path, frame.line) is None:
+            start, end = _window(index, frame)
+            evidence.offer_lines(frame.path, start, end, "frame", 0.2, f"test code in the traceback ({frame.path}:{frame.line})")
+    return framed
+
+
+def _window(index: RepoIndex, frame: Frame) -> tuple[int, int]:
+    symbols = index.symbols(frame.path)
+    last = max(symbols.line_count if symbols else frame.line, frame.line)
+    return max(1, frame.line - _WINDOW), min(last, frame.line + _WINDOW)
+
+
+def _targets(index: RepoIndex, name: str, where: Definition | None) -> list[Definition]:
+    """What a name resolves to, a class standing for its constructor too."""
+    found = resolve(index, name, where)
+    out = list(found)
+    for target in found:
+        if target.kind in ("class", "impl", "interface"):
+            out.extend(
+                d for d in index.definitions(target.path)
+                if d.parent == target.symbol and d.name in _CONSTRUCTORS
+            )
+    return out
+
+
+def _share(definition: Definition) -> float:
+    return _CLASS_SHARE if definition.kind in ("class", "impl", "interface") else 1.0
+
+
+def _test_names(
+    index: RepoIndex, tests: list[Definition], use: TestUse, evidence: Evidence
+) -> list[tuple[Definition, float]]:
+    """Definitions the failing tests call or name, and those on the line where the failure stopped."""
+    where = tests[0] if tests else None
+    called: dict[str, tuple[Definition, float]] = {}
+    names = dict(use.names)
+    for name in use.failing_line:
+        names.setdefault(name, 0.0)
+    for name, strength in names.items():
+        targets = [t for t in _targets(index, name, where) if not is_test_definition(t)]
+        for target in targets:
+            share = _share(target) / len(targets)
+            if strength > 0:
+                how = "called" if strength >= 1.0 else "named"
+                evidence.offer(target, "test_calls", strength * share, f"{how} by the failing test {where.symbol if where else ''}".strip())
+            if name in use.failing_line:
+                evidence.offer(target, "failing_line", share, "named on the line where the test failed")
+            if name in use.imported:
+                evidence.offer(target, "imported", share, "imported by the failing test's file")
+            old = called.get(target.key)
+            value = max(strength, 1.0 if name in use.failing_line else 0.0) * share
+            if old is None or value > old[1]:
+                called[target.key] = (target, value)
+    return list(called.values())
+
+
+def _callees(index: RepoIndex, sources: Iterable[tuple[Definition, float]], evidence: Evidence) -> None:
+    """One hop down from what the test called or the traceback ran: callees and nested definitions."""
+    for source, strength in sources:
+        for name in source.calls or source.refs:
+            targets = [t for t in resolve(index, name, source) if t.key != source.key]
+            for target in targets:
+                near = 1.0 if target.path == source.path else 0.5
+                evidence.offer(target, "callee", strength * near / len(targets), f"called by {source.symbol}")
+        for child in index.definitions(source.path):
+            if child.parent == source.symbol and child.kind in ("function", "method"):
+                evidence.offer(child, "nested", strength, f"defined inside {source.symbol}")
+
+
+def _message_names(index: RepoIndex, use: TestUse, evidence: Evidence) -> None:
+    for name in use.message:
+        targets = index.named(name)
+        if 0 < len(targets) <= 3:
+            for target in targets:
+                evidence.offer(target, "message", 1.0 / len(targets), "named in the failure message")
+
+
+def _lexical(lexical: LexicalIndex, failure: Failure, evidence: Evidence) -> None:
+    scores = lexical.scores(f"{failure.test_id}\n{failure.text}")
+    if not scores:
+        return
+    by_key = lexical.by_key
+    best = sorted(scores.items(), key=lambda item: -item[1])[:_BM25_CANDIDATES]
+    top = best[0][1]
+    for rank, (key, score) in enumerate(best, 1):
+        evidence.offer(by_key[key], "bm25", score / top, f"BM25 rank {rank} for the failure text")
+    for key, candidate in evidence.candidates.items():  # lexical evidence for everything else found
+        if key in scores:
+            candidate.offer("bm25", scores[key] / top, "BM25 score for the failure text")
+
+
+def _names_like(
+    index: RepoIndex, lexical: LexicalIndex, tests: list[Definition], use: TestUse, evidence: Evidence
+) -> None:
+    """Definitions named like the failing test ("test_format_filtering" -> `_build_format_filter`),
+    or like a name on the failing line that does not exist (an AttributeError for a renamed method)."""
+    wanted = [(t.name, f"named like the failing test {t.symbol}") for t in tests]
+    wanted += [(n, f"named like `{n}` on the failing line") for n in use.failing_line if not index.named(n)]
+    for name, note in wanted:
+        for definition, similarity in lexical.name_matches(name, ignore=_TEST_WORDS):
+            if definition.kind in ("function", "method") and similarity >= _NAME_LIKE_MIN:
+                evidence.offer(definition, "name_like", similarity, note)
+
+
+def _sizes(evidence: Evidence) -> None:
+    """A prior: longer definitions hold more bugs (log of the line count, 1.0 at 200 lines)."""
+    for candidate in evidence.candidates.values():
+        if candidate.definition is not None:
+            lines = candidate.end - candidate.start + 1
+            candidate.offer("size", min(1.0, math.log1p(lines) / math.log1p(200)), f"{lines} lines")
+
+
+def _modules(use: TestUse, evidence: Evidence) -> None:
+    for candidate in evidence.candidates.values():
+        weight = use.modules.get(candidate.path)
+        if weight:
+            how = "named like" if weight >= 1.0 else "imported by"
+            candidate.offer("module", weight, f"in the module under test ({how} the test file)")
