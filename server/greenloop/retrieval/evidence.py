@@ -25,6 +25,7 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FAILING_LINE = re.compile(r"^>\s+(?P<code>.*)$", re.M)  # pytest marks the line it stopped at with ">"
 _MESSAGE_LINE = re.compile(r"^E\s+(?P<text>.*)$", re.M)  # pytest's error lines
 _TEST_AFFIXES = re.compile(r"^(?:tests?_)|(?:_tests?)$", re.I)
+_MAX_HOP_TARGETS = 8  # a name defined in more places is not followed a hop further
 _SPEC_SUFFIX = re.compile(r"\.(?:test|spec)$", re.I)
 
 
@@ -44,32 +45,44 @@ def tested_stem(path: str) -> str:
 
 
 class Specificity:
-    """IDF of a name over the test files that name it (1.0: no test file names it)."""
+    """IDF of a name over the test files that reach it (1.0: at most one test file does).
+
+    A test file reaches the names its test code uses and, one hop on, the
+    names those definitions use: the shared type a feature module calls is
+    reached by every test of every feature.
+    """
 
     def __init__(self, index: RepoIndex) -> None:
         self.reach: dict[str, set[str]] = {}
-        test_files = set()
+        test_files = 0
         for path in index.paths:
             symbols = index.symbols(path)
             if symbols is None or symbols.language is None:
                 continue
             definitions = [d for d in symbols.definitions if is_test_definition(d)]
-            if is_test_path(path):
-                test_files.add(path)
-                names = set(symbols.module_refs)
-            elif definitions:
-                test_files.add(path)
-                names = set()
-            else:
+            if not definitions and not is_test_path(path):
                 continue
+            test_files += 1
+            names = set(symbols.module_refs) if is_test_path(path) else set()
             for definition in definitions:
                 names.update(definition.refs)
+            reached = set(names)
             for name in names:
+                targets = index.named(name)
+                if len(targets) <= _MAX_HOP_TARGETS:
+                    for target in targets:
+                        if not is_test_definition(target):
+                            reached.update(target.refs)
+            for name in reached:
                 self.reach.setdefault(name, set()).add(path)
-        self.test_files = len(test_files)
+        self.test_files = test_files
+
+    def reached_by(self, name: str) -> int:
+        """How many test files reach `name`."""
+        return len(self.reach.get(name, ()))
 
     def of(self, name: str) -> float:
-        reached = len(self.reach.get(name, ()))
+        reached = self.reached_by(name)
         if reached <= 1 or self.test_files <= 1:
             return 1.0
         return math.log((self.test_files + 1) / reached) / math.log(self.test_files + 1)

@@ -107,7 +107,7 @@ def build(
         cached = _file_tokens.get(id(symbols))
         if cached is None or cached[0] is not symbols:
             lines = lines_of(symbols.path)
-            tokens = [_document(d, lines) for d in symbols.definitions]
+            tokens = _documents(symbols.definitions, lines)
             _file_tokens[id(symbols)] = (symbols, tokens)
         else:
             tokens = cached[1]
@@ -118,6 +118,20 @@ def build(
     return LexicalIndex(chosen, documents)
 
 
-def _document(definition: Definition, lines: list[str]) -> list[str]:
-    source = "\n".join(lines[definition.start_line - 1 : definition.end_line])
-    return words(definition.path) + words(definition.symbol) + words(source)
+def _documents(definitions: Sequence[Definition], lines: list[str]) -> list[list[str]]:
+    """Each definition's words: path, qualified name, and its own source (nested definitions left out,
+    so a parent does not win on its children's words)."""
+    children: dict[str, list[Definition]] = {}
+    for definition in definitions:
+        if definition.parent is not None:
+            children.setdefault(definition.parent, []).append(definition)
+    out = []
+    for definition in definitions:
+        skip = [(c.start_line, c.end_line) for c in children.get(definition.symbol, ())]
+        own = [
+            lines[n - 1]
+            for n in range(definition.start_line, min(definition.end_line, len(lines)) + 1)
+            if not any(start <= n <= end for start, end in skip)
+        ]
+        out.append(words(definition.path) + words(definition.symbol) + words("\n".join(own)))
+    return out

@@ -26,18 +26,19 @@ __all__ = ["WEIGHTS", "is_test_definition", "locate", "rank", "spec_locations", 
 # Weights of the signals (each signal is in [0, 1]); measured on realbugs and
 # HumanEvalFix packed (docs/benchmarks/retrieval.md).
 WEIGHTS: dict[str, float] = {
-    "frame": 2.0,  # a project frame, deepest = 1.0
+    "frame": 4.0,  # a project frame, deepest = 1.0, scaled by specificity (at least half)
+    "spread": 2.0,  # Ochiai over tracebacks: in many failures' tracebacks, reached by few test files
     "entry_frame": 1.0,  # the outermost project frame: the code the test called
-    "test_calls": 2.0,  # the failing test calls (1.0) or names (0.5) it
-    "failing_line": 1.5,  # named on the line where the test failed
+    "test_calls": 1.0,  # the failing test calls (1.0) or names (0.5) it
+    "failing_line": 1.0,  # named on the line where the test failed
     "imported": 0.5,  # the test file imports the name
-    "callee": 1.0,  # called by code the test called or the traceback ran
-    "nested": 1.0,  # defined inside such code
+    "callee": 1.5,  # called by code the test called or the traceback ran
+    "nested": 1.5,  # defined inside such code
     "message": 0.5,  # named in the error message
-    "module": 0.75,  # in the module under test
+    "module": 4.0,  # in the module under test (named like the test file, or imported by it)
     "bm25": 1.5,  # BM25 score / best score, failure text as the query
     "name_like": 1.0,  # named like the failing test, or like a missing name on the failing line
-    "size": 0.3,  # log of its line count (longer code holds more bugs)
+    "size": 0.5,  # log of its own line count (longer code holds more bugs)
     "graph": 0.3,  # personalized PageRank from all of the above
 }
 SPECIFIC = frozenset({"test_calls", "failing_line", "imported", "callee", "nested", "message"})

@@ -26,7 +26,9 @@ _BM25_CANDIDATES = 40
 _CONSTRUCTORS = ("__init__", "__new__", "constructor", "new")
 _TEST_WORDS = frozenset({"test", "tests"})
 _NAME_LIKE_MIN = 0.4
-_CLASS_SHARE = 0.3  # what a class keeps of the evidence for it (its constructor gets the rest)
+_CLASS_SHARE = 0.3
+_TEST_SIDE = ("test_calls", "failing_line", "imported")
+_DELEGATION = 0.75  # how much of a thin wrapper's test evidence its delegates take  # what a class keeps of the evidence for it (its constructor gets the rest)
 
 
 @dataclass
@@ -79,6 +81,7 @@ def collect(index: RepoIndex, failures: Sequence[Failure]) -> Evidence:
     evidence = Evidence(specificity=index.derived("specificity", lambda: Specificity(index)))
     lexical = lexical_index(index)
     paths = index.paths
+    in_traceback: dict[str, int] = {}  # definition key -> failures whose traceback runs it
     for failure in failures:
         frames = parse_frames(failure.text, paths)
         if failure.file and failure.line and failure.file in index:
@@ -87,15 +90,35 @@ def collect(index: RepoIndex, failures: Sequence[Failure]) -> Evidence:
         for test in tests:
             evidence.spec.setdefault(test.key, (test, f"the failing test {failure.test_id or test.symbol}".strip()))
         framed = _frames(index, frames, evidence)
+        for key in {d.key for d, _ in framed}:
+            in_traceback[key] = in_traceback.get(key, 0) + 1
         use = test_use(index, tests, failure.text)
         called = _test_names(index, tests, use, evidence)
         _callees(index, [*framed, *called], evidence)
+        _delegation(index, called, evidence)
         _message_names(index, use, evidence)
         _lexical(lexical, failure, evidence)
         _names_like(index, lexical, tests, use, evidence)
         _modules(use, evidence)
-    _sizes(evidence)
+    _spread(evidence, in_traceback, len(failures))
+    _sizes(index, evidence)
     return evidence
+
+
+def _spread(evidence: Evidence, in_traceback: dict[str, int], failures: int) -> None:
+    """Ochiai over tracebacks: failures that run a definition / sqrt(failures x test files reaching it).
+
+    A hub in one traceback of one failing test is weak; a hub in the traceback
+    of every failure, across test files, is where they break.
+    """
+    specificity = evidence.specificity
+    for key, count in in_traceback.items():
+        candidate = evidence.candidates.get(key)
+        if candidate is None or candidate.definition is None or specificity is None:
+            continue
+        reach = max(count, specificity.reached_by(candidate.definition.name), 1)
+        note = f"in the traceback of {count} of {failures} failures, reached by {reach} test files"
+        candidate.offer("spread", count / math.sqrt(failures * reach), note)
 
 
 def _frames(index: RepoIndex, frames: list[Frame], evidence: Evidence) -> list[tuple[Definition, float]]:
@@ -174,16 +197,50 @@ def _test_names(
 
 
 def _callees(index: RepoIndex, sources: Iterable[tuple[Definition, float]], evidence: Evidence) -> None:
-    """One hop down from what the test called or the traceback ran: callees and nested definitions."""
+    """One hop down from what the test called or the traceback ran: callees and nested definitions.
+
+    The share a callee gets grows with its size next to the caller's: a thin
+    wrapper's behaviour is its delegate's.
+    """
     for source, strength in sources:
+        own = _own_lines(index, source)
         for name in source.calls or source.refs:
             targets = [t for t in resolve(index, name, source) if t.key != source.key]
             for target in targets:
                 near = 1.0 if target.path == source.path else 0.5
-                evidence.offer(target, "callee", strength * near / len(targets), f"called by {source.symbol}")
+                share = _own_lines(index, target) / (own + _own_lines(index, target))
+                evidence.offer(target, "callee", strength * near * share / len(targets), f"called by {source.symbol}")
         for child in index.definitions(source.path):
             if child.parent == source.symbol and child.kind in ("function", "method"):
-                evidence.offer(child, "nested", strength, f"defined inside {source.symbol}")
+                share = _own_lines(index, child) / (own + _own_lines(index, child))
+                evidence.offer(child, "nested", strength * share, f"defined inside {source.symbol}")
+
+
+def _delegation(index: RepoIndex, called: list[tuple[Definition, float]], evidence: Evidence) -> None:
+    """A thin wrapper the test calls hands part of its test evidence to the same-file code it delegates to."""
+    for source, _strength in called:
+        candidate = evidence.candidates.get(source.key)
+        if candidate is None:
+            continue
+        own = _own_lines(index, source)
+        delegates = [
+            t for name in source.calls for t in resolve(index, name, source) if t.path == source.path
+        ] + [d for d in index.definitions(source.path) if d.parent == source.symbol]
+        share = max((_own_lines(index, d) / (own + _own_lines(index, d)) for d in delegates), default=0.0)
+        if share <= 0.5:
+            continue
+        for signal in _TEST_SIDE:
+            if signal in candidate.values:
+                candidate.values[signal] *= 1.0 - _DELEGATION * share
+                candidate.notes[signal] += f" (a thin wrapper: {share:.0%} of the code is its delegates')"
+
+
+def _own_lines(index: RepoIndex, definition: Definition) -> int:
+    """Lines of a definition less those of the definitions nested in it (at least 1)."""
+    nested = sum(
+        d.end_line - d.start_line + 1 for d in index.definitions(definition.path) if d.parent == definition.symbol
+    )
+    return max(1, definition.end_line - definition.start_line + 1 - nested)
 
 
 def _message_names(index: RepoIndex, use: TestUse, evidence: Evidence) -> None:
@@ -221,11 +278,11 @@ def _names_like(
                 evidence.offer(definition, "name_like", similarity, note)
 
 
-def _sizes(evidence: Evidence) -> None:
-    """A prior: longer definitions hold more bugs (log of the line count, 1.0 at 200 lines)."""
+def _sizes(index: RepoIndex, evidence: Evidence) -> None:
+    """A prior: longer code holds more bugs (log of its own line count, nested code left out; 1.0 at 200)."""
     for candidate in evidence.candidates.values():
         if candidate.definition is not None:
-            lines = candidate.end - candidate.start + 1
+            lines = _own_lines(index, candidate.definition)
             candidate.offer("size", min(1.0, math.log1p(lines) / math.log1p(200)), f"{lines} lines")
 
 
