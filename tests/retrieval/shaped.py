@@ -180,7 +180,7 @@ def rust_files(bug: str) -> dict[str, str]:
     push_fix = '"pull --force"' if bug == "push" else '"push --force"'
     parts = "self.script.split(' ').map(String::from).collect()"
     if bug == "hub":
-        parts = "self.script.split(' ').map(|p| p[1..].to_string()).collect()"
+        parts = "self.script.split(' ').map(|p| p[8..].to_string()).collect()"
     rule = (
         "use crate::types::Command;\n"
         "\n"

@@ -54,6 +54,7 @@ class Specificity:
 
     def __init__(self, index: RepoIndex) -> None:
         self.reach: dict[str, set[str]] = {}
+        self.module_reach: dict[str, set[str]] = {}  # module name -> test files importing it
         test_files = 0
         for path in index.paths:
             symbols = index.symbols(path)
@@ -63,6 +64,8 @@ class Specificity:
             if not definitions and not is_test_path(path):
                 continue
             test_files += 1
+            for module in symbols.imports:
+                self.module_reach.setdefault(module.lower(), set()).add(path)
             names = set(symbols.module_refs) if is_test_path(path) else set()
             for definition in definitions:
                 names.update(definition.refs)
@@ -82,7 +85,13 @@ class Specificity:
         return len(self.reach.get(name, ()))
 
     def of(self, name: str) -> float:
-        reached = self.reached_by(name)
+        return self._idf(self.reached_by(name))
+
+    def of_module(self, module: str) -> float:
+        """IDF over the test files that import a module (by its import name)."""
+        return self._idf(len(self.module_reach.get(module.lower(), ())))
+
+    def _idf(self, reached: int) -> float:
         if reached <= 1 or self.test_files <= 1:
             return 1.0
         return math.log((self.test_files + 1) / reached) / math.log(self.test_files + 1)
@@ -99,18 +108,24 @@ class TestUse:
     modules: dict[str, float] = field(default_factory=dict)  # path -> 1.0 by file name, 0.5 imported
 
 
-def test_use(index: RepoIndex, tests: list[Definition], text: str) -> TestUse:
-    """Evidence from the failing tests' code (and their nested helpers) and the failure text."""
+def test_use(
+    index: RepoIndex, tests: list[Definition], text: str, test_files: Collection[str] = (), failing_line: str = ""
+) -> TestUse:
+    """Evidence from the failing tests' code (and their nested helpers), their files and the failure text.
+
+    `failing_line` is the source line the test stopped at, for runners that
+    do not print it (pytest marks it with ">" in `text`).
+    """
     use = TestUse()
-    bodies = _with_nested(index, tests)
-    for body in bodies:
+    for body in _with_nested(index, tests):
         for name in body.refs:
             use.names[name] = max(use.names.get(name, 0.0), 1.0 if name in body.calls else 0.5)
     for match in _FAILING_LINE.finditer(text):
         use.failing_line.update(_IDENT.findall(match["code"]))
+    use.failing_line.update(_IDENT.findall(failing_line))
     messages = [m["text"] for m in _MESSAGE_LINE.finditer(text)]
     use.message.update(_IDENT.findall("\n".join(messages) if messages else text))
-    for path in {t.path for t in tests}:
+    for path in {t.path for t in tests} | set(test_files):
         symbols = index.symbols(path)
         if symbols is None:
             continue

@@ -35,6 +35,8 @@ _SECTIONS = re.compile(r"^(?:_{3,} |---- )(\S.*?)(?: _{3,}| stdout ----)\s*$", r
 # pytest's top-level banners: "==== FAILURES ====", "==== warnings summary ====", ...
 _BANNER = re.compile(r"^={3,} (?P<title>.*?) ={3,}\s*$", re.M)
 _FAILURE_BANNERS = ("FAILURES", "ERRORS")
+_TAP_SUBTEST = re.compile(r"^\s*# Subtest: (.+)$", re.M)
+_TAP_NOT_OK = re.compile(r"^\s*not ok \d+ - ", re.M)
 
 
 def from_reports(failures: Sequence[TestFailure]) -> list[Failure]:
@@ -47,6 +49,9 @@ def from_text(text: str) -> list[Failure]:
     for pattern in _TEST_HEADERS:
         ids.extend(m["id"] for m in pattern.finditer(text) if m["id"] not in ids)
     body = failure_blocks(text)
+    tap = _tap_failures(body)
+    if len(tap) > 1:
+        return tap
     parts = _SECTIONS.split(body)
     if len(parts) < 5:  # fewer than two sections: keep the output whole
         return [Failure(" ".join(ids[:20]), body)]
@@ -57,6 +62,16 @@ def from_text(text: str) -> list[Failure]:
         name = header.split()[0]
         failures.append(Failure(full_ids.get(name, name), section))
     return failures
+
+
+def _tap_failures(text: str) -> list[Failure]:
+    """node --test's TAP output -> one failure per `# Subtest:` block that is `not ok`."""
+    parts = _TAP_SUBTEST.split(text)
+    return [
+        Failure(name.strip(), block)
+        for name, block in zip(parts[1::2], parts[2::2], strict=True)
+        if _TAP_NOT_OK.search(block)
+    ]
 
 
 def failure_blocks(text: str) -> str:

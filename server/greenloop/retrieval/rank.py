@@ -26,9 +26,8 @@ __all__ = ["WEIGHTS", "is_test_definition", "locate", "rank", "spec_locations", 
 # Weights of the signals (each signal is in [0, 1]); measured on realbugs and
 # HumanEvalFix packed (docs/benchmarks/retrieval.md).
 WEIGHTS: dict[str, float] = {
-    "frame": 4.0,  # a project frame, deepest = 1.0, scaled by specificity (at least half)
+    "frame": 5.0,  # a project frame, deepest = 1.0, scaled by specificity (at least half)
     "spread": 2.0,  # Ochiai over tracebacks: in many failures' tracebacks, reached by few test files
-    "entry_frame": 1.0,  # the outermost project frame: the code the test called
     "test_calls": 1.0,  # the failing test calls (1.0) or names (0.5) it
     "failing_line": 1.0,  # named on the line where the test failed
     "imported": 0.5,  # the test file imports the name
@@ -64,7 +63,7 @@ async def spec_locations(index: RepoIndex, failures: Sequence[TestFailure] | str
     items = from_text(failures) if isinstance(failures, str) else from_reports(failures)
     async with index.lock:
         evidence = await asyncio.to_thread(collect, index, items)
-    return [_spec_location(d, why) for d, why in evidence.spec.values()]
+    return list(evidence.spec.values())
 
 
 def rank(
@@ -138,11 +137,4 @@ def _location(candidate: Candidate, score: float, weights: Mapping[str, float], 
     return Location(
         definition.path, definition.symbol, definition.kind, definition.start_line, definition.end_line,
         score, why, signals=signals,
-    )
-
-
-def _spec_location(definition: Definition, why: str) -> Location:
-    return Location(
-        definition.path, definition.symbol, definition.kind, definition.start_line, definition.end_line,
-        0.0, why, role="spec",
     )

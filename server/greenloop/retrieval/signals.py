@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from greenloop.retrieval.evidence import Specificity, TestUse, failing_tests, is_test_definition, test_use
 from greenloop.retrieval.failures import Failure
 from greenloop.retrieval.frames import parse_frames
-from greenloop.retrieval.graph import resolve
+from greenloop.retrieval.graph import module_name, resolve
 from greenloop.retrieval.index import RepoIndex, is_test_path
 from greenloop.retrieval.lexical import LexicalIndex
 from greenloop.retrieval.lexical import build as build_lexical
-from greenloop.retrieval.model import Definition, Frame
+from greenloop.retrieval.lexical import words
+from greenloop.retrieval.model import Definition, Frame, Location
 
 _WINDOW = 8  # lines either side of a frame that has no enclosing definition
 _BM25_CANDIDATES = 40
@@ -27,6 +28,7 @@ _CONSTRUCTORS = ("__init__", "__new__", "constructor", "new")
 _TEST_WORDS = frozenset({"test", "tests"})
 _NAME_LIKE_MIN = 0.4
 _CLASS_SHARE = 0.3
+_CONTAINER_KINDS = ("class", "impl", "interface", "module")
 _TEST_SIDE = ("test_calls", "failing_line", "imported")
 _DELEGATION = 0.75  # how much of a thin wrapper's test evidence its delegates take  # what a class keeps of the evidence for it (its constructor gets the rest)
 
@@ -39,6 +41,7 @@ class Candidate:
     end: int
     values: dict[str, float] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)
+    peaks: dict[str, float] = field(default_factory=dict)  # best value in any one failure
 
     def offer(self, signal: str, value: float, note: str) -> None:
         if value > self.values.get(signal, 0.0):
@@ -49,12 +52,12 @@ class Candidate:
 @dataclass
 class Evidence:
     candidates: dict[str, Candidate] = field(default_factory=dict)
-    spec: dict[str, tuple[Definition, str]] = field(default_factory=dict)  # test code: key -> (def, why)
+    spec: dict[str, Location] = field(default_factory=dict)  # test code (role "spec"), first reason kept
     specificity: Specificity | None = None
 
     def offer(self, definition: Definition, signal: str, value: float, note: str) -> None:
         if is_test_definition(definition):
-            self.spec.setdefault(definition.key, (definition, note))
+            self.add_spec(definition, note)
             return
         candidate = self.candidates.get(definition.key)
         if candidate is None:
@@ -62,8 +65,22 @@ class Evidence:
             self.candidates[definition.key] = candidate
         candidate.offer(signal, value, note)
 
+    def add_spec(self, definition: Definition, note: str) -> None:
+        if definition.kind in _CONTAINER_KINDS and any(
+            s.path == definition.path and definition.start_line <= s.start_line <= definition.end_line
+            for s in self.spec.values()
+        ):
+            return  # a Rust `mod tests` or a test class: its failing test is already there
+        self.spec.setdefault(definition.key, Location(
+            definition.path, definition.symbol, definition.kind, definition.start_line, definition.end_line,
+            0.0, note, role="spec",
+        ))
+
     def offer_lines(self, path: str, start: int, end: int, signal: str, value: float, note: str) -> None:
         key = f"{path}:{start}-{end}"
+        if is_test_path(path):
+            self.spec.setdefault(key, Location(path, key, "lines", start, end, 0.0, note, role="spec"))
+            return
         candidate = self.candidates.setdefault(key, Candidate(None, path, start, end))
         candidate.offer(signal, value, note)
 
@@ -78,31 +95,53 @@ def lexical_index(index: RepoIndex) -> LexicalIndex:
 
 
 def collect(index: RepoIndex, failures: Sequence[Failure]) -> Evidence:
-    evidence = Evidence(specificity=index.derived("specificity", lambda: Specificity(index)))
+    """Every failure's evidence, averaged over the failures (plus the cross-failure `spread`)."""
+    specificity = index.derived("specificity", lambda: Specificity(index))
+    evidence = Evidence(specificity=specificity)
     lexical = lexical_index(index)
     paths = index.paths
     in_traceback: dict[str, int] = {}  # definition key -> failures whose traceback runs it
     for failure in failures:
+        one = Evidence(specificity=specificity)
         frames = parse_frames(failure.text, paths)
         if failure.file and failure.line and failure.file in index:
             frames.append(Frame(failure.file, failure.line, None))
         tests = failing_tests(index, failure.test_id, failure.file, frames)
         for test in tests:
-            evidence.spec.setdefault(test.key, (test, f"the failing test {failure.test_id or test.symbol}".strip()))
-        framed = _frames(index, frames, evidence)
+            one.add_spec(test, f"the failing test {failure.test_id or test.symbol}".strip())
+        framed = _frames(index, frames, one)
         for key in {d.key for d, _ in framed}:
             in_traceback[key] = in_traceback.get(key, 0) + 1
-        use = test_use(index, tests, failure.text)
-        called = _test_names(index, tests, use, evidence)
-        _callees(index, [*framed, *called], evidence)
-        _delegation(index, called, evidence)
-        _message_names(index, use, evidence)
-        _lexical(lexical, failure, evidence)
-        _names_like(index, lexical, tests, use, evidence)
-        _modules(use, evidence)
+        test_files = {t.path for t in tests} | {f.path for f in frames if is_test_path(f.path)}
+        use = test_use(index, tests, failure.text, test_files, _failing_source_line(index, frames))
+        called = _test_names(index, tests, sorted(test_files), use, one)
+        _callees(index, [*framed, *called], one)
+        _delegation(index, called, one)
+        _message_names(index, use, one)
+        _lexical(lexical, failure, one)
+        _names_like(index, lexical, tests, use, one)
+        _modules(index, use, one)
+        _merge(evidence, one, 1.0 / len(failures))
     _spread(evidence, in_traceback, len(failures))
     _sizes(index, evidence)
     return evidence
+
+
+def _merge(total: Evidence, one: Evidence, share: float) -> None:
+    """Add one failure's evidence: `values` become the mean over failures (a hub that every failure
+    runs outweighs each failure's own module); the note is the strongest failure's."""
+    for key, item in one.spec.items():
+        total.spec.setdefault(key, item)
+    for key, candidate in one.candidates.items():
+        into = total.candidates.get(key)
+        if into is None:
+            into = Candidate(candidate.definition, candidate.path, candidate.start, candidate.end)
+            total.candidates[key] = into
+        for signal, value in candidate.values.items():
+            if value > into.peaks.get(signal, 0.0):
+                into.peaks[signal] = value
+                into.notes[signal] = candidate.notes[signal]
+            into.values[signal] = into.values.get(signal, 0.0) + value * share
 
 
 def _spread(evidence: Evidence, in_traceback: dict[str, int], failures: int) -> None:
@@ -122,7 +161,7 @@ def _spread(evidence: Evidence, in_traceback: dict[str, int], failures: int) -> 
 
 
 def _frames(index: RepoIndex, frames: list[Frame], evidence: Evidence) -> list[tuple[Definition, float]]:
-    """Project frames outside test code, deepest first; the outermost one is where the test entered."""
+    """Project frames outside test code, deepest first (1, 1/2, 1/3, ...); frames in test code are the spec."""
     framed: list[tuple[Definition, float]] = []
     project = [f for f in frames if not is_test_path(f.path)]
     for depth, frame in enumerate(project):
@@ -137,13 +176,25 @@ def _frames(index: RepoIndex, frames: list[Frame], evidence: Evidence) -> list[t
         evidence.offer(definition, "frame", value, note)
         if not is_test_definition(definition):
             framed.append((definition, value))
-            if depth == len(project) - 1 and depth > 0:
-                evidence.offer(definition, "entry_frame", 1.0, f"the project frame the test called ({where})")
     for frame in frames:
         if is_test_path(frame.path) and index.enclosing(frame.path, frame.line) is None:
             start, end = _window(index, frame)
             evidence.offer_lines(frame.path, start, end, "frame", 0.2, f"test code in the traceback ({frame.path}:{frame.line})")
     return framed
+
+
+def _failing_source_line(index: RepoIndex, frames: list[Frame]) -> str:
+    """The source line of the deepest frame in test code: where the test stopped (any runner)."""
+    for frame in frames:
+        if is_test_path(frame.path) or _in_test_definition(index, frame):
+            lines = index.lines(frame.path)
+            return lines[frame.line - 1] if 0 < frame.line <= len(lines) else ""
+    return ""
+
+
+def _in_test_definition(index: RepoIndex, frame: Frame) -> bool:
+    definition = index.enclosing(frame.path, frame.line)
+    return definition is not None and is_test_definition(definition)
 
 
 def _window(index: RepoIndex, frame: Frame) -> tuple[int, int]:
@@ -170,10 +221,12 @@ def _share(definition: Definition) -> float:
 
 
 def _test_names(
-    index: RepoIndex, tests: list[Definition], use: TestUse, evidence: Evidence
+    index: RepoIndex, tests: list[Definition], test_files: list[str], use: TestUse, evidence: Evidence
 ) -> list[tuple[Definition, float]]:
     """Definitions the failing tests call or name, and those on the line where the failure stopped."""
     where = tests[0] if tests else None
+    if where is None and test_files:  # tests with no definition of their own (`test('...', () => ...)`)
+        where = Definition(test_files[0], "<module>", "<module>", "module", 1, 1, "")
     called: dict[str, tuple[Definition, float]] = {}
     names = dict(use.names)
     for name in use.failing_line:
@@ -271,7 +324,11 @@ def _names_like(
     """Definitions named like the failing test ("test_format_filtering" -> `_build_format_filter`),
     or like a name on the failing line that does not exist (an AttributeError for a renamed method)."""
     wanted = [(t.name, f"named like the failing test {t.symbol}") for t in tests]
-    wanted += [(n, f"named like `{n}` on the failing line") for n in use.failing_line if not index.named(n)]
+    wanted += [
+        (n, f"named like `{n}` on the failing line")
+        for n in use.failing_line
+        if len(words(n)) >= 2 and not index.named(n)  # a missing attribute, not a keyword
+    ]
     for name, note in wanted:
         for definition, similarity in lexical.name_matches(name, ignore=_TEST_WORDS):
             if definition.kind in ("function", "method") and similarity >= _NAME_LIKE_MIN:
@@ -286,9 +343,15 @@ def _sizes(index: RepoIndex, evidence: Evidence) -> None:
             candidate.offer("size", min(1.0, math.log1p(lines) / math.log1p(200)), f"{lines} lines")
 
 
-def _modules(use: TestUse, evidence: Evidence) -> None:
+def _modules(index: RepoIndex, use: TestUse, evidence: Evidence) -> None:
+    """The module under test: named like the test file (1.0), or imported by it (0.5 x the module's specificity)."""
+    specificity = evidence.specificity
     for candidate in evidence.candidates.values():
         weight = use.modules.get(candidate.path)
-        if weight:
-            how = "named like" if weight >= 1.0 else "imported by"
-            candidate.offer("module", weight, f"in the module under test ({how} the test file)")
+        if not weight:
+            continue
+        if weight >= 1.0:
+            candidate.offer("module", weight, "in the module under test (named like the test file)")
+        elif specificity is not None:
+            value = weight * specificity.of_module(module_name(candidate.path))
+            candidate.offer("module", value, "in a module the test file imports")
