@@ -17,9 +17,8 @@ from greenloop.retrieval.failures import Failure
 from greenloop.retrieval.frames import parse_frames
 from greenloop.retrieval.graph import module_name, resolve
 from greenloop.retrieval.index import RepoIndex, is_test_path
-from greenloop.retrieval.lexical import LexicalIndex
+from greenloop.retrieval.lexical import LexicalIndex, words
 from greenloop.retrieval.lexical import build as build_lexical
-from greenloop.retrieval.lexical import words
 from greenloop.retrieval.model import Definition, Frame, Location
 
 _WINDOW = 8  # lines either side of a frame that has no enclosing definition
