@@ -41,16 +41,20 @@ def build_context(
     budget_tokens: int,
     failures: Sequence[TestFailure] = (),
     failure_text: bool = True,
+    spec: Sequence[Location] | None = None,
 ) -> Context:
     """Failures, full code of the top locations and tests, then outlines, within `budget_tokens`.
 
     `failure_text=False` leaves the failures' messages out (a prompt that shows
-    them already) and still shows the failing tests' code.
+    them already) and still shows the failing tests' code. `spec` (from
+    `spec_locations`) is the test code to show after the targets; without it,
+    the failing tests are found by their ids in `failures`.
     """
     budget = _Budget(budget_tokens)
     if failures and failure_text:
         budget.add(_failures_text(failures))
-    shown = _full_text(index, [*locations, *_test_locations(index, failures, locations)], budget)
+    tests = list(spec) if spec is not None else _test_locations(index, failures, locations)
+    shown = _full_text(index, [*locations, *tests], budget)
     _outlines(index, locations, shown, budget)
     text = "\n".join(budget.parts)
     tokens = count_tokens(text)
@@ -89,7 +93,8 @@ def _test_locations(
 
 def _as_location(definition: Definition, why: str) -> Location:
     return Location(
-        definition.path, definition.symbol, definition.kind, definition.start_line, definition.end_line, 0.0, why
+        definition.path, definition.symbol, definition.kind, definition.start_line, definition.end_line, 0.0, why,
+        role="spec",
     )
 
 
@@ -99,6 +104,8 @@ def _section(index: RepoIndex, location: Location) -> str:
     width = len(str(end))
     body = "\n".join(f"{n:>{width}}| {lines[n - 1]}" for n in range(start, end + 1))
     label = location.symbol if location.kind == "lines" else f"{location.symbol} ({location.kind})"
+    if location.role == "spec":
+        label += ", test code: the spec"
     return f"### {location.path}:{start}-{end} {label}\n{body}"
 
 
