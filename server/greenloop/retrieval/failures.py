@@ -54,7 +54,8 @@ def from_text(text: str) -> list[Failure]:
         return tap
     parts = _SECTIONS.split(body)
     if len(parts) < 5:  # fewer than two sections: keep the output whole
-        return [Failure(" ".join(ids[:20]), body)]
+        named = [i for i in ids if not any(o != i and o.endswith(("::" + i, "." + i)) for o in ids)]
+        return [Failure(" ".join(named[:20]), body)]
     short = [i.rsplit("::", 1)[-1] for i in ids]
     full_ids = {i.rsplit("::", 1)[-1]: i for i in ids if "::" in i and short.count(i.rsplit("::", 1)[-1]) == 1}
     failures = []

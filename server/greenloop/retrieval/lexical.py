@@ -17,7 +17,7 @@ import numpy as np
 
 from greenloop.retrieval.model import Definition, FileSymbols
 
-_WORDS = re.compile(r"[A-Za-z][a-z]*|[A-Z]+(?![a-z])|\d+")
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")  # "parseHTMLEntity" -> parse, HTML, Entity
 _MIN_LENGTH = 2
 _CACHE_LIMIT = 20_000
 _file_tokens: dict[int, tuple[FileSymbols, list[list[str]]]] = {}  # id(FileSymbols) -> its definitions' tokens
@@ -28,10 +28,11 @@ _SUFFIXES = ("ings", "ing", "ions", "ion", "ers", "er", "ors", "or", "ed", "es",
 
 def stem(word: str) -> str:
     """A crude English stem, enough to meet "filtering" with "filter" and "selector" with "selection"."""
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
+    while True:  # to a fixed point: "filtering" -> "filter" -> "filt", as "filter" does
+        cut = next((s for s in _SUFFIXES if word.endswith(s) and len(word) - len(s) >= 4), None)
+        if cut is None:
+            return word
+        word = word[: -len(cut)]
 
 
 def name_stems(name: str) -> frozenset[str]:
