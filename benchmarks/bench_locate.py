@@ -145,6 +145,7 @@ async def realbugs_suite(ids: set[str] | None) -> tuple[list[str], dict[str, flo
     counts: dict[str, dict[str, list[int]]] = {}  # project -> method -> [top1, top3]
     misses: list[str] = []
     recall: Counter[int] = Counter()
+    recall_whole: Counter[int] = Counter()
     tokens: dict[int, list[int]] = {b: [] for b in _CONTEXT_BUDGETS}
     index_seconds, locate_seconds, spec_seconds = [], [], []
     for case in cases:
@@ -178,6 +179,9 @@ async def realbugs_suite(ids: set[str] | None) -> tuple[list[str], dict[str, flo
         for budget in _CONTEXT_BUDGETS:
             context = build_context(index, found, budget_tokens=budget, failure_text=False, spec=spec)
             recall[budget] += any(realbugs.hits(loc.path, loc.symbol, case) for loc in context.locations)
+            recall_whole[budget] += any(
+                realbugs.hits(loc.path, loc.symbol, case) for loc in context.locations if loc not in context.excerpts
+            )
             tokens[budget].append(context.tokens)
     n = len(cases)
     rows = ["| project | cases | greenloop top-1 | top-3 | deepest frame top-1 | BM25 top-1 | BM25 top-3 |",
@@ -190,9 +194,11 @@ async def realbugs_suite(ids: set[str] | None) -> tuple[list[str], dict[str, flo
     rows += ["", f"Index (cold, per case) median {statistics.median(index_seconds):.2f} s; `locate` median "
              f"{statistics.median(locate_seconds) * 1000:.0f} ms (max {max(locate_seconds) * 1000:.0f} ms); "
              f"`spec_locations` median {statistics.median(spec_seconds) * 1000:.0f} ms.", ""]
-    rows += ["| context budget | median tokens | buggy definition shown (recall) |", "| ---: | ---: | ---: |"]
+    rows += ["| context budget | median tokens | buggy definition shown (recall) | shown whole |",
+             "| ---: | ---: | ---: | ---: |"]
     for budget in _CONTEXT_BUDGETS:
-        rows.append(f"| {budget} | {statistics.median(tokens[budget]):.0f} | {_share(recall[budget], n)} |")
+        rows.append(f"| {budget} | {statistics.median(tokens[budget]):.0f} | {_share(recall[budget], n)} | "
+                    f"{_share(recall_whole[budget], n)} |")
     rows += ["", "Misses at top-1 (rank of the first hit in the top 10, and the top 3):", "",
              "| case | truth | rank | greenloop top 3 |", "| --- | --- | ---: | --- |", *misses]
     all_counts = counts.get("all", {"greenloop": [0, 0]})["greenloop"]

@@ -108,4 +108,5 @@ class Context:
 
     text: str
     tokens: int
-    locations: list[Location] = field(default_factory=list)
+    locations: list[Location] = field(default_factory=list)  # shown, whole or as an excerpt
+    excerpts: list[Location] = field(default_factory=list)  # those of `locations` shown as an excerpt
