@@ -15,6 +15,7 @@ import os
 import pickle
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any, TypeVar
 
@@ -39,6 +40,7 @@ def normalize_path(path: str) -> str:
     return str(PurePosixPath(text)) if text else text
 
 
+@lru_cache(maxsize=65_536)
 def is_test_path(path: str) -> bool:
     """Whether a path is test code by the usual conventions of Python, JS/TS and Rust."""
     parts = PurePosixPath(path).parts

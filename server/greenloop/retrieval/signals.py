@@ -9,7 +9,7 @@ the target.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from greenloop.retrieval.evidence import Specificity, TestUse, failing_tests, is_test_definition, test_use
@@ -23,6 +23,7 @@ from greenloop.retrieval.model import Definition, Frame, Location
 
 _WINDOW = 8  # lines either side of a frame that has no enclosing definition
 _BM25_CANDIDATES = 40
+_IMPORT_HOPS = 2
 _CONSTRUCTORS = ("__init__", "__new__", "constructor", "new")
 _TEST_WORDS = frozenset({"test", "tests"})
 _NAME_LIKE_MIN = 0.4
@@ -84,20 +85,48 @@ class Evidence:
         candidate.offer(signal, value, note)
 
 
-def lexical_index(index: RepoIndex) -> LexicalIndex:
-    """BM25 over the non-test definitions of this index version (memoized)."""
+def lexical_index(index: RepoIndex, paths: Collection[str]) -> LexicalIndex:
+    """BM25 over the non-test definitions of `paths` in this index version (memoized per path set)."""
+    chosen = tuple(sorted(paths))
+
     def make() -> LexicalIndex:
-        files = [s for s in (index.symbols(p) for p in index.paths) if s is not None and s.definitions]
+        files = [s for s in (index.symbols(p) for p in chosen) if s is not None and s.definitions]
         return build_lexical(files, index.lines, lambda d: not is_test_definition(d))
 
-    return index.derived("lexical", make)
+    return index.derived(f"lexical:{hash(chosen)}", make)
+
+
+def neighbourhood(index: RepoIndex, seeds: Collection[str]) -> set[str]:
+    """The files near a failure: its traceback, test and module-under-test files, and what they
+    import, `_IMPORT_HOPS` hops on. Lexical evidence looks only here: the whole of a large repo
+    costs seconds per change and mostly adds noise."""
+    by_module = index.derived("files by module", lambda: _files_by_module(index))
+    found = {p for p in seeds if p in index}
+    frontier = set(found)
+    for _ in range(_IMPORT_HOPS):
+        reached: set[str] = set()
+        for path in frontier:
+            symbols = index.symbols(path)
+            for module in symbols.imports if symbols else ():
+                reached.update(by_module.get(module.lower(), ()))
+        frontier = reached - found
+        found |= reached
+    return found
+
+
+def _files_by_module(index: RepoIndex) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for path in index.paths:
+        symbols = index.symbols(path)
+        if symbols is not None and symbols.definitions:
+            out.setdefault(module_name(path).lower(), []).append(path)
+    return out
 
 
 def collect(index: RepoIndex, failures: Sequence[Failure]) -> Evidence:
     """Every failure's evidence, averaged over the failures (plus the cross-failure `spread`)."""
     specificity = index.derived("specificity", lambda: Specificity(index))
     evidence = Evidence(specificity=specificity)
-    lexical = lexical_index(index)
     paths = index.paths
     in_traceback: dict[str, int] = {}  # definition key -> failures whose traceback runs it
     for failure in failures:
@@ -117,6 +146,8 @@ def collect(index: RepoIndex, failures: Sequence[Failure]) -> Evidence:
         _callees(index, [*framed, *called], one)
         _delegation(index, called, one)
         _message_names(index, use, one)
+        seeds = {f.path for f in frames} | test_files | set(use.modules) | {d.path for d, _ in called}
+        lexical = lexical_index(index, neighbourhood(index, seeds) or set(index.paths))
         _lexical(lexical, failure, one)
         _names_like(index, lexical, tests, use, one)
         _modules(index, use, one)
