@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import humanevalfix_repo as hef
@@ -138,51 +139,52 @@ def record(count: list[int], hits: list[bool]) -> None:
 _CONTEXT_BUDGETS = (1500, 3000)
 
 
+@dataclass
+class _CaseResult:
+    """One realbugs case: hits per method, greenloop's top 3, context per budget, timings."""
+
+    hits: dict[str, list[bool]]
+    top3: list[str]
+    shown: dict[int, tuple[bool, bool, int]]  # budget -> (truth shown, shown whole, tokens)
+    seconds: tuple[float, float, float]  # index, locate, spec_locations
+
+
+async def _run_case(case: realbugs.Case) -> _CaseResult:
+    files = await asyncio.to_thread(case.files)
+    index = RepoIndex()
+    t0 = time.perf_counter()
+    await index.update(files)
+    t1 = time.perf_counter()
+    found = await locate(index, case.output, top_k=10)
+    t2 = time.perf_counter()
+    spec = await spec_locations(index, case.output)
+    t3 = time.perf_counter()
+    definitions = index.definitions()
+    deepest = realbugs.deepest_frame(case.output, definitions)
+    bm25 = realbugs.bm25_baseline(definitions, {p: index.lines(p) for p in index.paths}).top(case.output, 3)
+    hits = {
+        "greenloop": [realbugs.hits(f.path, f.symbol, case) for f in found],
+        "deepest frame": [deepest is not None and realbugs.hits(deepest.path, deepest.symbol, case)],
+        "BM25": [realbugs.hits(d.path, d.symbol, case) for d in bm25],
+    }
+    shown = {}
+    for budget in _CONTEXT_BUDGETS:
+        context = build_context(index, found, budget_tokens=budget, failure_text=False, spec=spec)
+        hit = [loc for loc in context.locations if realbugs.hits(loc.path, loc.symbol, case)]
+        shown[budget] = (bool(hit), any(loc not in context.excerpts for loc in hit), context.tokens)
+    return _CaseResult(hits, [f.symbol for f in found[:3]], shown, (t1 - t0, t2 - t1, t3 - t2))
+
+
 async def realbugs_suite(ids: set[str] | None) -> tuple[list[str], dict[str, float]]:
     """Every realbugs case: its own index, `locate` on the real output, both baselines, the context."""
     cases = realbugs.load_cases(ids=ids)
+    results = [await _run_case(case) for case in cases]
     methods = ("greenloop", "deepest frame", "BM25")
     counts: dict[str, dict[str, list[int]]] = {}  # project -> method -> [top1, top3]
-    misses: list[str] = []
-    recall: Counter[int] = Counter()
-    recall_whole: Counter[int] = Counter()
-    tokens: dict[int, list[int]] = {b: [] for b in _CONTEXT_BUDGETS}
-    index_seconds, locate_seconds, spec_seconds = [], [], []
-    for case in cases:
-        files = await asyncio.to_thread(case.files)
-        index = RepoIndex()
-        t0 = time.perf_counter()
-        await index.update(files)
-        index_seconds.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        found = await locate(index, case.output, top_k=10)
-        locate_seconds.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        spec = await spec_locations(index, case.output)
-        spec_seconds.append(time.perf_counter() - t0)
-        definitions = index.definitions()
-        deepest = realbugs.deepest_frame(case.output, definitions)
-        bm25 = realbugs.bm25_baseline(definitions, {p: index.lines(p) for p in index.paths}).top(case.output, 3)
-        hits = {
-            "greenloop": [realbugs.hits(f.path, f.symbol, case) for f in found],
-            "deepest frame": [deepest is not None and realbugs.hits(deepest.path, deepest.symbol, case)],
-            "BM25": [realbugs.hits(d.path, d.symbol, case) for d in bm25],
-        }
+    for case, result in zip(cases, results, strict=True):
         for project in (case.project, "all"):
             for method in methods:
-                record(counts.setdefault(project, {m: [0, 0] for m in methods})[method], hits[method])
-        if not (hits["greenloop"] and hits["greenloop"][0]):
-            rank = next((i + 1 for i, h in enumerate(hits["greenloop"]) if h), None)
-            top3 = ", ".join(f"`{f.symbol}`" for f in found[:3])
-            truth = ", ".join(f"`{t.symbol}`" for t in case.truth)
-            misses.append(f"| {case.id} | {truth} | {rank or '> 10'} | {top3} |")
-        for budget in _CONTEXT_BUDGETS:
-            context = build_context(index, found, budget_tokens=budget, failure_text=False, spec=spec)
-            recall[budget] += any(realbugs.hits(loc.path, loc.symbol, case) for loc in context.locations)
-            recall_whole[budget] += any(
-                realbugs.hits(loc.path, loc.symbol, case) for loc in context.locations if loc not in context.excerpts
-            )
-            tokens[budget].append(context.tokens)
+                record(counts.setdefault(project, {m: [0, 0] for m in methods})[method], result.hits[method])
     n = len(cases)
     rows = ["| project | cases | greenloop top-1 | top-3 | deepest frame top-1 | BM25 top-1 | BM25 top-3 |",
             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
@@ -191,16 +193,24 @@ async def realbugs_suite(ids: set[str] | None) -> tuple[list[str], dict[str, flo
         g, f, b = by_method["greenloop"], by_method["deepest frame"], by_method["BM25"]
         rows.append(f"| {project} | {size} | {_share(g[0], size)} | {_share(g[1], size)} | "
                     f"{_share(f[0], size)} | {_share(b[0], size)} | {_share(b[1], size)} |")
-    rows += ["", f"Index (cold, per case) median {statistics.median(index_seconds):.2f} s; `locate` median "
-             f"{statistics.median(locate_seconds) * 1000:.0f} ms (max {max(locate_seconds) * 1000:.0f} ms); "
-             f"`spec_locations` median {statistics.median(spec_seconds) * 1000:.0f} ms.", ""]
+    index_s, locate_s, spec_s = ([r.seconds[i] for r in results] for i in range(3))
+    rows += ["", f"Index (cold, per case) median {statistics.median(index_s):.2f} s; `locate` median "
+             f"{statistics.median(locate_s) * 1000:.0f} ms (max {max(locate_s) * 1000:.0f} ms); "
+             f"`spec_locations` median {statistics.median(spec_s) * 1000:.0f} ms.", ""]
     rows += ["| context budget | median tokens | buggy definition shown (recall) | shown whole |",
              "| ---: | ---: | ---: | ---: |"]
     for budget in _CONTEXT_BUDGETS:
-        rows.append(f"| {budget} | {statistics.median(tokens[budget]):.0f} | {_share(recall[budget], n)} | "
-                    f"{_share(recall_whole[budget], n)} |")
+        shown = [r.shown[budget] for r in results]
+        rows.append(f"| {budget} | {statistics.median(t for _, _, t in shown):.0f} | "
+                    f"{_share(sum(s for s, _, _ in shown), n)} | {_share(sum(w for _, w, _ in shown), n)} |")
     rows += ["", "Misses at top-1 (rank of the first hit in the top 10, and the top 3):", "",
-             "| case | truth | rank | greenloop top 3 |", "| --- | --- | ---: | --- |", *misses]
+             "| case | truth | rank | greenloop top 3 |", "| --- | --- | ---: | --- |"]
+    for case, result in zip(cases, results, strict=True):
+        found = result.hits["greenloop"]
+        if not (found and found[0]):
+            rank = next((str(i + 1) for i, h in enumerate(found) if h), "> 10")
+            truth = ", ".join(f"`{t.symbol}`" for t in case.truth)
+            rows.append(f"| {case.id} | {truth} | {rank} | {', '.join(f'`{s}`' for s in result.top3)} |")
     all_counts = counts.get("all", {"greenloop": [0, 0]})["greenloop"]
     return rows, {"top1": all_counts[0] / max(n, 1), "top3": all_counts[1] / max(n, 1)}
 

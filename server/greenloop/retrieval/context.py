@@ -60,7 +60,7 @@ def build_context(
         budget.add(_failures_text(failures))
     tests = list(spec) if spec is not None else _test_locations(index, failures, locations)
     sections = _full_text(index, [*locations, *tests], budget)
-    shown = [location for location, _ in sections]
+    shown = [location for location, _, _ in sections]
     _outlines(index, locations, shown, budget)
     text = "\n".join(budget.parts)
     tokens = count_tokens(text)
@@ -68,12 +68,12 @@ def build_context(
         budget.parts.pop()
         text = "\n".join(budget.parts)
         tokens = count_tokens(text)
-    kept = [(loc, section) for loc, section in sections if section in text]
+    kept = [(loc, section, whole) for loc, section, whole in sections if section in text]
     return Context(
         text=text,
         tokens=tokens,
-        locations=[loc for loc, _ in kept],
-        excerpts=[loc for loc, section in kept if section != _section(index, loc)],
+        locations=[loc for loc, _, _ in kept],
+        excerpts=[loc for loc, _, whole in kept if not whole],
     )
 
 
@@ -157,27 +157,35 @@ def _excerpt(index: RepoIndex, location: Location, max_tokens: int) -> str | Non
     return None
 
 
-def _full_text(index: RepoIndex, locations: Sequence[Location], budget: _Budget) -> list[tuple[Location, str]]:
-    """The locations' code in rank order: whole, or as an excerpt when it would not fit."""
-    shown: list[tuple[Location, str]] = []
-    whole: list[Location] = []
+def _full_text(
+    index: RepoIndex, locations: Sequence[Location], budget: _Budget
+) -> list[tuple[Location, str, bool]]:
+    """The locations' code in rank order: (location, the section showing it, whether whole).
+
+    A location inside one already shown whole (a nested def) is shown by that section.
+    """
+    shown: list[tuple[Location, str, bool]] = []
+    whole: list[tuple[Location, str]] = []
     for location in locations:
-        inside = any(
-            s.path == location.path and s.start_line <= location.start_line and location.end_line <= s.end_line
-            for s in whole
-        )
-        if inside or not index.lines(location.path):
+        container = next((
+            section for s, section in whole
+            if s.path == location.path and s.start_line <= location.start_line and location.end_line <= s.end_line
+        ), None)
+        if container is not None:
+            shown.append((location, container, True))
+            continue
+        if not index.lines(location.path):
             continue
         if len(shown) == 0 and not any(p.startswith("## Code") for p in budget.parts):
             budget.add("## Code (line numbers are the file's)")
         section = _section(index, location)
         if budget.add(section):
-            shown.append((location, section))
-            whole.append(location)
+            shown.append((location, section, True))
+            whole.append((location, section))
             continue
         excerpt = _excerpt(index, location, min(budget.left, max(budget.total // 3, _MIN_EXCERPT_TOKENS)))
         if excerpt is not None and budget.add(excerpt):
-            shown.append((location, excerpt))
+            shown.append((location, excerpt, False))
     return shown
 
 
