@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.retrieval import projects
 
-KEYS = {"path", "symbol", "kind", "start_line", "end_line", "score", "why"}
+KEYS = {"path", "symbol", "kind", "start_line", "end_line", "score", "why", "role", "signals"}
 
 
 def _greenloop(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -27,7 +27,12 @@ def test_locate_json_from_saved_output(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
     assert [set(item) for item in found] == [KEYS] * 3
-    assert (found[0]["path"], found[0]["symbol"], found[0]["start_line"]) == ("src/calc/ops.py", "helper", 4)
+    assert {item["role"] for item in found} == {"target"}
+    helper = next(item for item in found if item["symbol"] == "helper")
+    assert (helper["path"], helper["start_line"]) == ("src/calc/ops.py", 4)
+    assert set(helper["signals"][0]) == {"name", "value", "contribution", "note"}
+    assert helper["signals"][0]["name"] == "frame"
+    assert {found[0]["symbol"], found[1]["symbol"]} == {"helper", "divide"}
     human = _greenloop(str(tmp_path), "--test-output", "-", "--context", stdin=output.read_text())
     assert human.returncode == 0 and "helper" in human.stdout and "## Code" in human.stdout
 

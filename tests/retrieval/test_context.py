@@ -56,3 +56,27 @@ def test_token_counts_are_deterministic_and_the_estimate_is_close() -> None:
         files = sorted(STDLIB.glob("*.py"))
         ratios = sorted(estimate_tokens(t) / count_tokens(t) for t in (p.read_text() for p in random.Random(3).sample(files, 40)))
         assert 0.85 < ratios[len(ratios) // 2] < 1.15
+
+
+async def test_a_definition_too_long_for_the_budget_shows_as_an_excerpt() -> None:
+    body = "".join(f"    total += value * {n}  # step {n} of the long computation\n" for n in range(120))
+    source = (
+        "def long_report(values):\n"
+        "    def fmt(value):\n"
+        "        text = str(value)\n"
+        "        return text.rjust(8)\n"
+        "    total = 0\n"
+        + body
+        + "    return fmt(total)\n"
+    )
+    index = RepoIndex()
+    await index.update({"pkg/report.py": source.encode()})
+    [location] = [loc for loc in await locate(index, 'File "pkg/report.py", line 100, in long_report\n')
+                  if loc.symbol == "long_report"]
+    context = build_context(index, [location], budget_tokens=600)
+    assert context.tokens <= 600 and context.locations == [location] and context.excerpts == [location]
+    assert "### pkg/report.py:1-126 long_report (function), excerpt" in context.text
+    assert "2|     def fmt(value):\n   | … lines 3-4 not shown (a nested definition)" in context.text
+    assert "lines not shown" in context.text and "126|     return fmt(total)" in context.text
+    whole = build_context(index, [location], budget_tokens=5000)
+    assert whole.excerpts == [] and "step 119 of" in whole.text

@@ -142,3 +142,22 @@ def test_unknown_runner_falls_back_to_path_line_and_no_frames_is_empty() -> None
     assert parse_frames(text, paths) == [Frame("app/server.go", 41, None), Frame("app/util.go", 7, None)]
     assert parse_frames("AssertionError: expected 3 but got 2", paths) == []
     assert parse_frames("", paths) == []
+
+
+def test_faulthandler_dump_of_a_hung_call(tmp_path: Path) -> None:
+    """A real faulthandler dump (what pytest-timeout and the sandbox print for a hung test): innermost first."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/mod.py": "import time\n\n\ndef spin():\n    while True:\n        time.sleep(0.01)\n\n\n"
+                      "def run():\n    return spin()\n",
+        "tests/test_mod.py": "import faulthandler\n\nfrom pkg.mod import run\n\n\ndef test_run():\n"
+                             "    faulthandler.dump_traceback_later(0.2, exit=True)\n    run()\n",
+    }
+    projects.write(tmp_path, files)
+    command = [sys.executable, "-c", "import sys; sys.path.insert(0, '.'); from tests.test_mod import test_run; test_run()"]
+    output = projects.run(command, tmp_path, timeout=60)
+    assert "(most recent call first)" in output and ", line 6 in spin" in output
+    frames = parse_frames(output.replace(str(tmp_path), "/workspace"), sorted(files))
+    assert [(f.path, f.line, f.function) for f in frames] == [
+        ("pkg/mod.py", 6, "spin"), ("pkg/mod.py", 10, "run"), ("tests/test_mod.py", 8, "test_run")
+    ]

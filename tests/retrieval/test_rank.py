@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.retrieval import Location, RepoIndex, locate
+from greenloop.retrieval import Location, RepoIndex, locate, spec_locations
 from greenloop_sandbox.report import TestFailure
 from tests.retrieval import projects
 from tests.retrieval.conftest import HumanEvalFixRepo
@@ -62,18 +62,23 @@ async def test_python_exception_deep_in_project_code(py_index: tuple[Path, RepoI
     root, index = py_index
     output = projects.pytest_output(root, "tests/test_ops.py::test_divide")
     found = await locate(index, output, top_k=5)
-    assert [(loc.symbol, loc.kind) for loc in found[:3]] == [
-        ("helper", "function"), ("divide", "function"), ("test_divide", "function")
-    ]
-    assert found[0].why.startswith("deepest project frame") and found[0].start_line == 4
+    # divide: the test calls it and is named after it; helper: the exception is raised there
+    assert {(loc.symbol, loc.kind) for loc in found[:2]} == {("helper", "function"), ("divide", "function")}
+    helper = next(loc for loc in found if loc.symbol == "helper")
+    assert helper.why.startswith("deepest project frame") and helper.start_line == 4
+    assert helper.signals[0].name == "frame" and helper.signals[0].contribution > 0
+    assert all(loc.role == "target" and not loc.symbol.startswith("test_") for loc in found)
+    spec = await spec_locations(index, output)
+    assert [(loc.symbol, loc.role) for loc in spec] == [("test_divide", "spec")]
 
 
 async def test_assertion_failure_points_at_the_called_function(py_index: tuple[Path, RepoIndex]) -> None:
     root, index = py_index
     output = projects.pytest_output(root, "tests/test_ops.py::test_average")
     found = await locate(index, output, top_k=5)
-    assert found[0].symbol == "average" and "failing test" in found[0].why
-    assert "test_average" in [loc.symbol for loc in found]
+    assert found[0].symbol == "average" and "named like the test file" in found[0].why
+    assert "test_average" not in [loc.symbol for loc in found]
+    assert "test_average" in [loc.symbol for loc in await spec_locations(index, output)]
 
 
 async def test_no_frames_uses_the_test_name_and_message(py_index: tuple[Path, RepoIndex]) -> None:
@@ -112,4 +117,5 @@ async def test_rust_project(tmp_path: Path) -> None:
     await index.update(files)
     found = await locate(index, projects.cargo_output(tmp_path), top_k=6)
     assert (found[0].symbol, found[0].kind, found[0].start_line) == ("Tally.last", "method", 10)
-    assert "tests.last_item" in [loc.symbol for loc in found]
+    assert all(not loc.symbol.startswith("tests") for loc in found)
+    assert "tests.last_item" in [loc.symbol for loc in await spec_locations(index, projects.cargo_output(tmp_path))]

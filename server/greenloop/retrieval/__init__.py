@@ -1,7 +1,8 @@
 """Retrieval: from a failing test to the code it is about (tree-sitter).
 
 `RepoIndex` holds every file's definitions and references; `locate` ranks the
-code a set of failures is about; `build_context` turns the ranking into prompt
+code a set of failures is about (never test code); `spec_locations` returns
+the test code they come from, to show as the spec; `build_context` turns the ranking into prompt
 text within a token budget; `outline` lists what a file defines, without bodies. Imports nothing from agent/, llm/ or lsp/.
 """
 
@@ -9,9 +10,9 @@ from greenloop.retrieval.context import build_context
 from greenloop.retrieval.frames import parse_frames
 from greenloop.retrieval.index import RepoIndex
 from greenloop.retrieval.languages import language_of
-from greenloop.retrieval.model import Context, Definition, FileSymbols, Frame, Location
+from greenloop.retrieval.model import Context, Definition, FileSymbols, Frame, Location, Signal
 from greenloop.retrieval.outline import outline, public_names, top_level
-from greenloop.retrieval.rank import locate
+from greenloop.retrieval.rank import locate, spec_locations
 from greenloop.retrieval.tokens import count_tokens
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "Frame",
     "Location",
     "RepoIndex",
+    "Signal",
     "build_context",
     "count_tokens",
     "language_of",
@@ -28,5 +30,6 @@ __all__ = [
     "outline",
     "parse_frames",
     "public_names",
+    "spec_locations",
     "top_level",
 ]

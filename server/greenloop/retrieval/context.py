@@ -1,27 +1,32 @@
 """Ranked locations -> the code context of a prompt, within a token budget.
 
 First the failing tests' messages, then the full text (with line numbers) of
-the top locations and the failing tests' own code, then signature-only
-outlines of the next-ranked files, each part added only while it fits.
+the top locations and the failing tests' own code - a definition too long for
+what is left as an excerpt (nested definitions folded, head and tail) - then
+signature-only outlines of the next-ranked files, each part added only while
+it fits.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from greenloop.retrieval.evidence import tests_named
 from greenloop.retrieval.graph import resolve
 from greenloop.retrieval.index import RepoIndex
 from greenloop.retrieval.model import Context, Definition, Location
-from greenloop.retrieval.rank import tests_named
 from greenloop.retrieval.tokens import count_tokens
 from greenloop_sandbox.report import TestFailure
 
 _MESSAGE_CHARS = 600
 _MAX_FAILURES = 5
+_MIN_EXCERPT_ROWS = 6  # an excerpt shorter than this says too little to be worth its tokens
+_MIN_EXCERPT_TOKENS = 300
 
 
 class _Budget:
     def __init__(self, tokens: int) -> None:
+        self.total = tokens
         self.left = tokens
         self.parts: list[str] = []
 
@@ -41,16 +46,21 @@ def build_context(
     budget_tokens: int,
     failures: Sequence[TestFailure] = (),
     failure_text: bool = True,
+    spec: Sequence[Location] | None = None,
 ) -> Context:
     """Failures, full code of the top locations and tests, then outlines, within `budget_tokens`.
 
     `failure_text=False` leaves the failures' messages out (a prompt that shows
-    them already) and still shows the failing tests' code.
+    them already) and still shows the failing tests' code. `spec` (from
+    `spec_locations`) is the test code to show after the targets; without it,
+    the failing tests are found by their ids in `failures`.
     """
     budget = _Budget(budget_tokens)
     if failures and failure_text:
         budget.add(_failures_text(failures))
-    shown = _full_text(index, [*locations, *_test_locations(index, failures, locations)], budget)
+    tests = list(spec) if spec is not None else _test_locations(index, failures, locations)
+    sections = _full_text(index, [*locations, *tests], budget)
+    shown = [location for location, _, _ in sections]
     _outlines(index, locations, shown, budget)
     text = "\n".join(budget.parts)
     tokens = count_tokens(text)
@@ -58,7 +68,13 @@ def build_context(
         budget.parts.pop()
         text = "\n".join(budget.parts)
         tokens = count_tokens(text)
-    return Context(text=text, tokens=tokens, locations=[loc for loc in shown if _section(index, loc) in text])
+    kept = [(loc, section, whole) for loc, section, whole in sections if section in text]
+    return Context(
+        text=text,
+        tokens=tokens,
+        locations=[loc for loc, _, _ in kept],
+        excerpts=[loc for loc, _, whole in kept if not whole],
+    )
 
 
 def _failures_text(failures: Sequence[TestFailure]) -> str:
@@ -89,32 +105,87 @@ def _test_locations(
 
 def _as_location(definition: Definition, why: str) -> Location:
     return Location(
-        definition.path, definition.symbol, definition.kind, definition.start_line, definition.end_line, 0.0, why
+        definition.path, definition.symbol, definition.kind, definition.start_line, definition.end_line, 0.0, why,
+        role="spec",
     )
 
 
-def _section(index: RepoIndex, location: Location) -> str:
+def _section(index: RepoIndex, location: Location, rows: list[str] | None = None) -> str:
+    """A location's code with the file's line numbers (`rows`: an excerpt made by `_excerpt`)."""
     lines = index.lines(location.path)
     start, end = max(1, location.start_line), min(len(lines), location.end_line)
     width = len(str(end))
-    body = "\n".join(f"{n:>{width}}| {lines[n - 1]}" for n in range(start, end + 1))
+    body = "\n".join(rows if rows is not None else (f"{n:>{width}}| {lines[n - 1]}" for n in range(start, end + 1)))
     label = location.symbol if location.kind == "lines" else f"{location.symbol} ({location.kind})"
+    if location.role == "spec":
+        label += ", test code: the spec"
+    if rows is not None:
+        label += ", excerpt"
     return f"### {location.path}:{start}-{end} {label}\n{body}"
 
 
-def _full_text(index: RepoIndex, locations: Sequence[Location], budget: _Budget) -> list[Location]:
-    shown: list[Location] = []
+def _excerpt(index: RepoIndex, location: Location, max_tokens: int) -> str | None:
+    """A definition too long to show whole: nested definitions folded to their first line, then
+    the head and tail of what is left, with the line ranges left out said in place."""
+    lines = index.lines(location.path)
+    start, end = max(1, location.start_line), min(len(lines), location.end_line)
+    width = len(str(end))
+    folded = [
+        (d.start_line, d.end_line) for d in index.definitions(location.path)
+        if d.parent == location.symbol and start < d.start_line and d.end_line <= end
+    ]
+    rows: list[str] = []
+    n = start
+    while n <= end:
+        fold = next(((a, b) for a, b in folded if a == n), None)
+        rows.append(f"{n:>{width}}| {lines[n - 1]}")
+        if fold is not None and fold[1] > n:
+            rows.append(f"{'':>{width}}| … lines {n + 1}-{fold[1]} not shown (a nested definition)")
+            n = fold[1]
+        n += 1
+    head = len(rows)
+    while head >= _MIN_EXCERPT_ROWS:
+        tail = head // 3
+        if head + tail >= len(rows):
+            kept = rows
+        else:
+            kept = [*rows[:head], f"{'':>{width}}| … {len(rows) - head - tail} lines not shown", *rows[-tail:]]
+        text = _section(index, location, kept)
+        if count_tokens(text + "\n") <= max_tokens:
+            return text
+        head = head * 3 // 4
+    return None
+
+
+def _full_text(
+    index: RepoIndex, locations: Sequence[Location], budget: _Budget
+) -> list[tuple[Location, str, bool]]:
+    """The locations' code in rank order: (location, the section showing it, whether whole).
+
+    A location inside one already shown whole (a nested def) is shown by that section.
+    """
+    shown: list[tuple[Location, str, bool]] = []
+    whole: list[tuple[Location, str]] = []
     for location in locations:
-        inside = any(
-            s.path == location.path and s.start_line <= location.start_line and location.end_line <= s.end_line
-            for s in shown
-        )
-        if inside or not index.lines(location.path):
+        container = next((
+            section for s, section in whole
+            if s.path == location.path and s.start_line <= location.start_line and location.end_line <= s.end_line
+        ), None)
+        if container is not None:
+            shown.append((location, container, True))
+            continue
+        if not index.lines(location.path):
             continue
         if len(shown) == 0 and not any(p.startswith("## Code") for p in budget.parts):
             budget.add("## Code (line numbers are the file's)")
-        if budget.add(_section(index, location)):
-            shown.append(location)
+        section = _section(index, location)
+        if budget.add(section):
+            shown.append((location, section, True))
+            whole.append((location, section))
+            continue
+        excerpt = _excerpt(index, location, min(budget.left, max(budget.total // 3, _MIN_EXCERPT_TOKENS)))
+        if excerpt is not None and budget.add(excerpt):
+            shown.append((location, excerpt, False))
     return shown
 
 

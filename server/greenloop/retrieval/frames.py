@@ -1,7 +1,8 @@
 """Test-runner output -> stack frames inside the workspace, deepest first.
 
 Knows pytest (long/short/line/native tracebacks, collection errors), Python
-tracebacks in JUnit failure text, Java-style `at pkg.Cls.m(File.java:N)`, Node
+tracebacks in JUnit failure text, faulthandler dumps of hung tests
+(`File "x.py", line 12 in f`, innermost first), Java-style `at pkg.Cls.m(File.java:N)`, Node
 stacks (`at fn (file:line:col)`), Rust panics and backtraces. Output from any
 other runner falls back to `path:line` patterns. Frames outside the workspace
 (stdlib, site-packages, node_modules, the cargo registry, the Rust toolchain)
@@ -16,9 +17,15 @@ from collections.abc import Collection, Iterator
 
 from greenloop.retrieval.model import Frame
 
-_SECTION = re.compile(r"^(?:_{3,} .* _{3,}|={3,} .* ={3,}|Traceback \(most recent call last\):)\s*$", re.M)
+_SECTION = re.compile(
+    r"^(?:_{3,} .* _{3,}|={3,} .* ={3,}|Traceback \(most recent call last\):"
+    r"|(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):)\s*$",
+    re.M,
+)
 # Python: outermost first in the text.
-_PY_NATIVE = re.compile(r'^E?\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?', re.M)
+_PY_NATIVE = re.compile(r'^E?\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?!\d| in )(?:, in (?P<func>\S+))?', re.M)
+# faulthandler (a hung test's dump from pytest-timeout or faulthandler itself): innermost first, no comma.
+_PY_FAULTHANDLER = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)\s*$', re.M)
 _PY_LOCATION = re.compile(r"^(?P<path>[^\s:\"'<>][^:\n\"']*?\.pyi?):(?P<line>\d+):(?: in (?P<func>\S+)| |$)", re.M)
 # Innermost first in the text.
 # `at fn (file:line:col)`; node --test's TAP output prints stack lines without "at ".
@@ -87,6 +94,10 @@ def _section_frames(section: str, resolver: _Resolver) -> list[Frame]:
             others.append((match.start(), frame))
     for match in _NODE.finditer(section):
         frame = resolver.frame(match["path"], match["line"], _node_function(match["func"]))
+        if frame is not None:
+            others.append((match.start(), frame))
+    for match in _PY_FAULTHANDLER.finditer(section):
+        frame = resolver.frame(match["path"], match["line"], match["func"])
         if frame is not None:
             others.append((match.start(), frame))
     for match in _JAVA.finditer(section):

@@ -20,9 +20,13 @@ _MAX_CALLERS = 64  # back edges followed per definition (a hub's callers say lit
 
 
 def resolve(index: RepoIndex, name: str, where: Definition | None) -> list[Definition]:
-    """Definitions a reference to `name` from `where` most likely means."""
+    """Definitions a reference to `name` from `where` most likely means.
+
+    Same file first, then the modules `where`'s file imports; a name defined in
+    more than `_MAX_CANDIDATES` places resolves only through those two.
+    """
     candidates = index.named(name)
-    if not candidates or len(candidates) > _MAX_CANDIDATES:
+    if not candidates:
         return []
     if where is not None:
         candidates = [d for d in candidates if d.key != where.key]
@@ -32,9 +36,9 @@ def resolve(index: RepoIndex, name: str, where: Definition | None) -> list[Defin
         symbols = index.symbols(where.path)
         imported = set(symbols.imports) if symbols else set()
         from_imports = [d for d in candidates if module_name(d.path) in imported]
-        if from_imports:
+        if from_imports and len(from_imports) <= _MAX_CANDIDATES:
             return from_imports
-    return candidates
+    return candidates if len(candidates) <= _MAX_CANDIDATES else []
 
 
 def module_name(path: str) -> str:

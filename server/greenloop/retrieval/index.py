@@ -15,6 +15,7 @@ import os
 import pickle
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any, TypeVar
 
@@ -39,6 +40,7 @@ def normalize_path(path: str) -> str:
     return str(PurePosixPath(text)) if text else text
 
 
+@lru_cache(maxsize=65_536)
 def is_test_path(path: str) -> bool:
     """Whether a path is test code by the usual conventions of Python, JS/TS and Rust."""
     parts = PurePosixPath(path).parts
@@ -46,7 +48,9 @@ def is_test_path(path: str) -> bool:
     stem = name.split(".", 1)[0]
     if any(part in ("tests", "test", "__tests__", "spec", "testing") for part in parts[:-1]):
         return True
-    return stem.startswith("test_") or stem.endswith(("_test", "_tests")) or ".test." in name or ".spec." in name
+    if stem == "conftest" or stem.startswith(("test_", "tests_")) or stem.endswith(("_test", "_tests")):
+        return True
+    return ".test." in name or ".spec." in name
 
 
 def _digest(data: bytes) -> bytes:

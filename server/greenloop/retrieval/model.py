@@ -23,6 +23,7 @@ class Definition:
     signature: str  # the header up to the body, whitespace collapsed
     refs: tuple[str, ...] = ()  # names referenced in its own body (not in nested definitions)
     parent: str | None = None  # symbol of the enclosing definition
+    calls: tuple[str, ...] = ()  # the subset of `refs` that its body calls
 
     @cached_property
     def key(self) -> str:
@@ -48,8 +49,25 @@ class FileSymbols:
 
 
 @dataclass(frozen=True)
+class Signal:
+    """One piece of evidence for a location: its value in [0, 1], what it added to the score, and why."""
+
+    name: str
+    value: float
+    contribution: float
+    note: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "value": self.value, "contribution": self.contribution, "note": self.note}
+
+
+@dataclass(frozen=True)
 class Location:
-    """A ranked piece of code a failure is about; `to_json` is a public contract."""
+    """A ranked piece of code a failure is about; `to_json` is a public contract.
+
+    `role` is "target" (code to change) or "spec" (test code: what the target
+    must satisfy, shown read-only); `signals` say why it ranks where it does.
+    """
 
     path: str
     symbol: str
@@ -58,6 +76,8 @@ class Location:
     end_line: int
     score: float
     why: str
+    role: str = "target"
+    signals: tuple[Signal, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -68,6 +88,8 @@ class Location:
             "end_line": self.end_line,
             "score": round(self.score, 6),
             "why": self.why,
+            "role": self.role,
+            "signals": [s.to_json() for s in self.signals],
         }
 
 
@@ -86,4 +108,5 @@ class Context:
 
     text: str
     tokens: int
-    locations: list[Location] = field(default_factory=list)
+    locations: list[Location] = field(default_factory=list)  # shown, whole or as an excerpt
+    excerpts: list[Location] = field(default_factory=list)  # those of `locations` shown as an excerpt

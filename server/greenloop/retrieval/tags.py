@@ -32,6 +32,7 @@ class _RawDef:
     end_byte: int
     signature_start: int
     refs: list[str] = field(default_factory=list)
+    calls: list[str] = field(default_factory=list)
     parent: _RawDef | None = None
     symbol: str = ""
 
@@ -62,9 +63,9 @@ def extract(path: str, data: bytes) -> FileSymbols:
 
 def _captures(
     tree: ts.Tree, language: str, data: bytes
-) -> tuple[list[_RawDef], list[tuple[int, str]], list[str]]:
+) -> tuple[list[_RawDef], list[tuple[int, str, bool]], list[str]]:
     raw: dict[tuple[int, int], _RawDef] = {}
-    refs: list[tuple[int, str]] = []
+    refs: list[tuple[int, str, bool]] = []  # (position, name, is a call)
     imports: list[str] = []
     for _pattern, captures in ts.QueryCursor(tags_query(language)).matches(tree.root_node):
         for capture, nodes in captures.items():
@@ -73,7 +74,11 @@ def _captures(
                     imports.extend(_WORD.findall(data[node.start_byte : node.end_byte].decode("utf-8", "replace")))
             elif capture.startswith("reference."):
                 # interned: equal names share one object (less memory, smaller pickles from workers)
-                refs.extend((n.start_byte, intern(data[n.start_byte : n.end_byte].decode("utf-8", "replace"))) for n in nodes)
+                call = capture == "reference.call"
+                refs.extend(
+                    (n.start_byte, intern(data[n.start_byte : n.end_byte].decode("utf-8", "replace")), call)
+                    for n in nodes
+                )
             elif capture.startswith("definition.") and "name" in captures:
                 node, name_node = nodes[0], captures["name"][0]
                 outer = _outer(node)
@@ -111,12 +116,12 @@ def _nest(raw: list[_RawDef]) -> None:
         stack.append(item)
 
 
-def _assign_refs(raw: list[_RawDef], refs: list[tuple[int, str]]) -> list[str]:
+def _assign_refs(raw: list[_RawDef], refs: list[tuple[int, str, bool]]) -> list[str]:
     """Give each reference to its innermost definition; return the module-level rest."""
     module: list[str] = []
     stack: list[_RawDef] = []
     index = 0
-    for position, name in refs:
+    for position, name, call in refs:
         while index < len(raw) and raw[index].start_byte <= position:
             while stack and stack[-1].end_byte <= raw[index].start_byte:
                 stack.pop()
@@ -124,7 +129,12 @@ def _assign_refs(raw: list[_RawDef], refs: list[tuple[int, str]]) -> list[str]:
             index += 1
         while stack and stack[-1].end_byte <= position:
             stack.pop()
-        (stack[-1].refs if stack else module).append(name)
+        if stack:
+            stack[-1].refs.append(name)
+            if call:
+                stack[-1].calls.append(name)
+        else:
+            module.append(name)
     return module
 
 
@@ -143,6 +153,7 @@ def _definition(path: str, item: _RawDef, data: bytes) -> Definition:
         end_line=end,
         signature=_signature(item.node, item.signature_start, data),
         refs=tuple(dict.fromkeys(item.refs)),
+        calls=tuple(dict.fromkeys(item.calls)),
         parent=item.parent.symbol if item.parent else None,
     )
 
