@@ -17,6 +17,9 @@ export interface LoopState {
   cost: number;
   outcome?: string;
   lastText?: string;
+  /** The candidate the round is on, e.g. "2/4", and the best tested so far, e.g. "5/6 passing". */
+  candidate?: string;
+  best?: string;
 }
 
 export const INITIAL_STATE: LoopState = {
@@ -41,7 +44,20 @@ export function reduceLoopState(state: LoopState, event: LoopEventParams): LoopS
   if (event.promptTokens != null) base.promptTokens = event.promptTokens;
   if (event.completionTokens != null) base.completionTokens = event.completionTokens;
   if (event.cost != null) base.cost = event.cost;
+  const fields = event.event ?? {};
+  if (event.kind === 'iteration_started') {
+    base.candidate = undefined;
+    base.best = undefined;
+  } else if (event.kind === 'candidate_asked') {
+    base.candidate = `${String(fields.index)}/${String(fields.of)}`;
+  } else if (event.kind === 'candidate_tested' && fields.status === 'tested') {
+    const passed = Number(fields.passed ?? 0);
+    const total = passed + Number(fields.failed ?? 0) + Number(fields.errors ?? 0);
+    const shown = `${passed}/${total} passing`;
+    if (base.best == null || passed > Number(base.best.split('/')[0])) base.best = shown;
+  }
   if (event.kind === 'done') {
+    base.candidate = undefined;
     base.running = false;
     base.outcome = event.outcome ?? 'done';
   }
@@ -88,7 +104,8 @@ export function formatLoopStatus(state: LoopState): { text: string; tooltip: str
   const parts = details(state);
   if (state.running) {
     const iteration = state.iteration != null ? ` ${state.iteration}/${state.maxIterations ?? '?'}` : '';
-    const text = [`$(sync~spin) Greenloop${iteration}`, ...parts].join(' · ');
+    const round = state.candidate ? [`candidate ${state.candidate}${state.best ? `, best ${state.best}` : ''}`] : [];
+    const text = [`$(sync~spin) Greenloop${iteration}`, ...round, ...parts].join(' · ');
     return { text, tooltip: `Greenloop is running (click for the log)\n${state.lastText ?? ''}`.trim() };
   }
   const icon = OUTCOME_ICON[state.outcome ?? ''] ?? '$(error)';

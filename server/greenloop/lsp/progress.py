@@ -26,8 +26,10 @@ def loop_event_params(event: BaseModel) -> LoopEventParams:
         text=describe(event),
         iteration=data.get("iteration"),
         max_iterations=data.get("max_iterations"),
-        passed=data.get("passed"),
-        failed=(data["failed"] + data.get("errors", 0)) if isinstance(data.get("failed"), int) else None,
+        # the state's tests only: a candidate's counts (its own event fields) are not the run's
+        passed=data.get("passed") if data.get("kind") != "candidate_tested" else None,
+        failed=(data["failed"] + data.get("errors", 0))
+        if isinstance(data.get("failed"), int) and data.get("kind") != "candidate_tested" else None,
         prompt_tokens=data.get("prompt_tokens"),
         completion_tokens=data.get("completion_tokens"),
         cost=data.get("cost"),

@@ -31,6 +31,22 @@ describe('loop status', () => {
     expect(formatLoopStatus(state).text).toBe('$(error) Greenloop: stuck');
   });
 
+  it('shows the round: the candidate asked and the best tested so far, apart from the state\'s tests', () => {
+    let state = reduceLoopState(running, event('iteration_started', { iteration: 1, maxIterations: 5 }));
+    state = reduceLoopState(state, event('tests_ran', { passed: 4, failed: 2 }));
+    const asked = (index: number) => event('candidate_asked', { event: { index, of: 4 } });
+    const tested = (passed: number, failed: number) =>
+      event('candidate_tested', { event: { status: 'tested', passed, failed, errors: 0 } });
+    state = reduceLoopState(state, asked(1));
+    state = reduceLoopState(state, tested(1, 1));
+    state = reduceLoopState(state, asked(2));
+    state = reduceLoopState(state, event('candidate_tested', { event: { status: 'rejected', passed: 0 } }));
+    state = reduceLoopState(state, asked(3));
+    expect(formatLoopStatus(state).text).toBe('$(sync~spin) Greenloop 1/5 · candidate 3/4, best 1/2 passing · 4 passed, 2 failed');
+    state = reduceLoopState(state, event('iteration_started', { iteration: 2, maxIterations: 5 }));
+    expect(formatLoopStatus(state).text).toBe('$(sync~spin) Greenloop 2/5 · 4 passed, 2 failed');
+  });
+
   it('shows the server state before any run', () => {
     expect(formatLoopStatus(INITIAL_STATE).text).toContain('loading');
     expect(formatLoopStatus({ ...INITIAL_STATE, server: 'notFound' }).tooltip).toContain('server not found');
