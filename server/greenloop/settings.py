@@ -108,7 +108,7 @@ class LocalModelSettings(_Section):
         default=None, description="The llama-server executable. Unset: PATH, then the one `greenloop model fetch` built."
     )
     server_args: list[str] = Field(
-        default_factory=list, description="Extra llama-server flags, after greenloop's own (a later flag wins)."
+        default=[], description="Extra llama-server flags, after greenloop's own (a later flag wins)."
     )
     build_timeout: float = Field(
         default=1800.0, gt=0, description="Seconds `greenloop model fetch` may spend building llama-server."
