@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,41 +46,47 @@ from greenloop.settings import LocalModelSettings
 
 PROGRAM = '''\
 def parse_duration(text: str) -> int:
-    """Seconds in a duration like "1h 30m", "45s", "2h5m10s" or "90" (plain seconds)."""
+    """Seconds in a duration like "1h 30m", "45s" or "2h5m10s"."""
     units = {"h": 3600, "m": 60, "s": 1}
-    text = text.strip().lower()
-    if not text:
-        raise ValueError("empty duration")
-    if text.isdigit():
-        return int(text)
-    total = 0
-    number = ""
-    for char in text:
+    total, number = 0, ""
+    for char in text.replace(" ", "").lower():
         if char.isdigit():
             number += char
-        elif char in units:
-            if not number:
-                raise ValueError(f"unit {char!r} without a number in {text!r}")
+        elif char in units and number:
             total += int(number) * units[char]
-        elif char == " ":
-            continue
         else:
-            raise ValueError(f"unexpected {char!r} in {text!r}")
+            raise ValueError(f"bad duration {text!r}")
     if number:
-        raise ValueError(f"number without a unit at the end of {text!r}")
+        raise ValueError(f"number without a unit in {text!r}")
     return total
+'''
+
+CALLER = '''\
+from duration import parse_duration
+
+
+def timeout_seconds(config: dict[str, str], default: int = 30) -> int:
+    """The configured timeout in seconds: the "timeout" key as a duration, else the default."""
+    value = config.get("timeout")
+    if value is None:
+        return default
+    seconds = parse_duration(value)
+    if seconds <= 0:
+        raise ValueError("timeout must be positive")
+    return seconds
 '''
 
 TESTS = '''\
 def test_parse_duration():
     assert parse_duration("45s") == 45
-    assert parse_duration("90") == 90
     assert parse_duration("1h 30m") == 5400
     assert parse_duration("2h5m10s") == 7510
 '''
 
 FAILURE = '''\
 ============================= test session starts ==============================
+platform linux -- Python 3.11.7, pytest-8.3.4, pluggy-1.5.0
+rootdir: /workspace
 collected 1 item
 
 test_duration.py F                                                       [100%]
@@ -99,12 +105,12 @@ text = '45s'
     def parse_duration(text: str) -> int:
         ...
         if number:
->           raise ValueError(f"number without a unit at the end of {text!r}")
-E           ValueError: number without a unit at the end of '45s'
+>           raise ValueError(f"number without a unit in {text!r}")
+E           ValueError: number without a unit in '45s'
 
-duration.py:22: ValueError
+duration.py:13: ValueError
 =========================== short test summary info ============================
-FAILED test_duration.py::test_parse_duration - ValueError: number without a unit at the end of '45s'
+FAILED test_duration.py::test_parse_duration - ValueError: number without a unit in '45s'
 ============================== 1 failed in 0.03s ===============================
 '''
 
@@ -112,7 +118,8 @@ FAILED test_duration.py::test_parse_duration - ValueError: number without a unit
 def messages(nonce: str) -> list[dict[str, str]]:
     system = (f"Session {nonce}. You are a careful Python developer. You fix bugs with the smallest change "
               "that makes the failing tests pass, and you keep the function's name and signature.")
-    user = (f"duration.py:\n```python\n{PROGRAM}```\n\ntest_duration.py:\n```python\n{TESTS}```\n\n"
+    user = (f"duration.py:\n```python\n{PROGRAM}```\n\nconfig.py (calls it):\n```python\n{CALLER}```\n\n"
+            f"test_duration.py:\n```python\n{TESTS}```\n\n"
             f"pytest output:\n```\n{FAILURE}```\n\nReply with the corrected function `parse_duration` "
             "in one ```python code block, and nothing else.")
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
@@ -249,7 +256,8 @@ WAYS: dict[str, tuple[str, Way]] = {  # way -> (server, how)
 }
 
 
-async def run_size(size: str, ways: list[str], reps: int, n: int, max_tokens: int) -> list[WayRun]:
+async def run_size(size: str, ways: list[str], reps: int, n: int, max_tokens: int,
+                   dump: Path | None = None) -> list[WayRun]:
     runs: list[WayRun] = []
     needed = {WAYS[w][0] for w in ways}
     servers: dict[str, LocalModelServer] = {}
@@ -267,8 +275,12 @@ async def run_size(size: str, ways: list[str], reps: int, n: int, max_tokens: in
                 for cand in cands:
                     cand.correct = await asyncio.to_thread(correct, cand.text)
                 runs.append(WayRun(way, size, rep, cands))
-                print(f"  {size} rep {rep} {way}: {time.perf_counter() - started:.1f}s, "
+                print(f"  {size} rep {rep} {way}: {time.perf_counter() - started:.1f}s, to 4 "
+                      f"{runs[-1].time_to(min(4, n)):.1f}s, to {n} {runs[-1].time_to(n):.1f}s, "
+                      f"{sum(c.completion_tokens for c in cands)} tokens, "
                       f"{sum(c.correct for c in cands)}/{len(cands)} correct", file=sys.stderr, flush=True)
+                if dump:
+                    await asyncio.to_thread(dump.write_text, json.dumps([asdict(r) for r in runs], indent=1))
     finally:
         for server in servers.values():
             await server.stop()
@@ -331,7 +343,8 @@ async def main(argv: list[str] | None = None) -> int:
     ways = [w.strip() for w in args.ways.split(",") if w.strip()]
     runs: list[WayRun] = []
     for size in args.sizes.split(","):
-        runs += await run_size(size.strip(), ways, args.reps, args.candidates, args.max_tokens)
+        runs += await run_size(size.strip(), ways, args.reps, args.candidates, args.max_tokens,
+                               args.json and args.json.with_suffix(f'.{size.strip()}.json'))
     text = (f"Candidates for one ~576-token repair prompt, {args.candidates} per way, max {args.max_tokens} "
             f"tokens, {args.reps} interleaved reps, medians.\n\n{table(runs, args.candidates)}\n")
     print(text)
@@ -339,9 +352,7 @@ async def main(argv: list[str] | None = None) -> int:
         args.write.write_text(text + "\n<details><summary>Seeds and temperatures per candidate</summary>\n\n"
                               + seeds_table(runs) + "\n\n</details>\n", encoding="utf-8")
     if args.json:
-        args.json.write_text(json.dumps([{"way": r.way, "size": r.size, "rep": r.rep,
-                                          "candidates": [c.__dict__ for c in r.candidates]} for r in runs],
-                                        indent=1), encoding="utf-8")
+        args.json.write_text(json.dumps([asdict(r) for r in runs], indent=1), encoding="utf-8")
     return 0
 
 

