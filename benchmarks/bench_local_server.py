@@ -287,13 +287,16 @@ async def run_size(size: str, ways: list[str], reps: int, n: int, max_tokens: in
     return runs
 
 
-def rates(runs: list[WayRun]) -> tuple[float, float]:
-    """(prompt tokens/s of the cold first request, completion tokens/s over all candidates), medians."""
+def rates(runs: list[WayRun], prompt_tokens: int) -> tuple[float, float]:
+    """(prompt tokens/s of the cold first request, completion tokens/s over all candidates), medians.
+
+    llama-cpp-python sends no usage in streams: its prompt is counted as llama-server counted it (same
+    GGUF chat template and tokenizer)."""
     ins, outs = [], []
     for run in runs:
         first = run.candidates[0]
-        if first.prompt_tokens and first.ttft:
-            ins.append(first.prompt_tokens / first.ttft)
+        if first.ttft:
+            ins.append((first.prompt_tokens or prompt_tokens) / first.ttft)
         gen = sum(c.finished - c.started - c.ttft for c in run.candidates if c.completion_tokens)
         if run.way.endswith("seq") and gen > 0:
             outs.append(sum(c.completion_tokens for c in run.candidates) / gen)
@@ -312,7 +315,7 @@ def table(runs: list[WayRun], n: int) -> str:
             per_min = 60 * n / tn
             base = base or (per_min if way.startswith("llama-cpp-python") else None)
             ratio = f"{per_min / base:.2f}" if base else "-"
-            tin, tout = rates(mine)
+            tin, tout = rates(mine, max(c.prompt_tokens for r in runs if r.size == size for c in r.candidates))
             ok = sum(c.correct for r in mine for c in r.candidates)
             total = sum(len(r.candidates) for r in mine)
             rows.append(f"| {size} | {way} | {tin:.0f} | {tout:.1f} | {t4:.1f} | {tn:.1f} | {per_min:.2f} "
