@@ -1,4 +1,4 @@
-"""llama-server flags on this machine kind: threads, batch, context, flash attention, KV cache type.
+"""llama-server flags on this machine kind: threads, polling, batch, context, flash attention, KV cache type.
 
     python benchmarks/bench_server_flags.py [--size 0.5b] [--reps 2] [--max-tokens 64]
 
@@ -30,13 +30,14 @@ from greenloop.llm.local_server import LocalModelServer
 from greenloop.settings import LocalModelSettings
 
 FLAG_SETS: dict[str, list[str]] = {
-    "defaults (-t 2, -b 2048 -ub 512, -fa auto, f16 KV, -c 8192)": [],
-    "-t 1": ["-t", "1"],
-    "-fa off": ["-fa", "off"],
+    "defaults": [],  # greenloop's: -t 1, -c 8192, --parallel 1; llama.cpp's: -b 2048 -ub 512, -fa auto, f16 KV
+    "-t 2": ["-t", "2"],
+    "-t 2 --poll 0": ["-t", "2", "--poll", "0"],
+    "-t 1 -tb 2": ["-t", "1", "-tb", "2"],
+    "-t 2 -fa off": ["-t", "2", "-fa", "off"],
     "-fa on": ["-fa", "on"],
-    "-b 256 -ub 256": ["-b", "256", "-ub", "256"],
-    "-ub 128": ["-ub", "128"],
-    "-fa on -ctk q8_0 -ctv q8_0": ["-fa", "on", "-ctk", "q8_0", "-ctv", "q8_0"],
+    "-t 2 -ub 128": ["-t", "2", "-ub", "128"],
+    "-t 2 -fa on -ctk q8_0 -ctv q8_0": ["-t", "2", "-fa", "on", "-ctk", "q8_0", "-ctv", "q8_0"],
     "-c 4096": ["-c", "4096"],
 }
 
@@ -55,10 +56,10 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="0.5b")
     parser.add_argument("--reps", type=int, default=2)
     parser.add_argument("--max-tokens", type=int, default=64)
-    parser.add_argument("--sets", default=",".join(FLAG_SETS), help="comma-separated names of FLAG_SETS")
+    parser.add_argument("--sets", default=";".join(FLAG_SETS), help="names of FLAG_SETS, separated by ;")
     parser.add_argument("--write", type=Path)
     args = parser.parse_args(argv)
-    names = [n for n in FLAG_SETS if n in args.sets.split(",")]
+    names = [n for n in FLAG_SETS if n in args.sets.split(";")]
     servers: dict[str, LocalModelServer] = {}
     results: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
     try:

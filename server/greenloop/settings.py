@@ -95,9 +95,15 @@ class LocalModelSettings(_Section):
     enabled: bool = Field(default=True, description="Start the embedded model when no endpoint is configured.")
     size: Literal["0.5b", "1.5b"] = Field(default="0.5b", description="Qwen2.5-Coder-Instruct size.")
     n_ctx: int = Field(default=8192, description="Context window of the embedded server.")
-    threads: int = Field(default=2, description="CPU threads for the embedded server.")
+    threads: int | None = Field(
+        default=None, ge=1,
+        description="CPU threads for the embedded server. Unset: 1 for llama-server (measured fastest on a "
+        "busy 2-core machine, docs/decisions/llama-server-flags.md), 2 for llama-cpp-python's.",
+    )
     deterministic: bool = Field(
-        default=False, description="Batch size 1 (llama-cpp-python: --n_batch 1 --n_ubatch 1): same reply for same request."
+        default=False,
+        description="llama-cpp-python's server: --n_batch 1 --n_ubatch 1, for the same reply to the same request "
+        "(llama-server gives that without it).",
     )
     server: Literal["auto", "llama-server", "llama-cpp-python"] = Field(
         default="auto",

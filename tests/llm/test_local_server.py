@@ -110,7 +110,7 @@ def test_the_choice_prefers_the_setting_then_path_then_falls_back(
 async def test_starts_with_the_llama_server_flags_and_leaves_nothing_running(
     tmp_path: Path, fake_server: Path
 ) -> None:
-    settings = settings_for(tmp_path, server_path=str(fake_server), n_ctx=4096, threads=2)
+    settings = settings_for(tmp_path, server_path=str(fake_server), n_ctx=4096)
     async with LocalModelServer(settings, alias="local") as server:
         assert server.choice is not None and server.choice.kind == "llama-server"
         async with httpx.AsyncClient() as http:
@@ -119,7 +119,7 @@ async def test_starts_with_the_llama_server_flags_and_leaves_nothing_running(
         pid = server.process.pid
     (argv,) = launches(tmp_path)
     assert argv[:12] == ["-m", settings.model_file, "--alias", "local", "--host", "127.0.0.1",
-                         "--port", str(server.port), "-c", "4096", "-t", "2"]
+                         "--port", str(server.port), "-c", "4096", "-t", "1"]
     assert argv[argv.index("--parallel") + 1] == "1"
     assert not alive(pid)
 

@@ -36,7 +36,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     fetch_p.add_argument("--server-from", type=Path, metavar="FILE",
                          help="a llama-server built from the same source release: copied into the cache, no build")
     serve_p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
-    serve_p.add_argument("--deterministic", action="store_true", help="batch size 1: the same reply for the same request")
+    serve_p.add_argument("--deterministic", action="store_true", help="the same reply for the same request (llama-cpp-python: batch size 1)")
     p.set_defaults(func=run)
 
 

@@ -15,6 +15,10 @@ from greenloop.settings import LocalModelSettings
 # One slot: the whole context for one request, and requests queue instead of cutting each other
 # off; its prompt cache serves the candidates that share one prompt (see the decision record).
 LLAMA_SERVER_FLAGS = ("--parallel", "1", "--no-webui")
+# One thread generated 22-26 tokens/s (0.5B) where two made 2-11 on a 2-core machine that also ran
+# another model server: ggml's threads spin at a barrier per step, and a descheduled one stalls the
+# rest. Prompt reading was faster with one too (82-88 vs 43-68 tokens/s).
+LLAMA_SERVER_THREADS = 1
 
 
 def server_command(choice: ServerChoice, settings: LocalModelSettings, model: Path, port: int,
@@ -28,16 +32,17 @@ def server_command(choice: ServerChoice, settings: LocalModelSettings, model: Pa
 def llama_server_command(binary: Path, settings: LocalModelSettings, model: Path, port: int,
                          alias: str) -> list[str]:
     cmd = [str(binary), "-m", str(model), "--alias", alias, "--host", "127.0.0.1", "--port", str(port),
-           "-c", str(settings.n_ctx), "-t", str(settings.threads), *LLAMA_SERVER_FLAGS]
-    if settings.deterministic:
-        cmd += ["-b", "1", "-ub", "1"]
+           "-c", str(settings.n_ctx), "-t", str(settings.threads or LLAMA_SERVER_THREADS), *LLAMA_SERVER_FLAGS]
+    # `deterministic` adds nothing here: with the same seed, build and flags llama-server gave the same
+    # 200-token reply cold, from its prompt cache and after another prompt (tests/llm/
+    # test_real_llama_server.py), and `-b 1` aborts it at start (its warm-up batch holds 2 tokens)
     return [*cmd, *settings.server_args]
 
 
 def llama_cpp_python_command(settings: LocalModelSettings, model: Path, port: int, alias: str) -> list[str]:
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", alias,
            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(settings.n_ctx),
-           "--n_threads", str(settings.threads),
+           "--n_threads", str(settings.threads or 2),
            # by default llama-cpp-python ends a running stream when another request arrives: files
            # written in parallel cut each other off, retry, and cut each other off again
            "--interrupt_requests", "false"]
