@@ -257,13 +257,13 @@ WAYS: dict[str, tuple[str, Way]] = {  # way -> (server, how)
 
 
 async def run_size(size: str, ways: list[str], reps: int, n: int, max_tokens: int,
-                   dump: Path | None = None) -> list[WayRun]:
+                   dump: Path | None = None, threads: int | None = None) -> list[WayRun]:
     runs: list[WayRun] = []
     needed = {WAYS[w][0] for w in ways}
     servers: dict[str, LocalModelServer] = {}
     try:
         for name in needed:
-            settings = LocalModelSettings(size=size, **SERVERS[name])
+            settings = LocalModelSettings(size=size, threads=threads, **SERVERS[name])
             servers[name] = LocalModelServer(settings, alias="local")
             await servers[name].start()
         for rep in range(reps):
@@ -340,6 +340,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=2)
     parser.add_argument("--candidates", type=int, default=8)
     parser.add_argument("--max-tokens", type=int, default=200)
+    parser.add_argument("--threads", type=int, help="-t for every server (default: local_model.threads unset)")
     parser.add_argument("--write", type=Path, help="also write the tables (Markdown) to this file")
     parser.add_argument("--json", type=Path, help="raw runs as JSON")
     args = parser.parse_args(argv)
@@ -347,7 +348,7 @@ async def main(argv: list[str] | None = None) -> int:
     runs: list[WayRun] = []
     for size in args.sizes.split(","):
         runs += await run_size(size.strip(), ways, args.reps, args.candidates, args.max_tokens,
-                               args.json and args.json.with_suffix(f'.{size.strip()}.json'))
+                               args.json and args.json.with_suffix(f'.{size.strip()}.json'), args.threads)
     text = (f"Candidates for one ~576-token repair prompt, {args.candidates} per way, max {args.max_tokens} "
             f"tokens, {args.reps} interleaved reps, medians.\n\n{table(runs, args.candidates)}\n")
     print(text)

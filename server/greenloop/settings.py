@@ -95,10 +95,10 @@ class LocalModelSettings(_Section):
     enabled: bool = Field(default=True, description="Start the embedded model when no endpoint is configured.")
     size: Literal["0.5b", "1.5b"] = Field(default="0.5b", description="Qwen2.5-Coder-Instruct size.")
     n_ctx: int = Field(default=8192, description="Context window of the embedded server.")
-    threads: int | None = Field(
-        default=None, ge=1,
-        description="CPU threads for the embedded server. Unset: 1 for llama-server (measured fastest on a "
-        "busy 2-core machine, docs/decisions/llama-server-flags.md), 2 for llama-cpp-python's.",
+    threads: int = Field(
+        default=1, ge=1,
+        description="CPU threads of the embedded server. 1 was fastest on a busy 2-core machine, for both "
+        "servers (docs/decisions/llama-server-flags.md); raise it on a quiet machine with more cores.",
     )
     deterministic: bool = Field(
         default=False,

@@ -1,6 +1,7 @@
 """The command line that starts the embedded model server, for llama-server and for llama-cpp-python's.
 
-Flags beyond model, address, context and threads were chosen by measurement on
+Flags beyond model, address, context and threads (`local_model.threads`, 1 by default: one
+thread was fastest on a busy 2-core machine) were chosen by measurement on
 2 cores (docs/decisions/llama-server-flags.md).
 """
 
@@ -15,10 +16,7 @@ from greenloop.settings import LocalModelSettings
 # One slot: the whole context for one request, and requests queue instead of cutting each other
 # off; its prompt cache serves the candidates that share one prompt (see the decision record).
 LLAMA_SERVER_FLAGS = ("--parallel", "1", "--no-webui")
-# One thread generated 22-26 tokens/s (0.5B) where two made 2-11 on a 2-core machine that also ran
-# another model server: ggml's threads spin at a barrier per step, and a descheduled one stalls the
-# rest. Prompt reading was faster with one too (82-88 vs 43-68 tokens/s).
-LLAMA_SERVER_THREADS = 1
+
 
 
 def server_command(choice: ServerChoice, settings: LocalModelSettings, model: Path, port: int,
@@ -32,7 +30,7 @@ def server_command(choice: ServerChoice, settings: LocalModelSettings, model: Pa
 def llama_server_command(binary: Path, settings: LocalModelSettings, model: Path, port: int,
                          alias: str) -> list[str]:
     cmd = [str(binary), "-m", str(model), "--alias", alias, "--host", "127.0.0.1", "--port", str(port),
-           "-c", str(settings.n_ctx), "-t", str(settings.threads or LLAMA_SERVER_THREADS), *LLAMA_SERVER_FLAGS]
+           "-c", str(settings.n_ctx), "-t", str(settings.threads), *LLAMA_SERVER_FLAGS]
     # `deterministic` adds nothing here: with the same seed, build and flags llama-server gave the same
     # 200-token reply cold, from its prompt cache and after another prompt (tests/llm/
     # test_real_llama_server.py), and `-b 1` aborts it at start (its warm-up batch holds 2 tokens)
@@ -42,7 +40,7 @@ def llama_server_command(binary: Path, settings: LocalModelSettings, model: Path
 def llama_cpp_python_command(settings: LocalModelSettings, model: Path, port: int, alias: str) -> list[str]:
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", alias,
            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(settings.n_ctx),
-           "--n_threads", str(settings.threads or 2),
+           "--n_threads", str(settings.threads),
            # by default llama-cpp-python ends a running stream when another request arrives: files
            # written in parallel cut each other off, retry, and cut each other off again
            "--interrupt_requests", "false"]
