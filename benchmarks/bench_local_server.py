@@ -263,7 +263,7 @@ async def run_size(size: str, ways: list[str], reps: int, n: int, max_tokens: in
     servers: dict[str, LocalModelServer] = {}
     try:
         for name in needed:
-            settings = LocalModelSettings(size=size, threads=threads, **SERVERS[name])
+            settings = LocalModelSettings(size=size, **SERVERS[name], **({"threads": threads} if threads else {}))
             servers[name] = LocalModelServer(settings, alias="local")
             await servers[name].start()
         for rep in range(reps):
@@ -340,7 +340,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=2)
     parser.add_argument("--candidates", type=int, default=8)
     parser.add_argument("--max-tokens", type=int, default=200)
-    parser.add_argument("--threads", type=int, help="-t for every server (default: local_model.threads unset)")
+    parser.add_argument("--threads", type=int, help="-t for every server (default: local_model.threads)")
     parser.add_argument("--write", type=Path, help="also write the tables (Markdown) to this file")
     parser.add_argument("--json", type=Path, help="raw runs as JSON")
     args = parser.parse_args(argv)
