@@ -90,13 +90,35 @@ class LLMSettings(_Section):
 
 
 class LocalModelSettings(_Section):
-    """The embedded model: llama-cpp-python's server with Qwen2.5-Coder-Instruct, on 127.0.0.1."""
+    """The embedded model: llama.cpp's server with Qwen2.5-Coder-Instruct, on 127.0.0.1."""
 
     enabled: bool = Field(default=True, description="Start the embedded model when no endpoint is configured.")
     size: Literal["0.5b", "1.5b"] = Field(default="0.5b", description="Qwen2.5-Coder-Instruct size.")
     n_ctx: int = Field(default=8192, description="Context window of the embedded server.")
-    threads: int = Field(default=2, description="CPU threads for the embedded server.")
-    deterministic: bool = Field(default=False, description="--n_batch 1 --n_ubatch 1: same reply for same request.")
+    threads: int = Field(
+        default=1, ge=1,
+        description="CPU threads of the embedded server. 1 was fastest on a busy 2-core machine, for both "
+        "servers (docs/decisions/llama-server-flags.md); raise it on a quiet machine with more cores.",
+    )
+    deterministic: bool = Field(
+        default=False,
+        description="llama-cpp-python's server: --n_batch 1 --n_ubatch 1, for the same reply to the same request "
+        "(llama-server gives that without it).",
+    )
+    server: Literal["auto", "llama-server", "llama-cpp-python"] = Field(
+        default="auto",
+        description="Which server runs the model. 'auto': llama.cpp's llama-server when found or built, "
+        "else llama-cpp-python's (about half the speed).",
+    )
+    server_path: str | None = Field(
+        default=None, description="The llama-server executable. Unset: PATH, then the one `greenloop model fetch` built."
+    )
+    server_args: list[str] = Field(
+        default=[], description="Extra llama-server flags, after greenloop's own (a later flag wins)."
+    )
+    build_timeout: float = Field(
+        default=1800.0, gt=0, description="Seconds `greenloop model fetch` may spend building llama-server."
+    )
     model_file: str | None = Field(
         default=None, description="A GGUF file to serve instead of the fetched Qwen2.5-Coder model."
     )

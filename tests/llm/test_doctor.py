@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from greenloop.llm.doctor import checks
@@ -56,3 +58,14 @@ def test_embedded_model_rows_report_the_cached_file(tmp_path: object) -> None:
     assert rows[0].ok and "embedded" in rows[0].detail
     model_row = next(r for r in rows if r.name == "model file")
     assert not model_row.ok and model_row.fix == "greenloop model fetch"
+
+
+def test_the_model_server_row_says_which_server_runs_and_why(tmp_path: Path) -> None:
+    binary = tmp_path / "llama-server"
+    binary.write_text("#!/bin/sh\n")
+    settings = Settings(local_model={"cache_dir": str(tmp_path), "server_path": str(binary)})
+    row = next(r for r in checks(settings) if r.name == "model server")
+    assert not row.ok and "not executable" in row.detail and "server_path" in row.fix
+    binary.chmod(0o755)
+    row = next(r for r in checks(settings) if r.name == "model server")
+    assert row.ok and row.detail.startswith("llama-server (local_model.server_path")

@@ -1,8 +1,13 @@
-"""The real embedded 0.5B model (opt-in: `pytest -m real_llm`). Asserts structure, not text."""
+"""The real embedded 0.5B model (opt-in: `pytest -m real_llm`). Asserts structure, not text.
+
+The served fixture runs the fallback, llama-cpp-python's server; tests/llm/test_real_llama_server.py
+covers llama-server, the default. The start/stop tests use whichever the default picks.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import time
@@ -31,7 +36,7 @@ def served() -> Iterator[str]:
         pytest.fail("the embedded model is not fetched: run `greenloop model fetch` (CI's setup does)")
     proc = subprocess.Popen(
         [sys.executable, "-m", "greenloop", "model", "serve", "--deterministic"],
-        stdout=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "GREENLOOP_LOCAL_MODEL__SERVER": "llama-cpp-python"},
     )
     try:
         assert proc.stdout is not None
@@ -108,7 +113,7 @@ async def test_open_llm_starts_the_embedded_model_and_stops_it() -> None:
 def server_left_on(port: int) -> bool:
     """Is anything still listening on `port`, or a llama server process started for it?"""
     listening = subprocess.run(["ss", "-ltn", f"sport = :{port}"], capture_output=True, text=True)
-    leftover = subprocess.run(["pgrep", "-f", f"llama_cpp.server.*--port {port}"], capture_output=True)
+    leftover = subprocess.run(["pgrep", "-f", f"(llama_cpp.server|llama-server).*--port {port}"], capture_output=True)
     return f":{port}" in listening.stdout or leftover.returncode == 0
 
 

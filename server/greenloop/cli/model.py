@@ -1,4 +1,4 @@
-"""`greenloop model fetch | serve | path`: the embedded local model (Qwen2.5-Coder via llama.cpp)."""
+"""`greenloop model fetch | serve | path | server`: the embedded local model (Qwen2.5-Coder via llama.cpp)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from greenloop.cli.common import settings_from_args
+from greenloop.errors import GreenloopError
+from greenloop.llm.local_binary import choose_server, find_llama_server
+from greenloop.llm.local_build import BuildFailed, build_llama_server, install_prebuilt
 from greenloop.llm.local_model import SPECS, fetch, model_path, ready_model
 from greenloop.llm.local_server import LocalModelServer
 from greenloop.settings import LocalModelSettings
@@ -23,13 +26,17 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                        description=__doc__)
     p.add_argument("--workspace", "-C", type=Path, default=Path("."), help="project whose settings to use")
     actions = p.add_subparsers(dest="model_command", metavar="ACTION", required=True)
-    fetch_p = actions.add_parser("fetch", help="download, join and verify the model (cached)")
+    fetch_p = actions.add_parser("fetch", help="download, join and verify the model; build llama-server (cached)")
     serve_p = actions.add_parser("serve", help="run the model's OpenAI-compatible server in the foreground")
     path_p = actions.add_parser("path", help="print the model file's path (exit 1 when not fetched)")
-    for action in (fetch_p, serve_p, path_p):
+    server_p = actions.add_parser("server", help="print which server would run and why")
+    for action in (fetch_p, serve_p, path_p, server_p):
         action.add_argument("--size", choices=sorted(SPECS), help="model size (default: local_model.size)")
+    fetch_p.add_argument("--no-server", action="store_true", help="only the model file: no llama-server build")
+    fetch_p.add_argument("--server-from", type=Path, metavar="FILE",
+                         help="a llama-server built from the same source release: copied into the cache, no build")
     serve_p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
-    serve_p.add_argument("--deterministic", action="store_true", help="--n_batch 1 --n_ubatch 1")
+    serve_p.add_argument("--deterministic", action="store_true", help="the same reply for the same request (llama-cpp-python: batch size 1)")
     p.set_defaults(func=run)
 
 
@@ -49,11 +56,47 @@ def run(args: argparse.Namespace) -> int:
         ready = ready_model(settings)
         print(ready or model_path(settings))
         return 0 if ready else 1
+    if args.model_command == "server":
+        choice = choose_server(settings)
+        print(f"{choice.kind}: {choice.reason}")
+        return 0 if choice.kind == "llama-server" else 1
     if args.model_command == "fetch":
-        path = fetch_with_progress(settings, Console(stderr=True))
+        console = Console(stderr=True)
+        path = fetch_with_progress(settings, console)
+        if args.server_from:
+            console.print(f"llama-server: {install_prebuilt(args.server_from)} (copied)", highlight=False)
+        elif not args.no_server:
+            ensure_llama_server(settings, console)
         print(path)
         return 0
     return asyncio.run(_serve(settings, args.port))
+
+
+def ensure_llama_server(settings: LocalModelSettings, console: Console) -> None:
+    """llama-server found, or built now with a progress line; a failed build is shown, not fatal."""
+    if settings.server == "llama-cpp-python":
+        return
+    found = find_llama_server(settings)
+    if found is not None:
+        console.print(f"llama-server: {found[0]} ({found[1]})", highlight=False)
+        return
+    console.print("llama-server: building it once from llama-cpp-python's source "
+                  "(about 7 minutes on 2 cores; cached)", highlight=False)
+    columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"))
+    try:
+        with Progress(*columns, console=console, transient=False) as bar:
+            task = bar.add_task("llama-server: download source", total=100)
+
+            def progress(step: str, percent: int) -> None:
+                bar.update(task, description=f"llama-server: {step}", completed=percent)
+
+            path = build_llama_server(settings, progress)
+    except BuildFailed as failed:
+        console.print(str(failed), style="yellow", markup=False, highlight=False)
+        if settings.server == "llama-server":
+            raise GreenloopError("local_model.server is 'llama-server' and the build failed (see above).") from None
+        return
+    console.print(f"llama-server: {path} (built)", highlight=False)
 
 
 def fetch_with_progress(settings: LocalModelSettings, console: Console) -> Path:
@@ -86,6 +129,8 @@ async def _serve(settings: LocalModelSettings, port: int) -> int:
         loop.add_signal_handler(sig, stop.set)
     async with LocalModelServer(settings, port=port) as server:
         print(f"READY {server.base_url}", flush=True)
+        if server.choice is not None:
+            print(f"server: {server.choice.kind} ({server.choice.reason})", file=sys.stderr)
         print("serving the embedded model; Ctrl-C stops it", file=sys.stderr)
         await stop.wait()
     return 0

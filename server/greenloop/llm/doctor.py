@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -11,6 +10,7 @@ import httpx
 
 from greenloop.errors import GreenloopError
 from greenloop.llm.endpoint import NO_ENDPOINT, Endpoint, open_llm, resolve_endpoint
+from greenloop.llm.local_binary import choose_server, llama_cpp_python_installed
 from greenloop.llm.local_model import ready_model
 from greenloop.settings import Settings
 from greenloop_sandbox.doctor import Check
@@ -42,18 +42,13 @@ def _endpoint_row(endpoint: Endpoint) -> Check:
     if endpoint.source == "none":
         return Check("model endpoint", False, "none configured, embedded model off", NO_ENDPOINT)
     if endpoint.base_url is None:
-        return Check("model endpoint", True, "embedded llama.cpp server on 127.0.0.1 (started per run)")
+        return Check("model endpoint", True, "embedded model server on 127.0.0.1 (started per run)")
     key = "API key set" if endpoint.api_key else "no API key"
     return Check("model endpoint", True, f"{endpoint.base_url} (from {endpoint.source}; {key})")
 
 
 def _embedded_rows(settings: Settings) -> list[Check]:
-    rows = []
-    if importlib.util.find_spec("llama_cpp") is None:
-        rows.append(Check("llama-cpp-python", False, "not installed",
-                          "pip install 'greenloop[local]' (or set llm.base_url / OPENAI_BASE_URL)"))
-    else:
-        rows.append(Check("llama-cpp-python", True, "installed"))
+    rows = [_server_row(settings)]
     path = ready_model(settings.local_model)
     if path is None:
         rows.append(Check("model file", False, f"Qwen2.5-Coder {settings.local_model.size} not fetched yet",
@@ -62,6 +57,20 @@ def _embedded_rows(settings: Settings) -> list[Check]:
         size_mb = path.stat().st_size / 1e6
         rows.append(Check("model file", True, f"{path} ({size_mb:.0f} MB, sha256 verified)"))
     return rows
+
+
+def _server_row(settings: Settings) -> Check:
+    """Which server the embedded model runs on, and why; the fallback is a pass with a hint."""
+    try:
+        choice = choose_server(settings.local_model)
+    except GreenloopError as exc:
+        return Check("model server", False, str(exc), "fix local_model.server_path, or run `greenloop model fetch`")
+    if choice.kind == "llama-server":
+        return Check("model server", True, f"llama-server ({choice.reason})")
+    if not llama_cpp_python_installed():
+        return Check("model server", False, f"no llama-server and no llama-cpp-python ({choice.reason})",
+                     "greenloop model fetch (builds llama-server), or pip install 'greenloop[local]'")
+    return Check("model server", True, f"llama-cpp-python's server, about half as fast ({choice.reason})")
 
 
 async def _listed_model_row(base_url: str, api_key: str | None, model: str) -> Check:

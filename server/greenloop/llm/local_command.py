@@ -1,0 +1,49 @@
+"""The command line that starts the embedded model server, for llama-server and for llama-cpp-python's.
+
+Flags beyond model, address, context and threads (`local_model.threads`, 1 by default: one
+thread was fastest on a busy 2-core machine) were chosen by measurement on
+2 cores (docs/decisions/llama-server-flags.md).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from greenloop.llm.local_binary import ServerChoice
+from greenloop.settings import LocalModelSettings
+
+# One slot: the whole context for one request, and requests queue instead of cutting each other
+# off; its prompt cache serves the candidates that share one prompt (see the decision record).
+LLAMA_SERVER_FLAGS = ("--parallel", "1", "--no-webui")
+
+
+
+def server_command(choice: ServerChoice, settings: LocalModelSettings, model: Path, port: int,
+                   alias: str) -> list[str]:
+    if choice.kind == "llama-server":
+        assert choice.path is not None
+        return llama_server_command(choice.path, settings, model, port, alias)
+    return llama_cpp_python_command(settings, model, port, alias)
+
+
+def llama_server_command(binary: Path, settings: LocalModelSettings, model: Path, port: int,
+                         alias: str) -> list[str]:
+    cmd = [str(binary), "-m", str(model), "--alias", alias, "--host", "127.0.0.1", "--port", str(port),
+           "-c", str(settings.n_ctx), "-t", str(settings.threads), *LLAMA_SERVER_FLAGS]
+    # `deterministic` adds nothing here: with the same seed, build and flags llama-server gave the same
+    # 200-token reply cold, from its prompt cache and after another prompt (tests/llm/
+    # test_real_llama_server.py), and `-b 1` aborts it at start (its warm-up batch holds 2 tokens)
+    return [*cmd, *settings.server_args]
+
+
+def llama_cpp_python_command(settings: LocalModelSettings, model: Path, port: int, alias: str) -> list[str]:
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", alias,
+           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(settings.n_ctx),
+           "--n_threads", str(settings.threads),
+           # by default llama-cpp-python ends a running stream when another request arrives: files
+           # written in parallel cut each other off, retry, and cut each other off again
+           "--interrupt_requests", "false"]
+    if settings.deterministic:
+        cmd += ["--n_batch", "1", "--n_ubatch", "1"]
+    return cmd
