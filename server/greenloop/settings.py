@@ -93,7 +93,11 @@ class LocalModelSettings(_Section):
     """The embedded model: llama.cpp's server with Qwen2.5-Coder-Instruct, on 127.0.0.1."""
 
     enabled: bool = Field(default=True, description="Start the embedded model when no endpoint is configured.")
-    size: Literal["0.5b", "1.5b"] = Field(default="0.5b", description="Qwen2.5-Coder-Instruct size.")
+    size: Literal["0.5b", "1.5b"] = Field(
+        default="1.5b",
+        description="Qwen2.5-Coder-Instruct size. 1.5B: on the README demo it fixed the bug on its first "
+        "candidate where the 0.5B fixed nothing in eight (docs/benchmarks/demo.md).",
+    )
     n_ctx: int = Field(default=8192, description="Context window of the embedded server.")
     threads: int = Field(
         default=1, ge=1,

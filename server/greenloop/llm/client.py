@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib
 import json
 import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
-from openai import AsyncOpenAI
+from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 from pydantic import BaseModel
 
 from greenloop.llm import tokens
@@ -50,6 +52,19 @@ _STREAMED: dict[str, Any] = {"stream": True, "stream_options": {"include_usage":
 
 # The structured-output mode that works, per endpoint (process-wide).
 _endpoint_modes: dict[str, Mode] = {}
+
+
+def _http_client(base_url: str, timeout: float) -> DefaultAsyncHttpxClient | None:
+    """No kept-alive connections to a server on this machine: llama.cpp's llama-server closes the
+    connection after a streamed reply without saying so, and the next request on the pooled one failed
+    with "Server disconnected without sending a response" (1 call in 4, each a counted retry). A new
+    connection to 127.0.0.1 costs well under a millisecond."""
+    host = urlsplit(base_url).hostname or ""
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        return None
+    # the openai package's own HTTP library (httpx, or its fork httpx2 in openai 3.x)
+    http = importlib.import_module(DefaultAsyncHttpxClient.__mro__[1].__module__.split(".")[0])
+    return DefaultAsyncHttpxClient(timeout=timeout, limits=http.Limits(max_keepalive_connections=0))
 
 
 def forget_structured_modes() -> None:
@@ -92,7 +107,8 @@ class LLMClient:
         self.cassette = cassette
         self.usage = Usage()
         self._openai = AsyncOpenAI(
-            api_key=api_key or "not-needed", base_url=self.base_url, max_retries=0, timeout=settings.timeout
+            api_key=api_key or "not-needed", base_url=self.base_url, max_retries=0, timeout=settings.timeout,
+            http_client=_http_client(self.base_url, settings.timeout),
         )
 
     @property
