@@ -35,9 +35,10 @@ def make_wheels(tmp: Path, spec: ModelSpec) -> dict[str, Path]:
 @pytest.fixture
 def fake_spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ModelSpec, list[str]]:
     joined = b"".join(PARTS)
-    spec = ModelSpec("0.5b", "tiny", ("tiny-part1", "tiny-part2", "tiny-part3"), "1.0",
+    size = LocalModelSettings().size  # the default size's spec is the one replaced
+    spec = ModelSpec(size, "tiny", ("tiny-part1", "tiny-part2", "tiny-part3"), "1.0",
                      hashlib.sha256(joined).hexdigest(), len(joined))
-    monkeypatch.setitem(local_model.SPECS, "0.5b", spec)
+    monkeypatch.setitem(local_model.SPECS, size, spec)
     source = tmp_path / "index"
     source.mkdir()
     wheels = make_wheels(source, spec)
@@ -76,7 +77,7 @@ def test_checksum_mismatch_deletes_the_file_and_says_what_to_do(
     tmp_path: Path, fake_spec: tuple[ModelSpec, list[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     spec, _ = fake_spec
-    monkeypatch.setitem(local_model.SPECS, "0.5b", ModelSpec(
+    monkeypatch.setitem(local_model.SPECS, spec.size, ModelSpec(
         spec.size, spec.name, spec.packages, spec.version, "0" * 64, spec.bytes))
     settings = LocalModelSettings(cache_dir=str(tmp_path / "cache"))
     with pytest.raises(GreenloopError, match=r"expected 0000.*greenloop model fetch"):
