@@ -73,13 +73,7 @@ def build_llama_server(settings: LocalModelSettings, progress: BuildProgress | N
             log.close()
             shutil.copyfile(log_path, build_failure_log())
             raise
-        staged = target.with_name(target.name + ".new")
-        shutil.copy2(binary, staged)
-        staged.chmod(0o755)
-        staged.replace(target)
-    origin_file().write_text(f"built from llama-cpp-python {LLAMA_CPP_PYTHON_VERSION}'s source\n", encoding="utf-8")
-    build_failure_log().unlink(missing_ok=True)
-    return target
+        return _install(binary, f"built from llama-cpp-python {LLAMA_CPP_PYTHON_VERSION}'s source")
 
 
 def install_prebuilt(binary: Path) -> Path:
@@ -95,12 +89,17 @@ def install_prebuilt(binary: Path) -> Path:
         tail = (result.stdout + result.stderr).decode(errors="replace").strip()[-500:]
         raise GreenloopError(f"{binary} --version exited with {result.returncode}: {tail}")
     build_dir().mkdir(parents=True, exist_ok=True)
+    return _install(binary, f"copied from {binary.resolve()}")
+
+
+def _install(binary: Path, origin: str) -> Path:
+    """Put `binary` in the cache as the llama-server (atomically) and say where it came from."""
     target = built_server()
     staged = target.with_name(target.name + ".new")
     shutil.copy2(binary, staged)
     staged.chmod(0o755)
     staged.replace(target)
-    origin_file().write_text(f"copied from {binary.resolve()}\n", encoding="utf-8")
+    origin_file().write_text(origin + "\n", encoding="utf-8")
     build_failure_log().unlink(missing_ok=True)
     return target
 
