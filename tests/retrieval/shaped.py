@@ -14,6 +14,13 @@ PARTS_OK = "        return self.script.split()\n"
 PARTS_BUG = "        return self.script.split()[self.missing]\n"
 
 
+def fill(template: str, **values: str) -> str:
+    """`template` with each `{key}` replaced (the code's own braces stay, unlike str.format)."""
+    for key, value in values.items():
+        template = template.replace("{" + key + "}", value)
+    return template
+
+
 def python_files(bug: str) -> dict[str, str]:
     rule = (
         "from tool.types import Command\n"
@@ -146,11 +153,6 @@ def node_files(bug: str) -> dict[str, str]:
         "});\n"
     )
 
-    def fill(template: str, **values: str) -> str:
-        for key, value in values.items():
-            template = template.replace("{" + key + "}", value)
-        return template
-
     parts = "    return this.script.split(' ')" + (".map((p) => p.missing.trim());\n" if bug == "hub" else ";\n")
     push_fix = "pull --force" if bug == "push" else "push --force"
     return {
@@ -207,11 +209,6 @@ def rust_files(bug: str) -> dict[str, str]:
         "    }\n"
         "}\n"
     )
-
-    def fill(template: str, **values: str) -> str:
-        for key, value in values.items():
-            template = template.replace("{" + key + "}", value)
-        return template
 
     return {
         "Cargo.toml": '[package]\nname = "tool"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n',
