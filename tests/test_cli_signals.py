@@ -37,7 +37,7 @@ def test_a_stop_signal_mid_run_removes_the_container(
     ws.mkdir()
     (ws / "calc.py").write_text(CALC)
     (ws / "test_calc.py").write_text(TEST)
-    scripted_llm.script(slow(120, "the model is still thinking"), step="diagnosis")
+    scripted_llm.script(slow(120, "the model is still thinking"))  # whichever step asks first
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "GREENLOOP_"))}
     env["GREENLOOP_RUNS__STORE"] = str(tmp_path / "runs.sqlite3")
     proc = subprocess.Popen(

@@ -85,6 +85,7 @@ class LocalModelServer:
         self.choice: ServerChoice | None = None
         self.process: asyncio.subprocess.Process | None = None
         self.restarts = 0
+        self.serving = False  # the current process answered /models and has not died since
         self.failure: GreenloopError | None = None  # set when it crashed again after its restart
         self.log_path = cache_dir(settings) / "llama-server.log"  # per port once started
         self._model: Path | None = None
@@ -160,6 +161,7 @@ class LocalModelServer:
         atexit.register(self._kill_now)
         try:
             await self._wait_ready()
+            self.serving = True
         except BaseException:
             await self._stop_process(keep_log=True)
             raise
@@ -188,6 +190,7 @@ class LocalModelServer:
         """Start the server again (same port) the first time it dies; after the second, set `failure`."""
         while self.process is not None:
             code = await self.process.wait()
+            self.serving = False
             tail = self._log_tail()
             if self.restarts >= 1:
                 self.failure = GreenloopError(
