@@ -16,7 +16,7 @@ from typing import Literal
 
 from greenloop.agent.actions import apply_plan
 from greenloop.agent.events import CandidateAsked, CandidateTested, Event
-from greenloop.agent.repair.routes import Approach, ReplyRejected, prompt_hash, read_reply
+from greenloop.agent.repair.routes import Approach, ReplyRejected, ReplyUnchanged, prompt_hash, read_reply
 from greenloop.agent.repair.splice import has_code_block
 from greenloop.agent.snapshot import Snapshot
 from greenloop.agent.testfiles import TestFiles
@@ -24,6 +24,10 @@ from greenloop.llm import ContextOverflow, LLMClient
 from greenloop_sandbox import Sandbox, TestReport
 
 CODE_PLEASE = "Now give the whole corrected {what} in one code block."
+SAME_AS_FILE = ("That {what} is the code already in the file, and with it the tests fail: {failure}\n"
+                "It needs a change. Give the whole corrected {what} in one code block.")
+TRIED_BEFORE = ("That change was tested already, and the tests then said: {failure}\n"
+                "Make a different change. Give the whole corrected {what} in one code block.")
 FUNCTION_TOKENS = 1024  # a function is short; a reply that runs on past this has lost its way
 Ended = Literal["green", "better", "nothing_better", "no_candidates", "budget"]
 
@@ -80,7 +84,7 @@ class RoundInputs:
     test_timeout: float
     iteration: int
     subset: bool = True  # run the failing tests first (runners whose ids select tests)
-    seen: set[int] = field(default_factory=set)  # fingerprints tried in earlier rounds
+    seen: dict[int, str] = field(default_factory=dict)  # fingerprints tested in earlier rounds -> what they gave
     suite: list[str] | None = None  # the run's tests ("the whole suite"); None: all of them
 
 
@@ -114,28 +118,26 @@ async def run_round(
                              target=approach.label, seed=seed, temperature=temperature)
         used = _tokens(inputs.llm)
         reply = ""
+        limit = FUNCTION_TOKENS if approach.route == "function" else None
         if approach.route != "install":
-            limit = FUNCTION_TOKENS if approach.route == "function" else None
             try:
                 reply = await _ask(inputs, approach, limit, seed, temperature)
             except ContextOverflow as exc:  # every candidate of the round sends this prompt: none would fit
                 tried.append(Tried(index, seed, temperature, "rejected", reason=f"the request is too long: {exc}"))
                 yield _tested_event(inputs, approach, tried[-1], 0)
                 break
-        fork = snapshot.fork()
-        reason = ""
-        try:
-            plan = read_reply(approach, snapshot, reply)
-            applied = await apply_plan(plan, fork, inputs.sandbox, inputs.iteration, report.failures, inputs.tests)
-            reason = applied.problems[0].removeprefix("- ").split("\nCurrent content")[0] if applied.problems else ""
-            environment[index] = (tuple(applied.packages), tuple(applied.commands))
-        except ReplyRejected as exc:
-            reason = str(exc)
-        fingerprint = fork.fingerprint()
-        if not reason and fingerprint == start and approach.route != "install":
-            reason = "it changes nothing"
-        if not reason and (same := _same_as(fingerprint, fingerprints, inputs.seen)):
-            reason = same
+        fork, reason, environment[index], fingerprint, again = await _read(
+            inputs, approach, snapshot, report, reply, start, fingerprints, tried)
+        if again:  # the code of the file, or a change already tested: asked once for a different one
+            follow = [*inputs.messages, {"role": "assistant", "content": reply}, {"role": "user", "content": again}]
+            try:
+                more = await _ask(inputs, approach, limit, seed, temperature, follow)
+            except ContextOverflow:
+                more = ""
+            first = reason
+            fork, reason, environment[index], fingerprint, _ = await _read(
+                inputs, approach, snapshot, report, more, start, fingerprints, tried)
+            reason = f"{first}; asked again: {reason}" if reason else ""
         tokens = _tokens(inputs.llm) - used
         if reason:
             tried.append(Tried(index, seed, temperature, "rejected", reason=reason))
@@ -154,7 +156,7 @@ async def run_round(
         if tried[-1].green:
             ended = "green"
             break
-    inputs.seen.update(fingerprints)
+    inputs.seen.update({fp: next(t.feedback for t in tried if t.index == i) for fp, i in fingerprints.items()})
     tested = [t for t in tried if t.status == "tested"]
     if not tested:
         yield RoundResult(approach, tuple(tried), None, "budget" if ended == "budget" else "no_candidates")
@@ -176,17 +178,51 @@ async def run_round(
 
 
 async def _ask(inputs: RoundInputs, approach: Approach, limit: int | None, seed: int | None,
-               temperature: float) -> str:
+               temperature: float, messages: list[dict[str, str]] | None = None) -> str:
     """One candidate's reply; a reply of prose alone is asked once for its code (the prefix is shared)."""
     step = f"repair_{approach.route}"
-    reply = await inputs.llm.complete(inputs.messages, step=step, max_tokens=limit, seed=seed, temperature=temperature)
+    messages = messages or inputs.messages
+    reply = await inputs.llm.complete(messages, step=step, max_tokens=limit, seed=seed, temperature=temperature)
     if approach.route in ("function", "file") and not has_code_block(reply) and reply.strip():
         # the 1.5B model said what was wrong and stopped; asked for the code, it gives it
-        follow = [*inputs.messages, {"role": "assistant", "content": reply},
+        follow = [*messages, {"role": "assistant", "content": reply},
                   {"role": "user", "content": CODE_PLEASE.format(what=_asked_for(approach))}]
         more = await inputs.llm.complete(follow, step=step, max_tokens=limit, seed=seed, temperature=temperature)
         reply = f"{reply}\n{more}"
     return reply
+
+
+async def _read(
+    inputs: RoundInputs, approach: Approach, snapshot: Snapshot, report: TestReport, reply: str, start: int,
+    fingerprints: dict[int, int], tried: list[Tried],
+) -> tuple[Snapshot, str, tuple[tuple[str, ...], tuple[str, ...]], int, str]:
+    """A reply applied to a fork: (fork, why it is rejected or "", its installs and commands, fingerprint,
+    what to ask the model once more when the reply is the file's code or a change already tested)."""
+    fork = snapshot.fork()
+    environment: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    reason, unchanged = "", False
+    try:
+        plan = read_reply(approach, snapshot, reply)
+        applied = await apply_plan(plan, fork, inputs.sandbox, inputs.iteration, report.failures, inputs.tests)
+        reason = applied.problems[0].removeprefix("- ").split("\nCurrent content")[0] if applied.problems else ""
+        environment = (tuple(applied.packages), tuple(applied.commands))
+    except ReplyUnchanged as exc:
+        reason, unchanged = str(exc), True
+    except ReplyRejected as exc:
+        reason = str(exc)
+    fingerprint = fork.fingerprint()
+    if not reason and fingerprint == start and approach.route != "install":
+        reason, unchanged = "it changes nothing", True
+    again = ""
+    if unchanged and approach.route in ("function", "file"):
+        again = SAME_AS_FILE.format(what=_asked_for(approach), failure=_feedback(report))
+    elif not reason and (same := _same_as(fingerprint, fingerprints, inputs.seen)):
+        reason = same
+        earlier = next((t.feedback for t in tried if t.index == fingerprints.get(fingerprint)), "")
+        gave = earlier or inputs.seen.get(fingerprint, "")
+        if approach.route in ("function", "file"):
+            again = TRIED_BEFORE.format(what=_asked_for(approach), failure=gave or "they still failed")
+    return fork, reason, environment, fingerprint, again
 
 
 def _asked_for(approach: Approach) -> str:
@@ -203,7 +239,7 @@ def _errors(report: TestReport, failing: list[str]) -> int:
     return sum(1 for f in report.failures if f.kind == "error" and f.test_id in failing)
 
 
-def _same_as(fingerprint: int, this_round: dict[int, int], earlier: set[int]) -> str:
+def _same_as(fingerprint: int, this_round: dict[int, int], earlier: dict[int, str]) -> str:
     if fingerprint in this_round:
         return f"the same change as candidate {this_round[fingerprint]}"
     if fingerprint in earlier:

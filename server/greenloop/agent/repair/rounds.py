@@ -31,7 +31,7 @@ async def candidate_rounds(
     oneshot = loop.strategy == "oneshot"
     max_it = 1 if oneshot else loop.max_iterations
     step, feedback, spent = 0, "", list[str]()
-    seen: set[int] = set()
+    seen: dict[int, str] = {}  # what each change tested so far gave
     for iteration in range(1, max_it + 1):
         if (why := ctx.over_budget()) is not None:
             yield ctx.done(snapshot, "budget", f"Stopped: {why}; {report.summary()}.", iteration - 1, why)

@@ -18,7 +18,7 @@ from greenloop.agent.code_reply import extract_code
 from greenloop.agent.plan import Action, DebugPlan, InstallAction, WriteAction
 from greenloop.agent.prompts import render_prompt
 from greenloop.agent.repair.blocks import parse_blocks
-from greenloop.agent.repair.splice import SpliceError, Target, splice
+from greenloop.agent.repair.splice import SpliceError, Target, Unchanged, splice
 from greenloop.agent.snapshot import Snapshot
 from greenloop.agent.testfiles import TestFiles
 from greenloop.retrieval import Location, RepoIndex, language_of
@@ -40,6 +40,10 @@ class ReplyRejected(ValueError):
     """A reply that gives no candidate, and why (kept in the records, never a crash)."""
 
 
+class ReplyUnchanged(ReplyRejected):
+    """A reply whose code is the code already in the file."""
+
+
 @dataclass(frozen=True)
 class Approach:
     """What one round tries: a route, its target and how hot it samples."""
@@ -51,6 +55,7 @@ class Approach:
     package: str = ""  # the install route's package
     feedback: str = ""  # what an earlier attempt gave, said to the model
     bare: bool = False  # the one-shot baseline's bare prompt: failures and the file, nothing else
+    anew: bool = False  # the function written again from the tests rather than patched
 
     @property
     def label(self) -> str:
@@ -86,8 +91,11 @@ def ladder(
         steps.append(Approach("function", top, "the top-ranked function, sampled hotter", hotter=0.3))
     if sources:
         path = sources[0].path
-        if _lines(snapshot, path) <= FILE_ROUTE_LINES and not any(s.route == "file" and s.target.path == path
-                                                                  for s in steps):
+        if functions and _mostly(snapshot, top):  # the whole file would be the same request again
+            steps.append(Approach("function", top, "the top-ranked function, written anew from the tests",
+                                  anew=True))
+        elif _lines(snapshot, path) <= FILE_ROUTE_LINES and not any(s.route == "file" and s.target.path == path
+                                                                    for s in steps):
             steps.append(_file(path, "the whole file"))
         steps.append(Approach("blocks", Target(path, path, "file", 1, _lines(snapshot, path)),
                               "changes in several places"))
@@ -100,6 +108,13 @@ def _file(path: str, why: str) -> Approach:
 
 def _target(loc: Location) -> Target:
     return Target(loc.path, loc.symbol, loc.kind, loc.start_line, loc.end_line)
+
+
+def _mostly(snapshot: Snapshot, target: Target) -> bool:
+    """The function is most of its file's code (imports and blank lines aside)."""
+    rows = (snapshot.read(target.path) or "").splitlines()
+    code = [r for r in rows if r.strip() and not r.lstrip().startswith(("import ", "from ", "#"))]
+    return (target.end_line - target.start_line + 1) >= 0.8 * len(code)
 
 
 def _lines(snapshot: Snapshot, path: str) -> int:
@@ -250,6 +265,7 @@ def repair_messages(
         rows = source.splitlines()[target.start_line - 1 : target.end_line]
         values |= {"symbol": target.symbol, "func": target.name, "start": str(target.start_line),
                    "end": str(target.end_line), "code": "\n".join(rows), "related": related_text(index, target, tests)}
+        values["task"] = render_prompt("repair_task_anew" if approach.anew else "repair_task_fix", workspace, **values)
         user = render_prompt("repair_function", workspace, **values)
     else:
         values["code"] = source.rstrip("\n")
@@ -270,6 +286,8 @@ def read_reply(approach: Approach, snapshot: Snapshot, reply: str) -> DebugPlan:
     if approach.route == "function":
         try:
             actions = list(splice(snapshot.read(target.path) or "", target, reply))
+        except Unchanged as exc:
+            raise ReplyUnchanged(str(exc)) from None
         except SpliceError as exc:
             raise ReplyRejected(str(exc)) from None
         return DebugPlan(diagnosis=f"`{target.symbol}` rewritten", actions=actions)

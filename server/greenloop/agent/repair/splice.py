@@ -30,6 +30,10 @@ class SpliceError(ValueError):
     """Why a reply gives no usable function (said to the model and kept in the records)."""
 
 
+class Unchanged(SpliceError):
+    """The reply's function is the one already in the file."""
+
+
 @dataclass(frozen=True)
 class Target:
     """The definition a repair is about: where it is and what it is called."""
@@ -106,7 +110,7 @@ def splice(source: str, target: Target, reply: str) -> list[EditAction]:
         replacement = _indented(helpers, indent, newline) + newline + replacement
     search = "".join(lines[first : last + 1])
     if _normal(replacement) == _normal(search):
-        raise SpliceError(f"the reply's `{target.name}` is the same as the one in the file: it changes nothing")
+        raise Unchanged(f"the reply's `{target.name}` is the same as the one in the file: it changes nothing")
     candidate = "".join([*lines[:first], replacement, *lines[last + 1 :]])
     bad = first_error(target.path, candidate)
     if bad is not None and first_error(target.path, source) is None:
