@@ -119,3 +119,28 @@ async def test_rust_project(tmp_path: Path) -> None:
     assert (found[0].symbol, found[0].kind, found[0].start_line) == ("Tally.last", "method", 10)
     assert all(not loc.symbol.startswith("tests") for loc in found)
     assert "tests.last_item" in [loc.symbol for loc in await spec_locations(index, projects.cargo_output(tmp_path))]
+
+
+HUNG = {
+    "shapes/__init__.py": "",
+    "shapes/steps.py": (
+        "def settled(values):\n    return all(v == values[0] for v in values * 200_000)  # slow: the clock stops here\n\n\n"
+        "def smooth(values):\n    values = list(values)\n    while not settled(values):\n"
+        "        values = [min(values)] + values[1:]  # the bug: the others never move\n    return values\n"
+    ),
+    "tests/test_steps.py": (  # the function under test is passed to a checker, as HumanEvalFix's tests do
+        "from shapes.steps import smooth\n\n\ndef check(f):\n    assert f([3, 1, 2]) == [1, 1, 1]\n\n\n"
+        "def test_smooth():\n    check(smooth)\n"
+    ),
+}
+
+
+async def test_a_hung_test_points_at_the_loop_not_the_callee_the_clock_stopped_in(tmp_path: Path) -> None:
+    files = projects.write(tmp_path, HUNG)
+    index = RepoIndex()
+    await index.update(files)
+    output = projects.pytest_output(tmp_path, "-p", "pytest_timeout", "--timeout=1", "tests/test_steps.py")
+    assert "Timeout" in output, output[-2000:]
+    found = await locate(index, output, top_k=3)
+    assert found[0].symbol == "smooth", [(loc.symbol, loc.why) for loc in found]
+    assert found[0].why.startswith("the loop the hung test was in")

@@ -9,6 +9,7 @@ the target.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -22,6 +23,9 @@ from greenloop.retrieval.lexical import build as build_lexical
 from greenloop.retrieval.model import Definition, Frame, Location
 
 _WINDOW = 8  # lines either side of a frame that has no enclosing definition
+# a test that hung: pytest-timeout, faulthandler's dump, node's and cargo's own words
+_HUNG = re.compile(r"Failed: Timeout \(?>|\+{3,} Timeout \+{3,}|Timeout \(0:|test timed out|has been running for over")
+_LOOP = re.compile(r"(?:async\s+)?(?:while|for|loop|do)\b")
 _BM25_CANDIDATES = 40
 _IMPORT_HOPS = 2
 _CONSTRUCTORS = ("__init__", "__new__", "constructor", "new")
@@ -137,7 +141,7 @@ def collect(index: RepoIndex, failures: Sequence[Failure]) -> Evidence:
         tests = failing_tests(index, failure.test_id, failure.file, frames)
         for test in tests:
             one.add_spec(test, f"the failing test {failure.test_id or test.symbol}".strip())
-        framed = _frames(index, frames, one)
+        framed = _frames(index, frames, one, hung=_HUNG.search(failure.text) is not None)
         for key in {d.key for d, _ in framed}:
             in_traceback[key] = in_traceback.get(key, 0) + 1
         test_files = {t.path for t in tests} | {f.path for f in frames if is_test_path(f.path)}
@@ -190,13 +194,25 @@ def _spread(evidence: Evidence, in_traceback: dict[str, int], failures: int) -> 
         candidate.offer("spread", count / math.sqrt(failures * reach), note)
 
 
-def _frames(index: RepoIndex, frames: list[Frame], evidence: Evidence) -> list[tuple[Definition, float]]:
-    """Project frames outside test code, deepest first (1, 1/2, 1/3, ...); frames in test code are the spec."""
+def _frames(
+    index: RepoIndex, frames: list[Frame], evidence: Evidence, *, hung: bool = False
+) -> list[tuple[Definition, float]]:
+    """Project frames outside test code, deepest first (1, 1/2, 1/3, ...); frames in test code are the spec.
+
+    In a test that hung, the deepest frame is wherever the clock ran out, most often a callee that
+    returns normally; the loop that never ends is in the deepest frame that stands in a loop, so
+    that frame counts as the deepest.
+    """
     framed: list[tuple[Definition, float]] = []
     project = [f for f in frames if not is_test_path(f.path)]
+    looping = next((f for f in project if _in_loop(index, f)), None) if hung else None
+    if looping is not None:
+        project = [looping, *(f for f in project if f is not looping)]
     for depth, frame in enumerate(project):
         where = f"{frame.path}:{frame.line}"
         note = f"deepest project frame ({where})" if depth == 0 else f"traceback frame {depth + 1} ({where})"
+        if frame is looping:
+            note = f"the loop the hung test was in ({where})"
         value = 1.0 / (1 + depth)
         definition = index.enclosing(frame.path, frame.line)
         if definition is None:
@@ -211,6 +227,24 @@ def _frames(index: RepoIndex, frames: list[Frame], evidence: Evidence) -> list[t
             start, end = _window(index, frame)
             evidence.offer_lines(frame.path, start, end, "frame", 0.2, f"test code in the traceback ({frame.path}:{frame.line})")
     return framed
+
+
+def _in_loop(index: RepoIndex, frame: Frame) -> bool:
+    """The frame's line is a loop's header or inside a loop's body (by indentation, within its definition)."""
+    definition = index.enclosing(frame.path, frame.line)
+    lines = index.lines(frame.path)
+    if definition is None or not 0 < frame.line <= len(lines):
+        return False
+    indent = len(lines[frame.line - 1]) - len(lines[frame.line - 1].lstrip())
+    for number in range(frame.line, definition.start_line - 1, -1):
+        row = lines[number - 1]
+        depth = len(row) - len(row.lstrip())
+        if not row.strip() or (number != frame.line and depth >= indent):
+            continue
+        if _LOOP.match(row.lstrip()):
+            return True
+        indent = depth
+    return False
 
 
 def _failing_source_line(index: RepoIndex, frames: list[Frame]) -> str:
