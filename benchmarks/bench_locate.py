@@ -34,7 +34,7 @@ import realbugs
 from greenloop.retrieval import RepoIndex, build_context, count_tokens, locate, parse_frames, spec_locations
 from greenloop.retrieval import index as index_module
 from greenloop.retrieval.model import Definition
-from greenloop.retrieval.tokens import tokenizer_name
+from greenloop.tokens import tokenizer_name
 
 _WORDS = re.compile(r"[A-Za-z][a-z]*|[A-Z]+(?![a-z])|\d+")
 

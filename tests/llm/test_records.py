@@ -6,8 +6,8 @@ import pytest
 from pydantic import BaseModel
 
 from greenloop.llm import CallRecord, open_llm
-from greenloop.llm.tokens import bundled_bpe_file, count_text
 from greenloop.settings import Settings
+from greenloop.tokens import bundled_bpe_file, count_text
 from tests.support.scripted_llm import Reply, ScriptedLLM
 
 pytestmark = pytest.mark.timeout(30)

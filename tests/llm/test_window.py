@@ -15,32 +15,32 @@ REPLY = {"role": "assistant", "content": '{"actions": [' + '{"kind": "edit"}, ' 
 NOTE = {"role": "user", "content": "Some actions could not be applied: the search text is not in the file."}
 
 
-def test_a_request_that_fits_or_has_no_window_is_sent_as_it_is() -> None:
+async def test_a_request_that_fits_or_has_no_window_is_sent_as_it_is() -> None:
     convo = [SYSTEM, ASK, REPLY, NOTE]
-    assert fit_messages(convo, None, 2048, "plan") == convo
-    assert fit_messages(convo, _estimate(convo) + 100, 100, "plan") == convo
+    assert await fit_messages(convo, None, 2048, "plan") == convo
+    assert await fit_messages(convo, _estimate(convo) + 100, 100, "plan") == convo
 
 
-def test_a_repair_that_would_not_fit_drops_the_replies_between_request_and_latest_note() -> None:
+async def test_a_repair_that_would_not_fit_drops_the_replies_between_request_and_latest_note() -> None:
     second = {"role": "assistant", "content": '{"actions": []}'}
     convo = [SYSTEM, ASK, REPLY, NOTE, second, NOTE]
     without_first = [SYSTEM, ASK, second, NOTE]
     window = _estimate(without_first) + 10
-    assert fit_messages(convo, window, 10, "plan") == without_first  # the oldest exchange goes first
+    assert await fit_messages(convo, window, 10, "plan") == without_first  # the oldest exchange goes first
     bare = [SYSTEM, ASK, NOTE]
-    assert fit_messages(convo, _estimate(bare) + 10, 10, "plan") == bare
+    assert await fit_messages(convo, _estimate(bare) + 10, 10, "plan") == bare
 
 
-def test_a_request_too_long_on_its_own_is_refused_with_what_to_do() -> None:
+async def test_a_request_too_long_on_its_own_is_refused_with_what_to_do() -> None:
     window = _estimate([SYSTEM, ASK]) // 2
     with pytest.raises(ContextOverflow) as caught:
-        fit_messages([SYSTEM, ASK, REPLY, NOTE], window, 2048, "debug_plan")
+        await fit_messages([SYSTEM, ASK, REPLY, NOTE], window, 2048, "debug_plan")
     message = str(caught.value)
     assert f"context window of {window} tokens" in message and "'debug_plan'" in message
     assert "retrieval.context_tokens" in message and "llm.context_window" in message
     # room is kept for the reply: a request that fits only without it is refused too
     with pytest.raises(ContextOverflow):
-        fit_messages([SYSTEM, ASK], _estimate([SYSTEM, ASK]) + 5, 2048, "plan")
+        await fit_messages([SYSTEM, ASK], _estimate([SYSTEM, ASK]) + 5, 2048, "plan")
 
 
 async def test_the_client_sends_what_fits_and_refuses_the_rest_unsent(
@@ -58,3 +58,24 @@ async def test_the_client_sends_what_fits_and_refuses_the_rest_unsent(
             await llm.complete([SYSTEM, {**ASK, "content": ASK["content"] * 3}], step="plan")
     (sent,) = scripted_llm.requests
     assert sent.messages == [SYSTEM, ASK, NOTE]
+
+
+async def test_the_server_s_own_count_decides_when_the_estimate_says_it_may_not_fit(
+    scripted_llm: ScriptedLLM, scripted_settings: Settings
+) -> None:
+    # the estimate carries a 25% margin for another model's tokenizer; llama.cpp's /tokenize needs none
+    scripted_llm.script("ok", step="plan")
+    convo = [SYSTEM, ASK]
+    window = int(_estimate(convo) * 0.9) + 50  # fits by a real count, not by the estimate with its margin
+    settings = scripted_settings.model_copy(
+        update={"llm": scripted_settings.llm.model_copy(update={"context_window": window, "max_tokens": 50})}
+    )
+    async with open_llm(settings) as llm:
+        with pytest.raises(ContextOverflow):  # no /tokenize on this server: the estimate decides
+            await llm.complete(convo, step="plan")
+        assert llm.tokenizer.available is False
+    scripted_llm.tokenize = lambda text: len(text.split())  # now it has one
+    async with open_llm(settings) as llm:
+        assert await llm.complete(convo, step="plan") == "ok"
+        assert llm.tokenizer.available is True
+    assert [r.messages for r in scripted_llm.requests] == [convo]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from greenloop.retrieval import RepoIndex, build_context, count_tokens, locate
-from greenloop.retrieval.tokens import estimate_tokens, tokenizer_name
+from greenloop.tokens import estimate_tokens, tokenizer_name
 from tests.retrieval.conftest import STDLIB, HumanEvalFixRepo
 
 

@@ -180,6 +180,7 @@ class ScriptedLLM:
         self.rules: list[Rule] = []
         self.requests: list[RecordedRequest] = []
         self.default: ReplyLike | None = None
+        self.tokenize: Callable[[str], int] | None = None  # set: POST /tokenize answers as llama.cpp's does
         self._reject: tuple[int, tuple[str, ...]] | None = None
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -342,6 +343,10 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if self.path == "/tokenize" and owner.tokenize is not None:
+            content = json.loads(raw or b"{}").get("content", "")
+            self._send_json(200, {"tokens": list(range(owner.tokenize(content)))})
+            return
         if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return

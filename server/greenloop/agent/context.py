@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from greenloop.agent.snapshot import Snapshot
 from greenloop.retrieval import Location, RepoIndex, build_context, locate
+from greenloop.tokens import count_text
 from greenloop_sandbox import TestFailure, TestReport
 
 MAX_FAILURES_SHOWN = 5
@@ -59,7 +60,7 @@ class ContextBuilder:
             )
             return CodeContext(ctx.text, ctx.tokens, list(ctx.locations))
         text = whole_files(snapshot, failures)
-        return CodeContext(text, len(text) // 4, locations)
+        return CodeContext(text, count_text(text), locations)
 
 
 _PATH_RE = re.compile(r"([\w./-]+\.(?:py|js|mjs|cjs|ts|tsx|rs))")

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 from pydantic import BaseModel
 
-from greenloop.llm import tokens
+from greenloop import tokens
 from greenloop.llm.cassette import Cassette, Exchange
 from greenloop.llm.errors import LLMError, StructuredOutputError
 from greenloop.llm.json_reply import (
@@ -40,6 +40,7 @@ from greenloop.llm.json_reply import (
 from greenloop.llm.records import CallRecord, Mode, Outcome, Usage, cost_of
 from greenloop.llm.repeats import LoopWatch, trim_loop
 from greenloop.llm.retry import FormatRejected, as_llm_error, delay_for, is_format_rejection, retryable
+from greenloop.llm.server_tokens import ServerTokenizer
 from greenloop.llm.window import fit_messages
 from greenloop.settings import LLMSettings
 
@@ -103,6 +104,7 @@ class LLMClient:
         self.settings = settings
         self.context_window = context_window or settings.context_window  # tokens; None: not checked
         self.base_url = base_url.rstrip("/")
+        self.tokenizer = ServerTokenizer(self.base_url)
         self.sink = sink
         self.cassette = cassette
         self.usage = Usage()
@@ -135,7 +137,7 @@ class LLMClient:
         `seed` and `temperature` override the settings' for this call (the fix loop's candidates:
         one greedy, the rest hotter, each with its own seed); the values sent are the ones recorded.
         """
-        body = self._body(messages, max_tokens, attempt, step)
+        body = await self._body(messages, max_tokens, attempt, step)
         if seed is not None:
             body["seed"] = seed
         if temperature is not None:
@@ -148,7 +150,7 @@ class LLMClient:
 
     async def stream(self, messages: Messages, *, step: str, max_tokens: int | None = None) -> AsyncIterator[str]:
         """Text deltas as they arrive; the call is recorded when the stream ends."""
-        body = {**self._body(messages, max_tokens, 0, step), **_STREAMED}
+        body = {**(await self._body(messages, max_tokens, 0, step)), **_STREAMED}
         call = self._start(step, "text", body)
         if self.cassette is not None and self.cassette.replaying:
             exchange = await self._exchange(call)
@@ -192,7 +194,7 @@ class LLMClient:
         raw_replies: list[str] = []
         first = attempt
         while True:
-            call = self._start(step, mode, self._structured_body(convo, json_schema, mode, step, attempt))
+            call = self._start(step, mode, await self._structured_body(convo, json_schema, mode, step, attempt))
             call.attempt = attempt
             try:
                 exchange = await self._exchange(call)
@@ -230,7 +232,7 @@ class LLMClient:
             return value
 
     # -- requests ------------------------------------------------------------------
-    def _body(self, messages: Messages, max_tokens: int | None, attempt: int, step: str) -> dict[str, Any]:
+    async def _body(self, messages: Messages, max_tokens: int | None, attempt: int, step: str) -> dict[str, Any]:
         """The request. One asked again gets the next seed and a higher temperature: the 0.5B model
         at 0.2 sent a refused reply back byte for byte, with the same seed and with the next one."""
         body: dict[str, Any] = {
@@ -239,7 +241,8 @@ class LLMClient:
             "temperature": self._temperature(attempt),
             "max_tokens": max_tokens or self.settings.max_tokens,
         }
-        body["messages"] = fit_messages(messages, self.context_window, body["max_tokens"], step)
+        body["messages"] = await fit_messages(messages, self.context_window, body["max_tokens"], step,
+                                              self.tokenizer.count)
         if self.settings.seed is not None:
             body["seed"] = self.settings.seed + attempt
         if self.settings.stop_repeats:
@@ -250,18 +253,18 @@ class LLMClient:
         base = self.settings.temperature
         return max(base, min(1.0, base + self.settings.retry_temperature_step * attempt)) if attempt else base
 
-    def _structured_body(
+    async def _structured_body(
         self, messages: Messages, json_schema: dict[str, Any], mode: Mode, step: str, attempt: int
     ) -> dict[str, Any]:
         if mode == "json_schema":
             name = re.sub(r"[^a-zA-Z0-9_-]", "_", step)[:64] or "reply"
-            body = self._body(messages, None, attempt, step)
+            body = await self._body(messages, None, attempt, step)
             body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": name, "schema": json_schema, "strict": False},
             }
             return body
-        body = self._body(_with_instruction(messages, schema_instruction(json_schema)), None, attempt, step)
+        body = await self._body(_with_instruction(messages, schema_instruction(json_schema)), None, attempt, step)
         if mode == "json_object":
             body["response_format"] = {"type": "json_object", "schema": json_schema}
         return body

@@ -3,13 +3,15 @@
 llama-cpp-python's server answers a prompt longer than its window by dropping the
 stream with nothing in it (the embedded model's window is 8,192 tokens; a fix-loop
 repair of a 201-line test file reached 8,438). Counts here are cl100k estimates
-(`tokens.py`), which ran about 15% under Qwen2.5-Coder's own count on that request,
-hence the margin.
+(`greenloop/tokens.py`), which ran about 15% under Qwen2.5-Coder's own count on that request,
+hence the margin; a server with its own tokenizer (`server_tokens.py`) is asked before refusing.
 """
 
 from __future__ import annotations
 
-from greenloop.llm import tokens
+from collections.abc import Awaitable, Callable
+
+from greenloop import tokens
 from greenloop.llm.errors import ContextOverflow
 
 Messages = list[dict[str, str]]
@@ -17,12 +19,16 @@ MARGIN = 1.25  # estimated tokens x MARGIN must fit: the estimate is not the mod
 REPLY_SHARE = 4  # at least window // REPLY_SHARE tokens (or max_tokens, if less) are left for the reply
 
 
-def fit_messages(messages: Messages, window: int | None, max_tokens: int, step: str) -> Messages:
+async def fit_messages(
+    messages: Messages, window: int | None, max_tokens: int, step: str,
+    exact: Callable[[Messages], Awaitable[int | None]] | None = None,
+) -> Messages:
     """`messages`, or without the exchanges between the first and the last user message until it fits.
 
     A repair conversation (request, reply, "that did not work", reply, ...) keeps its first request
     and its latest note; the replies in between go first, oldest first; an error when even that
-    does not fit (ContextOverflow, before anything is sent). Each message is counted once.
+    does not fit (ContextOverflow, before anything is sent). Each message is counted once. When the
+    estimate says it may not fit, `exact` (the server's own tokenizer, if it has one) decides first.
     """
     if window is None:
         return messages
@@ -30,6 +36,8 @@ def fit_messages(messages: Messages, window: int | None, max_tokens: int, step: 
     costs = [_cost(m) for m in messages]
     if _scaled(costs) <= budget:
         return messages
+    if exact is not None and (counted := await exact(messages)) is not None and counted <= budget:
+        return messages  # the model's own count needs no margin
     users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
     keep = list(range(len(messages)))
     if len(users) >= 2:

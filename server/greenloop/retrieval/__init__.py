@@ -13,7 +13,7 @@ from greenloop.retrieval.languages import language_of
 from greenloop.retrieval.model import Context, Definition, FileSymbols, Frame, Location, Signal
 from greenloop.retrieval.outline import outline, public_names, top_level
 from greenloop.retrieval.rank import locate, spec_locations
-from greenloop.retrieval.tokens import count_tokens
+from greenloop.tokens import count_text as count_tokens
 
 __all__ = [
     "Context",

@@ -15,7 +15,7 @@ from greenloop.retrieval.evidence import tests_named
 from greenloop.retrieval.graph import resolve
 from greenloop.retrieval.index import RepoIndex
 from greenloop.retrieval.model import Context, Definition, Location
-from greenloop.retrieval.tokens import count_tokens
+from greenloop.tokens import count_text as count_tokens
 from greenloop_sandbox.report import TestFailure
 
 _MESSAGE_CHARS = 600
