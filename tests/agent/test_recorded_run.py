@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -40,10 +41,13 @@ async def test_a_greenloop_error_ends_the_run_in_its_own_words(tmp_path: Path) -
 
 
 async def test_anything_else_is_an_internal_error_the_run_survives(tmp_path: Path) -> None:
+    before = time.time()
     _, done = await collect(recorded_run(_settings(tmp_path), "fix", tmp_path, _body(KeyError("x"))))
     assert (done.outcome, done.summary) == ("error", "internal error: KeyError: 'x'")
     with RunStore.open(tmp_path / "runs.sqlite3") as store:
-        assert store.get_run(done.run_id).outcome == "error"
+        run = store.get_run(done.run_id)
+    assert run.outcome == "error"
+    assert before <= run.started_at <= time.time()  # the wall-clock start, recorded as such
 
 
 async def test_a_run_stopped_by_its_front_end_is_recorded_as_cancelled(tmp_path: Path) -> None:
