@@ -7,18 +7,11 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from greenloop.llm import LLMClient, open_llm
-from greenloop.llm.client import forget_structured_modes
 from greenloop.settings import Settings
 from tests.support.scripted_llm import ScriptedLLM
 
 # Sample projects that tests run inside sandboxes; their own tests are not ours to collect.
 collect_ignore_glob = ["fixtures/*"]
-
-
-@pytest.fixture(autouse=True)
-def _fresh_structured_modes() -> None:
-    """A reused port must not inherit the response_format mode an earlier test's server taught."""
-    forget_structured_modes()
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from greenloop.agent.actions import apply_plan
 from greenloop.agent.edits import EditMiss, apply_search_replace
 from greenloop.agent.events import EditRejected
 from greenloop.agent.plan import DebugPlan, EditAction, WriteAction
+from greenloop.agent.ports import SandboxPort
 from greenloop.agent.snapshot import Snapshot
 from greenloop.agent.text import restore_endings
 from greenloop_sandbox import LocalSandbox, load_template
@@ -89,7 +90,7 @@ async def test_a_latin1_file_is_refused_clearly_and_left_byte_identical(tmp_path
         EditAction(kind="edit", path="calc.py", search="    return a - b", replace="    return a + b"),
         WriteAction(kind="write", path="calc.py", content="def add(a, b):\n    return a + b\n"),
     ])
-    out = await apply_plan(plan, snap, LocalSandbox(load_template("python")), iteration=1)
+    out = await apply_plan(plan, snap, SandboxPort(LocalSandbox(load_template("python"))), iteration=1)
     reasons = [e.reason for e in out.events if isinstance(e, EditRejected)]
     assert len(reasons) == 2 and all("not UTF-8 (byte 0xe9 on line 2" in r for r in reasons)
     assert out.applied == 0 and snap.files()["calc.py"] == LATIN1 and snap.changes().files == []
@@ -132,7 +133,7 @@ async def test_a_write_that_differs_only_in_line_endings_changes_nothing(tmp_pat
     (tmp_path / "calc.py").write_bytes(CRLF)
     snap = Snapshot.from_workspace(tmp_path)
     plan = DebugPlan(diagnosis="-", actions=[WriteAction(kind="write", path="calc.py", content=CRLF.decode())])
-    out = await apply_plan(plan, snap, LocalSandbox(load_template("python")), iteration=1)
+    out = await apply_plan(plan, snap, SandboxPort(LocalSandbox(load_template("python"))), iteration=1)
     assert out.applied == 0 and "changes nothing" in out.problems[0]
     assert snap.changes().files == []
 

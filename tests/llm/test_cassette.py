@@ -9,7 +9,6 @@ from pydantic import BaseModel
 
 from greenloop.errors import GreenloopError
 from greenloop.llm import CallRecord, Cassette, LLMError, open_llm
-from greenloop.llm.client import forget_structured_modes
 from greenloop.settings import Settings
 from tests.support.scripted_llm import ScriptedLLM
 
@@ -42,8 +41,7 @@ async def test_a_recorded_session_replays_offline_exactly(
     live: list[CallRecord] = []
     recorded = await session(scripted_settings, Cassette.record(path), live)
     scripted_llm.stop()  # replay must not need the server
-    # a fresh process would not remember the endpoint's mode; replay re-walks the fallback
-    forget_structured_modes()
+    # a new client does not know the endpoint's mode; replay re-walks the fallback
     replayed_records: list[CallRecord] = []
     replayed = await session(scripted_settings, Cassette.replay(path), replayed_records)
     assert replayed == recorded == ["first", Step(name="fix"), "streamed words", "second"]

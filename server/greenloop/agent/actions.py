@@ -10,10 +10,11 @@ from greenloop.agent.edits import EditMiss, apply_search_replace
 from greenloop.agent.events import EditApplied, EditRejected, EnvironmentChanged, Event, Message
 from greenloop.agent.paths import UnsafePath, safe_relpath
 from greenloop.agent.plan import Action, DebugPlan, EditAction, InstallAction, RunAction, WriteAction
+from greenloop.agent.ports import Refused, SandboxPort
 from greenloop.agent.snapshot import Snapshot
 from greenloop.agent.syntax import introduced_error
 from greenloop.agent.testfiles import TestFiles
-from greenloop_sandbox import Sandbox, TestFailure
+from greenloop_sandbox import TestFailure
 from greenloop_sandbox.packages import without
 
 _HEADING = re.compile(r"^(.+?):\d+(-\d+)?(\W.*)?$")  # `calc.py:3-9 add (function)`, `calc.py:4: 'assert ...'`
@@ -32,7 +33,7 @@ class ApplyOutcome:
 async def apply_plan(
     plan: DebugPlan,
     snapshot: Snapshot,
-    sandbox: Sandbox,
+    sandbox: SandboxPort,
     iteration: int,
     failures: list[TestFailure] | None = None,
     tests: TestFiles | None = None,
@@ -114,7 +115,7 @@ def _heading_path(snapshot: Snapshot, path: str) -> str | None:
 
 
 async def _apply_env_action(
-    action: InstallAction | RunAction | Action, sandbox: Sandbox, iteration: int, out: ApplyOutcome, own: set[str]
+    action: InstallAction | RunAction | Action, sandbox: SandboxPort, iteration: int, out: ApplyOutcome, own: set[str]
 ) -> None:
     if isinstance(action, InstallAction):
         wanted = _installable(action.packages, sandbox, own, out)
@@ -122,14 +123,15 @@ async def _apply_env_action(
             return
         result = await sandbox.install(wanted)
         detail = " ".join(wanted)
-        if result.ok:
-            out.packages.extend(wanted)
     elif isinstance(action, RunAction):
         result = await sandbox.run_setup(action.command)
         detail = action.command
-        if result.ok:
-            out.commands.append(action.command)
     else:
+        return
+    if isinstance(result, Refused):  # a spec the sandbox will not take (`-e .`): nothing ran; the model is told why
+        out.events.append(EnvironmentChanged(iteration=iteration, action=action.kind, detail=detail, ok=False,
+                                             output=f"refused: {result.reason}"))
+        out.problems.append(f"- {action.kind} {detail!r} refused: {result.reason}")
         return
     output = (result.stdout + result.stderr)[-2000:]
     out.events.append(
@@ -137,13 +139,17 @@ async def _apply_env_action(
     )
     if result.ok:
         out.applied += 1
+        if isinstance(action, InstallAction):
+            out.packages.extend(wanted)
+        else:
+            out.commands.append(detail)
     else:
         out.env_failed = True
         why = "timed out" if result.timed_out else f"exit code {result.exit_code}"
         out.problems.append(f"- {action.kind} {detail!r} failed ({why}):\n{output[-800:]}")
 
 
-def _installable(packages: list[str], sandbox: Sandbox, own: set[str], out: ApplyOutcome) -> list[str]:
+def _installable(packages: list[str], sandbox: SandboxPort, own: set[str], out: ApplyOutcome) -> list[str]:
     """The packages worth installing: not the template's tools (`pytest==1.2.0` would replace the test
     runner), built-in modules, or the project's own code. The dropped ones are said, not refused:
     the 0.5B model asked for `pytest==1.2.0` and its own package in fix-loop plans."""

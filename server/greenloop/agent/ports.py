@@ -1,22 +1,100 @@
-"""The agent's ports: the model client and the sandbox, opened from settings or injected."""
+"""The agent's ports: the model client and the sandbox, opened from settings or injected.
+
+`SandboxPort` is the only way into the sandbox for everything above it (the loops, generation and
+the front ends): a `SandboxError` never passes it. A sync or test run that fails is a GreenloopError
+(the user can act on it); an install or setup command the sandbox refuses is a `Refused` value, which
+the caller turns into a rejected action whose reason goes back to the model.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from greenloop.errors import GreenloopError
 from greenloop.llm import LLMClient, open_llm
 from greenloop.settings import Settings
-from greenloop_sandbox import Limits, Sandbox, SandboxError, detect_template, open_sandbox
+from greenloop_sandbox import (
+    EnvTemplate,
+    ExecResult,
+    Limits,
+    Sandbox,
+    SandboxError,
+    TestReport,
+    detect_template,
+    open_sandbox,
+    read_tree,
+)
+from greenloop_sandbox import Snapshot as FileTree
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A setup step the sandbox would not run (a package spec it refuses), and why."""
+
+    reason: str
+
+
+@contextmanager
+def sandbox_errors() -> Iterator[None]:
+    """A SandboxError raised in the block comes out as a GreenloopError with the same message."""
+    try:
+        yield
+    except SandboxError as exc:
+        raise GreenloopError(str(exc)) from exc
+
+
+class SandboxPort:
+    """A started sandbox as the agent and the front ends use it; see the module docstring."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self._sandbox = sandbox
+
+    @property
+    def template(self) -> EnvTemplate:
+        return self._sandbox.template
+
+    @property
+    def backend(self) -> str:
+        """Which backend runs it: "docker" or "local"."""
+        return self._sandbox.name
+
+    @property
+    def note(self) -> str:
+        """What a user should know about this sandbox's isolation or tools ("" when nothing)."""
+        return self._sandbox.note
+
+    def workspace_dir(self) -> str | None:
+        return self._sandbox.workspace_dir()
+
+    async def sync(self, files: Mapping[str, bytes], deleted: frozenset[str] = frozenset()) -> int:
+        with sandbox_errors():
+            return await self._sandbox.sync(files, deleted)
+
+    async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None) -> TestReport:  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
+        with sandbox_errors():
+            return await self._sandbox.run_tests(test_ids, timeout=timeout)
+
+    async def install(self, packages: list[str]) -> ExecResult | Refused:
+        try:
+            return await self._sandbox.install(packages)
+        except SandboxError as exc:  # `-e .`, a spec with shell characters: said to the model, not a crash
+            return Refused(str(exc))
+
+    async def run_setup(self, command: str) -> ExecResult | Refused:
+        try:
+            return await self._sandbox.run_setup(command)
+        except SandboxError as exc:
+            return Refused(str(exc))
 
 
 @dataclass
 class Ports:
     llm: LLMClient
-    sandbox: Sandbox
+    sandbox: SandboxPort
 
 
 def limits_from(settings: Settings) -> Limits:
@@ -32,27 +110,29 @@ def limits_from(settings: Settings) -> Limits:
     )
 
 
+def read_workspace(root: Path) -> FileTree:
+    """The workspace's files (`.skipped` says what was left out and why); GreenloopError if unreadable."""
+    with sandbox_errors():
+        return read_tree(root)
+
+
 def choose_template(settings: Settings, files: Mapping[str, bytes], template: str | None = None) -> str:
     """The template named (argument, then settings), else detected from the files."""
     name = template or (settings.sandbox.template if settings.sandbox.template != "auto" else None)
     if name:
         return name
-    try:
+    with sandbox_errors():
         return detect_template(files)
-    except SandboxError as exc:
-        raise GreenloopError(str(exc)) from exc
 
 
 @asynccontextmanager
-async def open_sandbox_for(settings: Settings, template: str, *, label: str | None = None) -> AsyncIterator[Sandbox]:
+async def open_sandbox_for(settings: Settings, template: str, *, label: str | None = None) -> AsyncIterator[SandboxPort]:
     """A started sandbox that is closed (container/processes gone) however the block ends."""
-    try:
+    with sandbox_errors():
         sandbox = open_sandbox(template, backend=settings.sandbox.backend, limits=limits_from(settings), label=label)
         await sandbox.start()
-    except SandboxError as exc:
-        raise GreenloopError(str(exc)) from exc
     try:
-        yield sandbox
+        yield SandboxPort(sandbox)
     finally:
         await sandbox.close()
 

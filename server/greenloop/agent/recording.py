@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ class RunRecorder:
                     config=event.config,
                     seed=event.seed,
                     model=str(event.config.get("llm", {}).get("model", "")),
-                    started_at=event.at,
+                    started_at=time.time(),  # the run starts now (event.at counts seconds from here)
                 )
             )
             return

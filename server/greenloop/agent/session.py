@@ -2,28 +2,22 @@
 
 from __future__ import annotations
 
-import logging
 import os
-import secrets
 import shutil
-import time
 from collections.abc import AsyncIterator, Mapping
-from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from greenloop.agent.events import ChangeSet, Done, Event, Message, RunMode, RunStarted
+from greenloop.agent.events import ChangeSet, Event, RunMode
 from greenloop.agent.loop import Focus, LoopContext, fix_loop
 from greenloop.agent.paths import safe_relpath
-from greenloop.agent.ports import Ports, choose_template, open_ports, open_sandbox_for
-from greenloop.agent.recording import RunRecorder
+from greenloop.agent.ports import Ports, choose_template, open_sandbox_for
+from greenloop.agent.recorded_run import RunScope, recorded_run
 from greenloop.agent.snapshot import Snapshot
 from greenloop.agent.text import exact_text
 from greenloop.errors import GreenloopError
 from greenloop.settings import Settings
 from greenloop_sandbox import TestReport
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -33,10 +27,6 @@ class FixRequest:
     test_ids: list[str] | None = None
     instruction: str | None = None
     focus: Focus | None = None
-
-
-def new_run_id() -> str:
-    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
 def fix(request: FixRequest, settings: Settings, *, ports: Ports | None = None) -> AsyncIterator[Event]:
@@ -51,50 +41,23 @@ def improve(request: FixRequest, settings: Settings, *, ports: Ports | None = No
     return _run("improve", request, settings, ports)
 
 
-async def _run(mode: RunMode, request: FixRequest, settings: Settings, ports: Ports | None) -> AsyncIterator[Event]:
-    run_id = new_run_id()
-    start = time.monotonic()
-    recorder = RunRecorder(settings, request.workspace)
-    try:
+def _run(mode: RunMode, request: FixRequest, settings: Settings, ports: Ports | None) -> AsyncIterator[Event]:
+    async def body(run: RunScope) -> AsyncIterator[Event]:
         snapshot = Snapshot.from_workspace(request.workspace, request.overlays)
         template = choose_template(settings, snapshot.files())
-        started = RunStarted(
-            run_id=run_id,
-            mode=mode,
-            workspace=str(request.workspace),
-            config=settings.model_dump(mode="json", exclude={"llm": {"api_key"}}),
-            seed=settings.llm.seed,
-        )
-        recorder.event(started)
-        yield started
-        if recorder.problem:
-            yield Message(run_id=run_id, text=recorder.problem, level="warning")
-        opened: AbstractAsyncContextManager[Ports] = (
-            nullcontext(ports) if ports else open_ports(settings, template, sink=recorder.call, label=run_id)
-        )
-        async with opened as live:
-            ctx = LoopContext(settings=settings, ports=live, workspace=request.workspace, template=template, run_id=run_id)
-            ctx.started = start
-            # tests are the spec; an improve request that is about tests may change them
-            ctx.tests_writable = mode == "improve" and "test" in (request.instruction or "").lower()
+        async with run.ports(template) as live:
+            ctx = LoopContext(
+                settings=settings, ports=live, workspace=request.workspace, template=template, run_id=run.run_id,
+                started=run.started,
+                # tests are the spec; an improve request that is about tests may change them
+                tests_writable=mode == "improve" and "test" in (request.instruction or "").lower(),
+            )
             async for event in fix_loop(
                 ctx, snapshot, test_ids=request.test_ids, instruction=request.instruction, focus=request.focus
             ):
-                recorder.event(event)
                 yield event
-    except GreenloopError as exc:
-        yield _error_done(recorder, run_id, start, str(exc))
-    except Exception as exc:  # the daemon must survive anything a run does; the message says what broke
-        log.exception("run %s failed", run_id)
-        yield _error_done(recorder, run_id, start, f"internal error: {type(exc).__name__}: {exc}")
-    finally:
-        recorder.close()
 
-
-def _error_done(recorder: RunRecorder, run_id: str, start: float, message: str) -> Done:
-    done = Done(run_id=run_id, at=round(time.monotonic() - start, 3), outcome="error", summary=message, evidence=message)
-    recorder.event(done)
-    return done
+    return recorded_run(settings, mode, request.workspace, body, ports=ports)
 
 
 async def run_tests(

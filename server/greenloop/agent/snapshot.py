@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from greenloop.agent.events import ChangeSet, FileChange
+from greenloop.agent.ports import read_workspace
 from greenloop.agent.text import BOM, decode_text, encode_like, lf_lines, not_text_reason
-from greenloop_sandbox import read_tree
 
 __all__ = ["Snapshot", "decode_text"]
 
@@ -28,7 +28,7 @@ class Snapshot:
 
     @classmethod
     def from_workspace(cls, root: Path, overlays: Mapping[str, str] | None = None) -> Snapshot:
-        files = read_tree(root)
+        files = read_workspace(root)
         for path, text in (overlays or {}).items():
             on_disk = files.get(path, b"")
             # an editor shows a BOM as the file's encoding, not as text: keep the one on disk

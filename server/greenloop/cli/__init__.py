@@ -18,8 +18,7 @@ from greenloop import __version__
 from greenloop.cli.common import common_parser
 from greenloop.errors import GreenloopError
 
-# Subcommand modules, in the order `--help` lists them. A module that is not
-# there yet (work in progress) is skipped rather than breaking the CLI.
+# Subcommand modules, in the order `--help` lists them.
 SUBCOMMANDS = ["serve", "fix", "improve", "generate", "locate", "sandbox", "runs", "bench", "model", "doctor"]
 
 
@@ -29,13 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = common_parser()
     for name in SUBCOMMANDS:
-        try:
-            module = importlib.import_module(f"greenloop.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"greenloop.cli.{name}":
-                raise
-            continue
-        module.register(sub, common)
+        importlib.import_module(f"greenloop.cli.{name}").register(sub, common)
     return parser
 
 

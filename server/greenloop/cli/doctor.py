@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 from pathlib import Path
 from typing import Any
 
 from greenloop.cli.common import settings_from_args
+from greenloop.llm import doctor as llm_doctor
 from greenloop.settings import Settings
 from greenloop_sandbox.doctor import Check, Section, sandbox_sections
 
@@ -22,19 +22,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def sections(settings: Settings) -> list[Section]:
-    """All doctor sections; other areas contribute through `greenloop.<area>.doctor.checks(settings)`."""
+    """All doctor sections: the sandbox's, then the model endpoint's (`greenloop.llm.doctor.checks`)."""
     out = sandbox_sections()
     try:
-        llm_doctor = importlib.import_module("greenloop.llm.doctor")
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("greenloop.llm.doctor", "greenloop.llm"):
-            raise
-    else:
-        try:
-            rows: list[Check] = list(llm_doctor.checks(settings))
-        except Exception as exc:  # a broken check must not hide the others
-            rows = [Check("model endpoint", False, f"check failed: {exc}", "see the error above")]
-        out.append(Section("Model endpoint", rows))
+        rows: list[Check] = list(llm_doctor.checks(settings))
+    except Exception as exc:  # a broken check must not hide the others
+        rows = [Check("model endpoint", False, f"check failed: {exc}", "see the error above")]
+    out.append(Section("Model endpoint", rows))
     return out
 
 

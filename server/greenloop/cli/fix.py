@@ -17,6 +17,7 @@ from greenloop.agent import FixRequest, apply_changes, fix
 from greenloop.agent.events import Done, Event
 from greenloop.cli.common import settings_from_args
 from greenloop.cli.progress import EventPrinter
+from greenloop.cli.verdict import ask_verdict
 from greenloop.errors import GreenloopError
 from greenloop.settings import Settings
 
@@ -66,7 +67,7 @@ def drive(
     else:
         printer.summary(done)
         _say_what_happened(console, done, applied, args.apply)
-        _ask_verdict(settings, workspace, done, console)
+        ask_verdict(settings, workspace, done.run_id, console)
     return 0 if done.outcome in ("green", "already_green") else 1
 
 
@@ -89,11 +90,3 @@ def _say_what_happened(console: Console, done: Done, applied: list[str], apply: 
         console.print("[dim]Your files are unchanged; run again with --apply to write this change set.[/]")
     elif done.changes.files and not done.offers_changes:
         console.print("[yellow]Not applied: the tests did not pass with this change set.[/]")
-
-
-def _ask_verdict(settings: Settings, workspace: Path, done: Done, console: Console) -> None:
-    try:
-        from greenloop.cli.verdict import ask_verdict
-    except ImportError:
-        return
-    ask_verdict(settings, workspace, done.run_id, console)

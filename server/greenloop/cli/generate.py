@@ -14,8 +14,9 @@ from rich.markup import escape
 
 from greenloop.agent.events import Done
 from greenloop.cli.common import settings_from_args
-from greenloop.cli.fix import _ask_verdict, _consume
+from greenloop.cli.fix import _consume
 from greenloop.cli.progress import EventPrinter
+from greenloop.cli.verdict import ask_verdict
 from greenloop.errors import GreenloopError
 from greenloop.settings import Settings
 
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         printer.summary(done, show_diff=False)
         _list_files(console, done)
-        _ask_verdict(settings, out, done, console)
+        ask_verdict(settings, out, done.run_id, console)
     return 0 if done.outcome == "green" else 1
 
 

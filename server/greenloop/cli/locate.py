@@ -12,12 +12,12 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from greenloop.agent.ports import limits_from
+from greenloop.agent.ports import choose_template, open_sandbox_for, read_workspace
 from greenloop.cli.common import settings_from_args
 from greenloop.errors import GreenloopError
 from greenloop.retrieval import Location, RepoIndex, build_context, locate
 from greenloop.settings import Settings
-from greenloop_sandbox import SandboxError, TestFailure, detect_template, open_sandbox, read_tree
+from greenloop_sandbox import TestFailure
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -43,10 +43,7 @@ def run(args: argparse.Namespace) -> int:
     top_k = args.top if args.top is not None else settings.retrieval.top_k
     if top_k < 1:
         raise GreenloopError("--top must be at least 1.")
-    try:
-        files = read_tree(workspace)
-    except SandboxError as exc:
-        raise GreenloopError(str(exc)) from exc
+    files = read_workspace(workspace)
     for note in files.skipped:
         print(f"[locate] skipped {note}", file=sys.stderr)
     failures: list[TestFailure] | str
@@ -79,15 +76,9 @@ def _read_output(path: Path) -> str:
 
 
 async def _run_tests(settings: Settings, template: str | None, files: dict[str, bytes]) -> list[TestFailure] | str:
-    s = settings.sandbox
-    try:
-        name = template or (s.template if s.template != "auto" else None) or detect_template(files)
-        limits = limits_from(settings)
-        async with open_sandbox(name, backend=s.backend, limits=limits, label="locate") as sandbox:
-            await sandbox.sync(files)
-            report = await sandbox.run_tests()
-    except SandboxError as exc:
-        raise GreenloopError(str(exc)) from exc
+    async with open_sandbox_for(settings, choose_template(settings, files, template), label="locate") as sandbox:
+        await sandbox.sync(files)
+        report = await sandbox.run_tests()
     print(f"[locate] {report.summary()}", file=sys.stderr)
     if report.green:
         return []

@@ -10,11 +10,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from greenloop.agent.ports import limits_from
+from greenloop.agent.ports import choose_template, open_sandbox_for, read_workspace, sandbox_errors
 from greenloop.cli.common import settings_from_args
 from greenloop.errors import GreenloopError
 from greenloop.settings import Settings
-from greenloop_sandbox import SandboxError, TestReport, detect_template, open_sandbox, read_tree
+from greenloop_sandbox import TestReport
 from greenloop_sandbox.engine import docker_client
 from greenloop_sandbox.images import build_base, build_template_image, image_size
 from greenloop_sandbox.local_backend import reap_local_dirs
@@ -40,14 +40,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        if args.sandbox_command == "build-images":
+    if args.sandbox_command == "build-images":
+        with sandbox_errors():
             return _build_images(args.template, args.force)
-        if args.sandbox_command == "reap":
-            return _reap(args.all)
-        return _run_tests(args)
-    except SandboxError as exc:
-        raise GreenloopError(str(exc)) from exc
+    if args.sandbox_command == "reap":
+        return _reap(args.all)
+    return _run_tests(args)
 
 
 def _build_images(template: str | None, force: bool) -> int:
@@ -66,8 +64,9 @@ def _build_images(template: str | None, force: bool) -> int:
 def _reap(everything: bool) -> int:
     removed = [str(p) for p in reap_local_dirs()]
     try:
-        removed += reap_containers(docker_client(), everything=everything)
-    except SandboxError as exc:
+        with sandbox_errors():
+            removed += reap_containers(docker_client(), everything=everything)
+    except GreenloopError as exc:
         print(f"[sandbox] containers not checked: {exc}", file=sys.stderr)
     for name in removed:
         print(f"removed {name}")
@@ -80,9 +79,8 @@ def _run_tests(args: argparse.Namespace) -> int:
     if not workspace.is_dir():
         raise GreenloopError(f"{workspace}: not a folder; pass the project to test.")
     settings = settings_from_args(args, workspace)
-    files = read_tree(workspace)
-    template = args.template or (settings.sandbox.template if settings.sandbox.template != "auto" else None) \
-        or detect_template(files)
+    files = read_workspace(workspace)
+    template = choose_template(settings, files, args.template)
     for note in files.skipped:
         print(f"[sandbox] skipped {note}", file=sys.stderr)
     report, backend = asyncio.run(_run_once(settings, template, files))
@@ -94,14 +92,11 @@ def _run_tests(args: argparse.Namespace) -> int:
 
 
 async def _run_once(settings: Settings, template: str, files: dict[str, bytes]) -> tuple[TestReport, str]:
-    s = settings.sandbox
-    limits = limits_from(settings)
-    async with open_sandbox(template, backend=s.backend, limits=limits, label="cli") as sb:
-        note = getattr(sb, "note", "")
-        if note:
-            print(f"[sandbox] {note}", file=sys.stderr)
+    async with open_sandbox_for(settings, template, label="cli") as sb:
+        if sb.note:
+            print(f"[sandbox] {sb.note}", file=sys.stderr)
         await sb.sync(files)
-        return await sb.run_tests(), sb.name
+        return await sb.run_tests(), sb.backend
 
 
 def print_report(report: TestReport, backend: str, template: str) -> None:

@@ -51,9 +51,6 @@ _NEXT_MODE: dict[Mode, Mode] = {"json_schema": "json_object", "json_object": "pr
 _LARGE_REPLY = 64_000  # characters; bigger replies are parsed in a worker thread
 _STREAMED: dict[str, Any] = {"stream": True, "stream_options": {"include_usage": True}}
 
-# The structured-output mode that works, per endpoint (process-wide).
-_endpoint_modes: dict[str, Mode] = {}
-
 
 def _http_client(base_url: str, timeout: float) -> DefaultAsyncHttpxClient | None:
     """No kept-alive connections to a server on this machine: llama.cpp's llama-server closes the
@@ -66,11 +63,6 @@ def _http_client(base_url: str, timeout: float) -> DefaultAsyncHttpxClient | Non
     # the openai package's own HTTP library (httpx, or its fork httpx2 in openai 3.x)
     http = importlib.import_module(DefaultAsyncHttpxClient.__mro__[1].__module__.split(".")[0])
     return DefaultAsyncHttpxClient(timeout=timeout, limits=http.Limits(max_keepalive_connections=0))
-
-
-def forget_structured_modes() -> None:
-    """Forget which response_format mode each endpoint supports (tests; a server that was upgraded)."""
-    _endpoint_modes.clear()
 
 
 @dataclass
@@ -108,6 +100,7 @@ class LLMClient:
         self.sink = sink
         self.cassette = cassette
         self.usage = Usage()
+        self._mode: Mode = "json_schema"  # the response_format mode that works here, learned by `structured`
         self._openai = AsyncOpenAI(
             api_key=api_key or "not-needed", base_url=self.base_url, max_retries=0, timeout=settings.timeout,
             http_client=_http_client(self.base_url, settings.timeout),
@@ -116,7 +109,7 @@ class LLMClient:
     @property
     def structured_mode(self) -> Mode:
         """The response_format mode `structured` will try first on this endpoint."""
-        return _endpoint_modes.get(self.base_url, "json_schema")
+        return self._mode
 
     async def aclose(self) -> None:
         await self._openai.close()
@@ -201,7 +194,7 @@ class LLMClient:
             except FormatRejected as rejected:
                 await self._record(call, None, "failed", error=f"{mode} rejected: {rejected.detail}"[:500])
                 mode = _NEXT_MODE[mode]
-                _endpoint_modes[self.base_url] = mode
+                self._mode = mode
                 continue
             raw_replies.append(exchange.content)
             try:

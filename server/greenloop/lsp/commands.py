@@ -13,7 +13,6 @@ from greenloop.errors import GreenloopError
 from greenloop.lsp import protocol as p
 from greenloop.lsp.loops import RunResult, publish_failures
 from greenloop.lsp.server import GreenloopServer
-from greenloop_sandbox import SandboxError
 from greenloop_sandbox.report import TestReport
 
 
@@ -32,7 +31,7 @@ async def run_tests(ls: GreenloopServer, test_ids: list[str] | None = None) -> T
     settings = await ls.settings()
     try:
         report = await agent_run_tests(ls.root, settings, overlays=ls.overlays(), test_ids=test_ids)
-    except (GreenloopError, SandboxError) as exc:
+    except GreenloopError as exc:
         raise JsonRpcInternalError(f"the tests could not run: {exc}") from exc
     await publish_failures(ls, list(report.failures), test_ids)
     return report

@@ -8,7 +8,6 @@ from typing import Any
 
 from lsprotocol import types
 
-from greenloop.errors import GreenloopError
 from greenloop.lsp import actions
 from greenloop.lsp.server import GreenloopServer
 
@@ -51,7 +50,7 @@ async def _run_after_save(ls: GreenloopServer) -> None:
     await asyncio.sleep(SAVE_DEBOUNCE)
     try:
         await run_tests(ls)
-    except (GreenloopError, Exception) as exc:  # a background run reports, it does not crash the server
+    except Exception as exc:  # a background run reports, it does not crash the server
         ls.log_line(f"test run after save failed: {exc}")
 
 

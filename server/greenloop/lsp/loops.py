@@ -18,6 +18,7 @@ from greenloop.lsp import diagnostics as diag
 from greenloop.lsp.edits import EditSupport, workspace_edit
 from greenloop.lsp.progress import LoopProgress
 from greenloop.lsp.protocol import BUSY_MESSAGE, VERDICT_QUESTION, VERDICTS
+from greenloop.runs import record_verdict
 from greenloop.settings import Settings
 from greenloop_sandbox.report import TestFailure
 
@@ -200,10 +201,6 @@ class LoopRunner:
             return
         verdict = VERDICTS.get(answer.title, "skip") if answer else "skip"
         if verdict == "skip" or not settings.runs.enabled:
-            return
-        try:
-            from greenloop.runs import record_verdict
-        except ImportError:
             return
         try:
             await asyncio.to_thread(record_verdict, settings, workspace, run_id, verdict)

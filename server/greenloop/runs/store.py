@@ -20,7 +20,6 @@ SKIPPED_EVENT_KINDS = frozenset({"diagnosis_delta"})
 """Streamed pieces are not stored: the whole text arrives in the event that follows them."""
 
 _SECRET_KEYS = frozenset({"api_key"})
-_EPOCH_2001 = 978_307_200.0
 
 
 class RunStoreError(GreenloopError):
@@ -117,10 +116,9 @@ class RunStore:
         started_at: float,
         config_label: str | None = None,
     ) -> None:
+        """Record a run's start; `started_at` is wall-clock time (seconds since the epoch)."""
         clean = _scrub(config)
         name = config_label or config_name(clean)
-        if started_at < _EPOCH_2001:  # seconds since the run started (event.at), not a wall-clock time
-            started_at = time.time() - started_at
         with self._db(write=True) as db:
             db.execute(
                 "INSERT INTO runs (id, mode, workspace, config, config_name, seed, model, started_at)"

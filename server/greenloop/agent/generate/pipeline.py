@@ -15,6 +15,7 @@ from greenloop.agent.generate.output import save_plan, write_output
 from greenloop.agent.generate.planning import make_plan, manifests
 from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan
 from greenloop.agent.loop import LoopContext, fix_loop
+from greenloop.agent.ports import Refused
 from greenloop.agent.snapshot import Snapshot
 from greenloop.errors import GreenloopError
 
@@ -103,15 +104,18 @@ class Generation:
         yield self.note(f"Installing {', '.join(plan.packages)} in the sandbox")
         result = await self.ctx.ports.sandbox.install(plan.packages)
         detail = " ".join(plan.packages)
-        output = (result.stdout + result.stderr)[-2000:]
+        if isinstance(result, Refused):  # a spec the sandbox will not take: said, like a failed install
+            ok, output, what = False, f"refused: {result.reason}", f"was refused ({result.reason})"
+        else:
+            ok, output, what = result.ok, (result.stdout + result.stderr)[-2000:], "failed"
         yield self.ctx.stamp(
-            EnvironmentChanged(iteration=0, action="install", detail=detail, ok=result.ok, output=output)
+            EnvironmentChanged(iteration=0, action="install", detail=detail, ok=ok, output=output)
         )
-        if result.ok:
+        if ok:
             self.ctx.packages.extend(p for p in plan.packages if p not in self.ctx.packages)
         else:
             yield self.note(
-                f"Installing {detail} failed; the fix loop will see the import errors.", "warning"
+                f"Installing {detail} {what}; the fix loop will see the import errors.", "warning"
             )
 
     async def _build(

@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, nullcontext
 from pathlib import Path
 
-from greenloop.agent.events import Done, Event, Message, RunStarted
+from greenloop.agent.events import Event
 from greenloop.agent.generate.layouts import get_layout
 from greenloop.agent.generate.pipeline import Generation, Job
 from greenloop.agent.generate.planning import ask_questions, load_plan, render_answers
 from greenloop.agent.generate.request import GenerateRequest, check_out_dir, check_prompt
 from greenloop.agent.loop import LoopContext
-from greenloop.agent.ports import Ports, open_ports
-from greenloop.agent.recording import RunRecorder
-from greenloop.agent.session import new_run_id
-from greenloop.errors import GreenloopError
+from greenloop.agent.ports import Ports
+from greenloop.agent.recorded_run import RunScope, recorded_run
 from greenloop.llm import LLMClient, open_llm
 from greenloop.settings import Settings
-
-log = logging.getLogger(__name__)
 
 
 def generate(
@@ -78,61 +71,25 @@ async def clarify(
         return await ask_questions(client, layout, text, where)
 
 
-async def _run(job: Job, settings: Settings, ports: Ports | None) -> AsyncIterator[Event]:
-    run_id = new_run_id()
-    start = time.monotonic()
-    recorder = RunRecorder(settings, job.out_dir)
-    try:
-        started = RunStarted(
-            run_id=run_id,
-            mode="generate",
-            workspace=str(job.out_dir),
-            config={
-                **settings.model_dump(mode="json", exclude={"llm": {"api_key"}}),
-                "generate_request": {
-                    "template": job.layout.name,
-                    "small_steps": job.small_steps,
-                    "from_plan": str(job.plan_file) if job.plan_file else None,
-                },
-            },
-            seed=settings.llm.seed,
-        )
-        recorder.event(started)
-        yield started
-        if recorder.problem:
-            yield Message(run_id=run_id, text=recorder.problem, level="warning")
-        opened: AbstractAsyncContextManager[Ports] = (
-            nullcontext(ports)
-            if ports
-            else open_ports(settings, job.layout.name, sink=recorder.call, label=run_id)
-        )
-        async with opened as live:
+def _run(job: Job, settings: Settings, ports: Ports | None) -> AsyncIterator[Event]:
+    async def body(run: RunScope) -> AsyncIterator[Event]:
+        async with run.ports(job.layout.name) as live:
             ctx = LoopContext(
-                settings=settings, ports=live, workspace=job.out_dir, template=job.layout.name, run_id=run_id,
-                goal=job.request,
+                settings=settings, ports=live, workspace=job.out_dir, template=job.layout.name, run_id=run.run_id,
+                started=run.started, goal=job.request,
                 tests_writable=True,  # the tests are the model's own, written in this run: they may be wrong
             )
-            ctx.started = start
             async for event in Generation(job, ctx).run():
-                recorder.event(event)
                 yield event
-    except GreenloopError as exc:
-        reason = str(exc).rstrip(". ")
-        yield _error_done(recorder, run_id, start, f"{reason}. Nothing was written to {job.out_dir}.")
-    except Exception as exc:  # a front end must survive anything a run does; the message says what broke
-        log.exception("generate run %s failed", run_id)
-        yield _error_done(recorder, run_id, start, f"internal error: {type(exc).__name__}: {exc}")
-    finally:
-        recorder.close()
 
+    request = {
+        "template": job.layout.name,
+        "small_steps": job.small_steps,
+        "from_plan": str(job.plan_file) if job.plan_file else None,
+    }
 
-def _error_done(recorder: RunRecorder, run_id: str, start: float, message: str) -> Done:
-    done = Done(
-        run_id=run_id,
-        at=round(time.monotonic() - start, 3),
-        outcome="error",
-        summary=message,
-        evidence=message,
-    )
-    recorder.event(done)
-    return done
+    def nothing_written(message: str) -> str:
+        return f"{message.rstrip('. ')}. Nothing was written to {job.out_dir}."
+
+    return recorded_run(settings, "generate", job.out_dir, body, ports=ports, config={"generate_request": request},
+                        user_error=nothing_written)

@@ -16,12 +16,13 @@ from typing import Literal
 
 from greenloop.agent.actions import apply_plan
 from greenloop.agent.events import CandidateAsked, CandidateTested, Event
+from greenloop.agent.ports import SandboxPort
 from greenloop.agent.repair.routes import Approach, ReplyRejected, ReplyUnchanged, prompt_hash, read_reply
 from greenloop.agent.repair.splice import has_code_block
 from greenloop.agent.snapshot import Snapshot
 from greenloop.agent.testfiles import TestFiles
 from greenloop.llm import ContextOverflow, LLMClient
-from greenloop_sandbox import Sandbox, TestReport
+from greenloop_sandbox import TestReport
 
 CODE_PLEASE = "Now give the whole corrected {what} in one code block."
 SAME_AS_FILE = ("That {what} is the code already in the file, and with it the tests fail: {failure}\n"
@@ -74,7 +75,7 @@ class RoundInputs:
     """What a round needs from the loop."""
 
     llm: LLMClient
-    sandbox: Sandbox
+    sandbox: SandboxPort
     tests: TestFiles
     messages: list[dict[str, str]]
     count: int
