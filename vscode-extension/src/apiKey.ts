@@ -1,9 +1,9 @@
 // The LLM API key: kept in VS Code's SecretStorage, handed to the server as an environment variable.
 
 import type * as vscode from 'vscode';
-import { API_KEY_ENV } from './protocol';
-
 export const API_KEY_SECRET = 'greenloop.llm.apiKey';
+/** The environment variable the server reads `llm.api_key` from (never settings.json, never logged). */
+export const API_KEY_ENV = 'GREENLOOP_LLM__API_KEY';
 
 export class ApiKeyStore {
   constructor(private readonly secrets: vscode.SecretStorage) {}

@@ -4,9 +4,9 @@ import * as vscode from 'vscode';
 import { ResponseError } from 'vscode-languageclient/node';
 import type { ApiKeyStore } from './apiKey';
 import type { FeedbackThreads } from './feedback';
-import { generateProject } from './generateProject';
+import { generateProject, type ExecuteCommand } from './generateProject';
 import type { GreenloopServer } from './languageServer';
-import { ServerCommand, type CancelResult, type LoopResult, type RunTestsResult } from './protocol';
+import { ServerCommand, type ImproveArgs } from './protocol';
 import { describeCancel, describeLoop, describeTests, fixArgs, type UserMessage } from './results';
 
 export interface CommandDeps {
@@ -41,13 +41,13 @@ function guarded<A extends unknown[]>(output: vscode.LogOutputChannel, run: (...
 }
 
 async function fixFailingTests(deps: CommandDeps, arg: unknown): Promise<void> {
-  const result = await deps.server.executeCommand<LoopResult>(ServerCommand.fixFailingTests, fixArgs(arg));
+  const result = await deps.server.executeCommand(ServerCommand.fixFailingTests, fixArgs(arg));
   // After an accepted fix the server republishes the diagnostics from its last test run.
   show(describeLoop(result));
 }
 
 async function runTests(deps: CommandDeps): Promise<void> {
-  show(describeTests(await deps.server.executeCommand<RunTestsResult>(ServerCommand.runTests, {})));
+  show(describeTests(await deps.server.executeCommand(ServerCommand.runTests, {})));
 }
 
 async function improveSelection(deps: CommandDeps): Promise<void> {
@@ -68,8 +68,8 @@ async function improveSelection(deps: CommandDeps): Promise<void> {
     start: { line: selection.start.line, character: selection.start.character },
     end: { line: selection.end.line, character: selection.end.character },
   };
-  const args = { uri: editor.document.uri.toString(), range, instruction: instruction.trim() };
-  show(describeLoop(await deps.server.executeCommand<LoopResult>(ServerCommand.improve, args)));
+  const args: ImproveArgs = { uri: editor.document.uri.toString(), range, instruction: instruction.trim() };
+  show(describeLoop(await deps.server.executeCommand(ServerCommand.improve, args)));
 }
 
 async function cancel(deps: CommandDeps): Promise<void> {
@@ -77,7 +77,7 @@ async function cancel(deps: CommandDeps): Promise<void> {
     show(describeCancel(0));
     return;
   }
-  const result = await deps.server.executeCommand<CancelResult>(ServerCommand.cancel, {});
+  const result = await deps.server.executeCommand(ServerCommand.cancel, {});
   show(describeCancel(result.cancelled));
 }
 
@@ -95,7 +95,7 @@ async function setApiKey(deps: CommandDeps): Promise<void> {
 }
 
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
-  const execute = <T>(command: string, arg: object) => deps.server.executeCommand<T>(command, arg);
+  const execute: ExecuteCommand = (command, arg) => deps.server.executeCommand(command, arg);
   const table: Record<string, (...args: unknown[]) => Promise<void>> = {
     'greenloop.generateProject': () => generateProject(execute),
     'greenloop.fixFailingTests': (arg) => fixFailingTests(deps, arg),

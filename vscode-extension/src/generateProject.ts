@@ -4,7 +4,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { ServerCommand, TEMPLATES, type GenerateArgs, type GenerateResult, type Template } from './protocol';
+import { ServerCommand, type GenerateArgs, type ServerCommandTypes, type Template } from './protocol';
 import { describeGenerate } from './results';
 
 const TEMPLATE_DETAIL: Record<Template, string> = {
@@ -12,6 +12,8 @@ const TEMPLATE_DETAIL: Record<Template, string> = {
   node: 'Node.js package with node:test tests',
   rust: 'Rust crate with cargo test tests',
 };
+/** Every template the server takes (the Record above must name each one). */
+const TEMPLATES = Object.keys(TEMPLATE_DETAIL) as Template[];
 
 /** A folder name from the first words of a prompt: "A CLI that counts words" -> "cli-counts-words". */
 export function slugify(prompt: string): string {
@@ -71,13 +73,16 @@ export async function askGenerateArgs(): Promise<GenerateArgs | undefined> {
   return { prompt: prompt.trim(), template: picked.label, outDir: path.resolve(outDir.trim()) };
 }
 
-export type ExecuteCommand = <T>(command: string, arg: object) => Promise<T>;
+export type ExecuteCommand = <C extends keyof ServerCommandTypes>(
+  command: C,
+  arg: ServerCommandTypes[C]['args'],
+) => Promise<ServerCommandTypes[C]['result']>;
 
 /** The whole command: ask, generate (the server shows progress), report, open. */
 export async function generateProject(execute: ExecuteCommand): Promise<void> {
   const args = await askGenerateArgs();
   if (!args) return;
-  const result = await execute<GenerateResult>(ServerCommand.generateProject, args);
+  const result = await execute(ServerCommand.generateProject, args);
   const message = describeGenerate(result);
   const folder = vscode.Uri.file(result.outDir || args.outDir);
   if (!vscode.workspace.workspaceFolders?.length) {

@@ -13,7 +13,14 @@ import {
 } from 'vscode-languageclient/node';
 import { ApiKeyStore, serverEnvironment } from './apiKey';
 import type { ServerState } from './loopStatus';
-import { FEEDBACK, LOOP_EVENT, type FeedbackParams, type FeedbackResult, type LoopEventParams } from './protocol';
+import {
+  FEEDBACK,
+  LOOP_EVENT,
+  type FeedbackParams,
+  type FeedbackResult,
+  type LoopEventParams,
+  type ServerCommandTypes,
+} from './protocol';
 import { locateServer, probeCommand, isExecutableFile, ServerNotFoundError, type ServerCommand } from './serverLocator';
 import { activePythonInterpreter } from './pythonEnvironment';
 import { SECTION, explicitServerConfig, serverPathSetting } from './settings';
@@ -89,9 +96,13 @@ export class GreenloopServer implements vscode.Disposable {
   }
 
   /** `workspace/executeCommand` with the single-object argument list of the contract. */
-  async executeCommand<T>(command: string, arg: object): Promise<T> {
+  async executeCommand<C extends keyof ServerCommandTypes>(
+    command: C,
+    arg: ServerCommandTypes[C]['args'],
+  ): Promise<ServerCommandTypes[C]['result']> {
     const client = await this.runningClient();
-    return (await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg] })) as T;
+    const result: unknown = await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg] });
+    return result as ServerCommandTypes[C]['result'];
   }
 
   async sendFeedback(params: FeedbackParams): Promise<FeedbackResult> {

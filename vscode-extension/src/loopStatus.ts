@@ -44,7 +44,7 @@ export function reduceLoopState(state: LoopState, event: LoopEventParams): LoopS
   if (event.promptTokens != null) base.promptTokens = event.promptTokens;
   if (event.completionTokens != null) base.completionTokens = event.completionTokens;
   if (event.cost != null) base.cost = event.cost;
-  const fields = event.event ?? {};
+  const fields = event.event;
   if (event.kind === 'iteration_started') {
     base.candidate = undefined;
     base.best = undefined;

@@ -70,10 +70,13 @@ class ImproveArgs:
     instruction: str
 
 
+Template = Literal["python", "node", "rust"]
+
+
 @attrs.define
 class GenerateArgs:
     prompt: str
-    template: Literal["python", "node", "rust"]
+    template: Template
     out_dir: str
     small_steps: bool | None = None
 
@@ -217,6 +220,15 @@ class RunsResponse:
     result: RunsResult | None = None
     jsonrpc: str = "2.0"
 
+
+# command -> (argument type, result type); the extension's protocol.ts is generated from these tables.
+COMMAND_TYPES: dict[str, tuple[type, type]] = {
+    CMD_RUN_TESTS: (RunTestsArgs, RunTestsResult),
+    CMD_FIX: (FixArgs, LoopResult),
+    CMD_IMPROVE: (ImproveArgs, LoopResult),
+    CMD_GENERATE: (GenerateArgs, GenerateResult),
+    CMD_CANCEL: (CancelArgs, CancelResult),
+}
 
 # method -> (message type, result type)
 CUSTOM_METHOD_TYPES: dict[str, tuple[type, type | None]] = {

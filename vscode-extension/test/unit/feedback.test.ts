@@ -35,7 +35,7 @@ class Sender implements FeedbackSender {
 
 const progress = (text: string): LoopEventParams => ({
   runId: 'r', kind: 'tests_ran', text, iteration: 1, maxIterations: 5, passed: 0, failed: 1,
-  promptTokens: null, completionTokens: null, cost: null, outcome: null,
+  promptTokens: null, completionTokens: null, cost: null, outcome: null, event: {},
 });
 
 describe('FeedbackThreads', () => {

@@ -5,7 +5,7 @@ import type { LoopEventParams } from '../../src/protocol';
 function event(kind: string, fields: Partial<LoopEventParams> = {}): LoopEventParams {
   return {
     runId: 'r1', kind, text: `${kind} text`, iteration: null, maxIterations: null, passed: null, failed: null,
-    promptTokens: null, completionTokens: null, cost: null, outcome: null, ...fields,
+    promptTokens: null, completionTokens: null, cost: null, outcome: null, event: {}, ...fields,
   };
 }
 
