@@ -30,8 +30,8 @@ from greenloop_sandbox.tree import SyncState, check_relpath, is_executable_text
 log = logging.getLogger(__name__)
 
 WORKSPACE = "/workspace"
-# The exit code of coreutils `timeout`, which bounds a setup command's build step (a hung
-# `pytest` of the 0.5B model's ran for 20 minutes in a build container that nothing limited).
+# coreutils `timeout`'s exit code; it bounds a setup command's build step
+# (docs/decisions/2026-11-sandbox-templates-and-images.md)
 _TIMED_OUT = 124
 REPORT_DIR = "/tmp/greenloop-report"
 _reaped = False

@@ -41,17 +41,15 @@ from greenloop_sandbox import TestReport
 OFFERED = ("green", "no_tests")  # outcomes whose change set is offered to the person (tested and passing)
 EDIT_REPAIRS = 2  # rounds per iteration in which rejected actions go back to the model
 INVALID_PLANS_IN_A_ROW = 2  # then the loop ends with an error
-# The diagnosis is one paragraph; Qwen2.5-Coder 0.5B wrote 1,900 tokens of code into it (108 s on 2 cores).
+# The diagnosis is one paragraph; see docs/decisions/2026-11-plan-strategy-loop.md.
 DIAGNOSIS_TOKENS = 512
-# Small models copied the whole diagnosis (code included) into the plan's "diagnosis" field; under a
-# JSON grammar that copy is the slowest part of the plan call, so the plan is told to summarise.
+# The plan is told to summarise, not copy, the diagnosis (docs/decisions/2026-11-plan-strategy-loop.md).
 DIAGNOSIS_SECTION = (
     "\n## Diagnosis (from the step before this one)\n{text}\n\n"
     'Act on it. In your JSON, "diagnosis" is one sentence: do not copy the text above.\n'
 )
 
-# A generated project's tests were written by the model along with the code, from this request:
-# the 0.5B model wrote {'hello': 2} as the count of one "hello" and then kept "fixing" the code.
+# A generated project's tests may be wrong; see docs/decisions/2026-11-generation-pipeline.md.
 GOAL_SECTION = (
     "\n## What the project is for\n{goal}\n\n"
     "The tests were written together with the code, from this request. Where a test expects "

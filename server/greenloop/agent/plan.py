@@ -47,7 +47,7 @@ class InstallAction(BaseModel):
 
     model_config = _ACTION_CONFIG
     kind: Literal["install"] = "install"
-    # no example package here: Qwen2.5-Coder 0.5B installed the example `requests==2.32.3` into a slugify project
+    # no example package here: docs/decisions/2026-11-plan-json-schemas-and-examples.md
     packages: list[str] = Field(
         min_length=1, description="Packages the code imports that are not installed: `name` or `name==version`."
     )

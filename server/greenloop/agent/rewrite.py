@@ -1,9 +1,7 @@
 """Whole-file rewrites: once an iteration's edits to a small file keep missing, the model writes it whole.
 
-In the generation bench Qwen2.5-Coder 0.5B lost most iterations on its search text ("not in the
-file" 42 times in 27 cells, then the same plan sent back), while it writes whole small files
-well. Aider asks weak models for whole files for the same reason. Off unless
-`loop.rewrite_lines` > 0; the result is applied like any `write` (syntax and no-op guards).
+Off unless `loop.rewrite_lines` > 0; the result is applied like any `write` (syntax and no-op guards).
+Why and the measurement: docs/decisions/2026-11-edits-search-replace.md.
 """
 
 from __future__ import annotations

@@ -213,8 +213,7 @@ class LLMClient:
                         raw_replies,
                     ) from None
                 if exchange.finish_reason == "repetition":
-                    # asked afresh, without the loop: shown it, the 0.5B model sent its 437-token
-                    # loop back byte for byte, with a new seed and temperature each time
+                    # asked afresh, without the loop (docs/decisions/2026-11-llm-stop-repeats.md)
                     convo = _with_note(messages, retry_instruction(problem))
                 else:
                     convo = [*convo, {"role": "assistant", "content": exchange.content},

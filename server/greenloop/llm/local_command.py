@@ -31,9 +31,7 @@ def llama_server_command(binary: Path, settings: LocalModelSettings, model: Path
                          alias: str) -> list[str]:
     cmd = [str(binary), "-m", str(model), "--alias", alias, "--host", "127.0.0.1", "--port", str(port),
            "-c", str(settings.n_ctx), "-t", str(settings.threads), *LLAMA_SERVER_FLAGS]
-    # `deterministic` adds nothing here: with the same seed, build and flags llama-server gave the same
-    # 200-token reply cold, from its prompt cache and after another prompt (tests/llm/
-    # test_real_llama_server.py), and `-b 1` aborts it at start (its warm-up batch holds 2 tokens)
+    # `deterministic` adds nothing here (no `-b 1`): see docs/decisions/llama-server-flags.md
     return [*cmd, *settings.server_args]
 
 

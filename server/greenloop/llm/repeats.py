@@ -1,9 +1,8 @@
 """Verbatim loops at the end of a streamed reply: where a model started repeating itself.
 
-Small local models at low temperature fall into loops: Qwen2.5-Coder 0.5B wrote one
-150-character block of Markdown headings 47 times, up to the 2048-token limit (143 s of CPU).
 A reply whose tail is the same block over and over says nothing more with each copy, so the
 client stops the stream once the run is long enough to be sure, and keeps one copy.
+Why and the measurement: docs/decisions/2026-11-llm-stop-repeats.md.
 """
 
 from __future__ import annotations

@@ -70,7 +70,7 @@ class FileWriter:
                 problem=problem,
                 fence=self.layout.fence_for(spec.path),
             )
-            # asked afresh, without the unusable reply: shown it, the 0.5B model sent it back unchanged
+            # asked afresh, without the unusable reply (docs/decisions/2026-11-generation-files-checks.md)
             messages = [system, {"role": "user", "content": f"{prompt}\n\n{repair}"}]
         if unparsed is not None:
             return unparsed

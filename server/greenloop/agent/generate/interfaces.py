@@ -70,8 +70,8 @@ def clean_interfaces(reply: str, layout: Layout | None = None) -> str:
     for line in text.splitlines():
         key = line.strip()
         if _HEADING.match(key):
-            # a heading repeats when its whole trail does: `#### Parameters` under each function is
-            # not a repeat (the 0.5B model's from_roman lost its parameters to one that was)
+            # a heading repeats only when its whole trail does
+            # (docs/decisions/2026-11-generation-interfaces-markdown.md)
             level = len(key) - len(key.lstrip("#"))
             trail = [*(h for h in trail if h[0] < level), (level, key)]
             path = tuple(h for _, h in trail)
