@@ -106,6 +106,11 @@ def source_suffixes() -> frozenset[str]:
     return frozenset(s for lang in languages() for s in lang.suffixes)
 
 
+def fence_suffixes() -> dict[str, str]:
+    """Code-fence name -> the suffix of the code under it, over every language (`py` -> `.py`)."""
+    return {fence: suffix for lang in languages() for fence, suffix in lang.fences.items()}
+
+
 def _language(name: str, data: Mapping[str, Any]) -> Language:
     builtins = frozenset(data.get("builtin_modules", []))
     if data.get("python_stdlib", False):  # the running Python's standard library (the image's is the same)
