@@ -34,6 +34,7 @@ class EnvTemplate:
     tools: tuple[str, ...] = ()  # packages the image has already (`pytest`), that an install must not replace
     case_timeout: str = ""  # test-command arguments for a per-test timeout ({seconds}, {ms}); "" if none
     case_timeout_probe: str = ""  # a command that succeeds where `case_timeout` works (the local backend's host)
+    selects_tests: bool = False  # {tests} takes the test ids of a report: just those tests run
     # The folder's other files (a test runner): in the image under SUPPORT_DIR, `{support}` in commands
     support: tuple[tuple[str, bytes], ...] = ()
     env: dict[str, str] = field(default_factory=dict)
@@ -89,6 +90,7 @@ def load_template(name: str) -> EnvTemplate:
             tools=tuple(data.get("tools", [])),
             case_timeout=data.get("case_timeout", ""),
             case_timeout_probe=data.get("case_timeout_probe", ""),
+            selects_tests=bool(data.get("selects_tests", False)),
             support=tuple((p.name, p.read_bytes()) for p in sorted(folder.iterdir())
                           if p.is_file() and p.name not in _RECIPE),
             env={str(k): str(v) for k, v in data.get("env", {}).items()},
