@@ -4,22 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import shlex
-import sys
 import tomllib
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from greenloop_sandbox.base import SandboxError
+from greenloop_sandbox.languages import TEMPLATES_DIR, Language, load_language, template_names
 
-TEMPLATES_DIR = Path(__file__).with_name("templates")
+__all__ = ["SUPPORT_DIR", "TEMPLATES_DIR", "EnvTemplate", "load_template", "template_names"]
+
 SUPPORT_DIR = "/opt/greenloop"  # where an image holds its template's support files
 _RECIPE = ("template.toml", "Dockerfile")
-# Modules every environment of a package manager has built in: no package to install.
-NODE_BUILTINS = frozenset({
-    "assert", "buffer", "child_process", "crypto", "events", "fs", "http", "https", "os", "path",
-    "process", "readline", "stream", "string_decoder", "test", "timers", "url", "util", "zlib",
-})
-_BUILTINS = {"pip": frozenset(sys.stdlib_module_names), "npm": NODE_BUILTINS}
 
 
 @dataclass(frozen=True)
@@ -27,6 +21,7 @@ class EnvTemplate:
     """One language's environment: image recipe, test command, report parser, package manager."""
 
     name: str
+    language: Language  # what is known of the language itself (its `[language]` table; not in the hash)
     description: str
     base: str
     dockerfile: str
@@ -35,20 +30,19 @@ class EnvTemplate:
     package_manager: str
     report: str = ""
     setup: tuple[str, ...] = ()
-    markers: tuple[str, ...] = ()
     toolchain: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()  # packages the image has already (`pytest`), that an install must not replace
     case_timeout: str = ""  # test-command arguments for a per-test timeout ({seconds}, {ms}); "" if none
     case_timeout_probe: str = ""  # a command that succeeds where `case_timeout` works (the local backend's host)
+    selects_tests: bool = False  # {tests} takes the test ids of a report: just those tests run
     # The folder's other files (a test runner): in the image under SUPPORT_DIR, `{support}` in commands
     support: tuple[tuple[str, bytes], ...] = ()
     env: dict[str, str] = field(default_factory=dict)
-    test_globs: tuple[str, ...] = ()  # where this language keeps its tests (fnmatch on workspace paths)
 
     @property
     def provided(self) -> frozenset[str]:
         """Names that are no package to install here: the template's tools and the built-in modules."""
-        return frozenset(self.tools) | _BUILTINS.get(self.package_manager, frozenset())
+        return frozenset(self.tools) | self.language.builtin_modules
 
     @property
     def recipe_hash(self) -> str:
@@ -74,21 +68,16 @@ class EnvTemplate:
                                         support=shlex.quote(support)).strip()
 
 
-def template_names() -> list[str]:
-    return sorted(p.parent.name for p in TEMPLATES_DIR.glob("*/template.toml"))
-
-
 def load_template(name: str) -> EnvTemplate:
     """The template called `name`; SandboxError listing the known ones otherwise."""
-    known = template_names()
-    if name not in known:
-        raise SandboxError(f"Unknown sandbox template {name!r}; known templates: {', '.join(known)}.")
+    language = load_language(name)  # SandboxError listing the known ones for an unknown name
     folder = TEMPLATES_DIR / name
     try:
         data = tomllib.loads((folder / "template.toml").read_text(encoding="utf-8"))
         dockerfile = (folder / "Dockerfile").read_text(encoding="utf-8")
         return EnvTemplate(
             name=data["name"],
+            language=language,
             description=data.get("description", ""),
             base=data["base"],
             dockerfile=dockerfile,
@@ -97,12 +86,11 @@ def load_template(name: str) -> EnvTemplate:
             package_manager=data["package_manager"],
             report=data.get("report", ""),
             setup=tuple(data.get("setup", [])),
-            test_globs=tuple(data.get("test_globs", [])),
-            markers=tuple(data.get("markers", [])),
             toolchain=tuple(data.get("toolchain", [])),
             tools=tuple(data.get("tools", [])),
             case_timeout=data.get("case_timeout", ""),
             case_timeout_probe=data.get("case_timeout_probe", ""),
+            selects_tests=bool(data.get("selects_tests", False)),
             support=tuple((p.name, p.read_bytes()) for p in sorted(folder.iterdir())
                           if p.is_file() and p.name not in _RECIPE),
             env={str(k): str(v) for k, v in data.get("env", {}).items()},

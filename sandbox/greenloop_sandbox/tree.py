@@ -6,11 +6,13 @@ import hashlib
 import logging
 import os
 import stat
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from greenloop_sandbox.base import SandboxError
+from greenloop_sandbox.languages import Language, languages, template_names
 
 log = logging.getLogger(__name__)
 
@@ -106,20 +108,24 @@ def is_executable_text(data: bytes) -> bool:
 
 
 def detect_template(files: Mapping[str, bytes]) -> str:
-    """'python' | 'node' | 'rust' from marker files; SandboxError when none fits."""
-    names = set(files)
-    top = {n for n in names if "/" not in n}
-    if "Cargo.toml" in top:
-        return "rust"
-    if "package.json" in top:
-        return "node"
-    if top & {"pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "pytest.ini", "tox.ini"}:
-        return "python"
-    suffixes = {PurePosixPath(n).suffix for n in names}
-    for suffix, name in ((".py", "python"), (".rs", "rust"), (".js", "node"), (".mjs", "node"), (".ts", "node")):
-        if suffix in suffixes:
-            return name
+    """The template of the language whose manifest is at the top (`Cargo.toml`), else of most source files.
+
+    Several languages' manifests: the lowest `detect_rank` wins; SandboxError when nothing fits.
+    """
+    top = {n for n in files if "/" not in n}
+    for language in languages():
+        if top & set(language.manifests):
+            return language.name
+    counts = Counter(owner.name for n in files if (owner := _source_owner(n)) is not None)
+    if counts:
+        return max(languages(), key=lambda language: counts[language.name]).name
+    manifests = ", ".join(language.manifests[0] for language in languages())
     raise SandboxError(
-        "Cannot tell the workspace's language (no Cargo.toml, package.json, pyproject.toml or source files); "
-        "pass --template python|node|rust."
+        f"Cannot tell the workspace's language (no {manifests} or source files); "
+        f"pass --template {'|'.join(template_names())}."
     )
+
+
+def _source_owner(path: str) -> Language | None:
+    suffix = PurePosixPath(path).suffix.lower()
+    return next((language for language in languages() if suffix in language.grammars), None)

@@ -8,7 +8,7 @@ from greenloop.agent.repair.routes import ladder, repair_messages
 from greenloop.agent.snapshot import Snapshot
 from greenloop.agent.testfiles import TestFiles
 from greenloop.retrieval import Location, RepoIndex
-from greenloop_sandbox import TestReport
+from greenloop_sandbox import TestFailure, TestReport
 
 ONE = "import math\n\n\ndef area(r):\n    return math.pi * r\n"
 TWO = "def area(r):\n    return 3.14 * r\n\n\ndef perimeter(r):\n    return 2 * 3.14 * r\n\n\ndef unit():\n    return 'cm'\n"
@@ -46,3 +46,17 @@ async def test_the_anew_request_asks_for_the_function_from_the_tests(tmp_path: P
                              workspace=tmp_path)[-1]["content"]
     assert "Write `area` again" in prompt and "Find the bug" not in prompt
     assert "return math.pi * r" in prompt  # the current code is still shown
+
+
+def test_a_module_that_is_not_installed_is_installed_first_by_its_package_name(tmp_path: Path) -> None:
+    snapshot = Snapshot(tmp_path, {"shapes.py": ONE.encode(), "test_shapes.py": TEST.encode()})
+    top = Location("shapes.py", "area", "function", 4, 5, 1.0, "frames")
+
+    def first(message: str) -> tuple[str, str]:
+        report = TestReport(failed=1, failures=[TestFailure(test_id="test_shapes.py::test_area", message=message)])
+        step = ladder([top], report, snapshot, TestFiles())[0]
+        return step.route, step.package
+
+    assert first("ModuleNotFoundError: No module named 'yaml'") == ("install", "pyyaml")  # the language's alias
+    assert first("ModuleNotFoundError: No module named 'requests.adapters'") == ("install", "requests")
+    assert first("ModuleNotFoundError: No module named 'shapes'")[0] == "function"  # the project's own

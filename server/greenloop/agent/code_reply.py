@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from greenloop.agent.syntax import first_error
+from greenloop_sandbox.languages import source_suffixes
 
 _FENCE = re.compile(
     r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)(?P=fence)[ \t]*$",
@@ -19,7 +20,7 @@ _PROSE_START = re.compile(
     r"i (will|have|'ll|'ve)|let me|to (implement|create))",
     re.I,
 )
-_CODE_SUFFIXES = {".py", ".js", ".mjs", ".cjs", ".ts", ".rs", ".toml", ".json"}
+_DATA_SUFFIXES = {".toml", ".json"}  # files that are never prose, besides the languages' source files
 # a comment line that only names a file: `# tests/test_slug.py`, `// File: src/a.js`, `/* lib.rs */`
 _PATH_COMMENT = re.compile(r"^[ \t]*(?:#+|//|/\*)[ \t]*(?:file:[ \t]*)?`?(?P<path>[\w./-]+\.\w+)`?[ \t]*(?:\*/)?[ \t]*$", re.I)
 
@@ -99,12 +100,13 @@ def _planned(named: str, path: str, others: Collection[str]) -> str:
 def looks_like_prose(text: str, path: str) -> bool:
     """True when text reads as an explanation rather than the content of `path`."""
     suffix = PurePosixPath(path).suffix.lower()
-    if suffix not in _CODE_SUFFIXES:
+    source = suffix in source_suffixes()
+    if not source and suffix not in _DATA_SUFFIXES:
         return False  # docs and data files may well be prose
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     if _PROSE_START.match(first):
         return True
-    if suffix in (".py", ".js", ".mjs", ".cjs", ".ts", ".rs"):
+    if source:
         return first_error(path, text) is not None and _sentence_share(text) > 0.5
     return False
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 
 from greenloop.agent.snapshot import Snapshot
 from greenloop.retrieval import Location, RepoIndex, build_context, locate
 from greenloop.tokens import count_text
 from greenloop_sandbox import TestFailure, TestReport
+from greenloop_sandbox.languages import source_suffixes
 
 MAX_FAILURES_SHOWN = 5
 MAX_TRACEBACK_LINES = 60
@@ -63,14 +65,18 @@ class ContextBuilder:
         return CodeContext(text, count_text(text), locations)
 
 
-_PATH_RE = re.compile(r"([\w./-]+\.(?:py|js|mjs|cjs|ts|tsx|rs))")
+@cache
+def _path_re() -> re.Pattern[str]:
+    """A source file's path in a traceback, for every language's suffixes (the longest first)."""
+    suffixes = sorted((re.escape(s.lstrip(".")) for s in source_suffixes()), key=len, reverse=True)
+    return re.compile(rf"([\w./-]+\.(?:{'|'.join(suffixes)}))")
 
 
 def whole_files(snapshot: Snapshot, failures: Sequence[TestFailure]) -> str:
     """The 'no retrieval' baseline: every project file named in the failures, whole."""
     named: list[str] = []
     for failure in failures:
-        for candidate in [failure.file or "", *_PATH_RE.findall(failure.traceback + "\n" + failure.message)]:
+        for candidate in [failure.file or "", *_path_re().findall(failure.traceback + "\n" + failure.message)]:
             path = candidate.lstrip("./")
             for known in snapshot.paths():
                 if known not in named and _same_file(known, path):

@@ -93,7 +93,7 @@ class LoopContext:
     def tests(self) -> TestFiles:
         """Which files are tests, and whether this run may change them."""
         writable = self.tests_writable or self.settings.loop.edit_tests
-        return TestFiles.of(self.ports.sandbox.template.test_globs, self.settings.loop.test_paths, writable=writable)
+        return TestFiles.of(self.ports.sandbox.template.language.test_globs, self.settings.loop.test_paths, writable=writable)
 
     def next_seed(self) -> int:
         """A seed no other call of this run has used (candidates are sampled apart, and recorded)."""

@@ -3,37 +3,22 @@
 from __future__ import annotations
 
 from functools import cache
-from pathlib import PurePosixPath
 
 import tree_sitter as ts
 
+from greenloop.retrieval.languages import grammar, language_of
+
 
 @cache
-def _parser(suffix: str) -> ts.Parser | None:
-    if suffix == ".py":
-        import tree_sitter_python as grammar
-
-        return ts.Parser(ts.Language(grammar.language()))
-    if suffix in (".js", ".mjs", ".cjs", ".jsx"):
-        import tree_sitter_javascript as js
-
-        return ts.Parser(ts.Language(js.language()))
-    if suffix in (".ts", ".tsx"):
-        import tree_sitter_typescript as tsg
-
-        lang = tsg.language_tsx() if suffix == ".tsx" else tsg.language_typescript()
-        return ts.Parser(ts.Language(lang))
-    if suffix == ".rs":
-        import tree_sitter_rust as rust
-
-        return ts.Parser(ts.Language(rust.language()))
-    return None
+def _parser(name: str) -> ts.Parser:
+    """A parser of the guard's own (retrieval parses in worker threads with its own)."""
+    return ts.Parser(grammar(name))
 
 
 def parse(path: str, text: str) -> ts.Tree | None:
     """The syntax tree of `text`, None when the language is unknown."""
-    parser = _parser(PurePosixPath(path).suffix.lower())
-    return None if parser is None else parser.parse(text.encode("utf-8"))
+    name = language_of(path)
+    return None if name is None else _parser(name).parse(text.encode("utf-8"))
 
 
 def first_error(path: str, text: str) -> int | None:

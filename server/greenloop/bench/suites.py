@@ -10,9 +10,9 @@ from typing import Any
 
 import greenloop
 from greenloop.errors import GreenloopError
+from greenloop_sandbox.languages import template_names
 
 SUITES = ("humanevalfix", "generate")
-TEMPLATES = ("python", "node", "rust")
 
 
 @dataclass(frozen=True)
@@ -127,6 +127,6 @@ def humanevalfix_task(row: dict[str, Any]) -> Task:
 def generate_task(row: dict[str, Any]) -> Task:
     """A generation prompt row: {"id", "prompt", "template"}."""
     template = row.get("template", "python")
-    if template not in TEMPLATES:
-        raise ValueError(f"template {template!r} is not one of {', '.join(TEMPLATES)}")
+    if template not in template_names():
+        raise ValueError(f"template {template!r} is not one of {', '.join(template_names())}")
     return Task(id=_text(row, "id"), kind="generate", prompt=_text(row, "prompt"), template=template)

@@ -19,6 +19,7 @@ from greenloop.cli.progress import EventPrinter
 from greenloop.cli.verdict import ask_verdict
 from greenloop.errors import GreenloopError
 from greenloop.settings import Settings
+from greenloop_sandbox.languages import template_names
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -29,7 +30,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--prompt-file", type=Path, metavar="F", help="read the prompt from a file ('-': stdin)")
     p.add_argument("--out", required=True, type=Path, metavar="DIR", help="output folder (empty or new)")
     p.add_argument(
-        "--template", choices=["python", "node", "rust"], help="language template (default: python)"
+        "--template", choices=template_names(), help="language template (default: python)"
     )
     p.add_argument("--small-steps", action="store_true", help="build and test one component at a time")
     p.add_argument("--force", action="store_true", help="write into a non-empty --out folder")

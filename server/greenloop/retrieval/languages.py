@@ -1,60 +1,78 @@
 """Which tree-sitter grammar and tags query a file uses, loaded once per process.
 
-Grammars come from the per-language wheels (tree-sitter-python, -javascript,
--typescript, -rust): they ship compiled parsers and work offline. Queries are
-the `.scm` files in `queries/` next to this module.
+Which suffix is which grammar is the language records' (`greenloop_sandbox.languages`);
+the grammars come from the per-language wheels (tree-sitter-python, -javascript,
+-typescript, -rust), keyed here by grammar name: they ship compiled parsers and
+work offline. Queries are the `.scm` files in `queries/` next to this module.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from pathlib import PurePosixPath
 
 import tree_sitter as ts
 
-# File suffix -> (grammar name, query name).
-_SUFFIXES: dict[str, tuple[str, str]] = {
-    ".py": ("python", "python"),
-    ".pyi": ("python", "python"),
-    ".js": ("javascript", "javascript"),
-    ".mjs": ("javascript", "javascript"),
-    ".cjs": ("javascript", "javascript"),
-    ".jsx": ("javascript", "javascript"),
-    ".ts": ("typescript", "typescript"),
-    ".mts": ("typescript", "typescript"),
-    ".cts": ("typescript", "typescript"),
-    ".tsx": ("tsx", "typescript"),
-    ".rs": ("rust", "rust"),
+from greenloop_sandbox.languages import languages
+
+
+def _python() -> object:
+    import tree_sitter_python as python
+
+    return python.language()
+
+
+def _javascript() -> object:
+    import tree_sitter_javascript as javascript
+
+    return javascript.language()
+
+
+def _typescript() -> object:
+    import tree_sitter_typescript as typescript
+
+    return typescript.language_typescript()
+
+
+def _tsx() -> object:
+    import tree_sitter_typescript as typescript
+
+    return typescript.language_tsx()
+
+
+def _rust() -> object:
+    import tree_sitter_rust as rust
+
+    return rust.language()
+
+
+# Grammar name (as the language records name it) -> its compiled language, from its wheel.
+_LOADERS: dict[str, Callable[[], object]] = {
+    "python": _python, "javascript": _javascript, "typescript": _typescript, "tsx": _tsx, "rust": _rust,
 }
+
+
+@cache
+def _grammars() -> dict[str, str]:
+    """File suffix -> grammar name, from every language's record (its template's `[language]` table);
+    a grammar with no wheel here leaves its files unparsed, like any other text."""
+    return {suffix: name for language in languages() for suffix, name in language.grammars.items()
+            if name in _LOADERS}
 
 
 def language_of(path: str) -> str | None:
     """The grammar name for a path ("python", "tsx", ...), None when there is none."""
-    entry = _SUFFIXES.get(PurePosixPath(path).suffix.lower())
-    return entry[0] if entry else None
+    return _grammars().get(PurePosixPath(path).suffix.lower())
 
 
 @cache
 def grammar(name: str) -> ts.Language:
     """The compiled tree-sitter language for a grammar name."""
-    if name == "python":
-        import tree_sitter_python as python
-
-        return ts.Language(python.language())
-    if name == "javascript":
-        import tree_sitter_javascript as javascript
-
-        return ts.Language(javascript.language())
-    if name in ("typescript", "tsx"):
-        import tree_sitter_typescript as typescript
-
-        return ts.Language(typescript.language_tsx() if name == "tsx" else typescript.language_typescript())
-    if name == "rust":
-        import tree_sitter_rust as rust
-
-        return ts.Language(rust.language())
-    raise KeyError(f"no tree-sitter grammar for {name!r}")
+    if name not in _LOADERS:
+        raise KeyError(f"no tree-sitter grammar for {name!r}")
+    return ts.Language(_LOADERS[name]())
 
 
 @cache

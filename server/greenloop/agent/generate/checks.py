@@ -20,8 +20,8 @@ _BODY_START = re.compile(r"^(def|class|async|function|test|describe)\b")
 
 def check_test_file(layout: Layout, path: str, text: str, code: Mapping[str, str], crate: str) -> str:
     """Why `text` is not a usable test file at `path` ("" when it is); `code` is what it tests, path -> text."""
-    if PurePosixPath(path).name == "conftest.py":
-        return ""  # pytest helpers: no tests, no imports required
+    if PurePosixPath(path).name in layout.test_helpers:
+        return ""  # helpers (pytest's conftest.py): no tests, no imports required
     if not layout.has_test_case(path, text):
         return f"it is a test file but holds no test; write {layout.test_case_hint}"
     modules, imports = _modules(layout, path, code, crate)

@@ -16,13 +16,13 @@ from greenloop.agent.generate.project_plan import interface_modules
 from greenloop.errors import GreenloopError
 from greenloop.llm import LLMClient
 from greenloop.retrieval import outline
+from greenloop_sandbox.languages import fence_suffixes
 
 _FENCED = re.compile(r"^```[\w+-]*[ \t]*\n((?:(?!```).)*?)\n?```$", re.S)
 _OPEN_MD = re.compile(r"^```(?:markdown|md)[ \t]*\n")
 _HEADING = re.compile(r"^#{1,6}\s")
 _LEVEL_TITLE = re.compile(r"^(#{1,6})\s+(.*)$")
 _CODE_BLOCK = re.compile(r"^```(?P<info>[\w+-]*)[ \t]*\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)
-_SUFFIX_OF_FENCE = {"python": ".py", "py": ".py", "javascript": ".js", "js": ".js", "rust": ".rs", "rs": ".rs"}
 _TESTS_TITLE = re.compile(r"^(unit\s+|example\s+)?(tests?|testing)(\s+cases?)?$", re.I)
 
 
@@ -130,7 +130,7 @@ def outline_code_blocks(interfaces: str, layout: Layout) -> str:
     """
 
     def shown(block: re.Match[str]) -> str:
-        suffix = _SUFFIX_OF_FENCE.get(block.group("info").lower() or layout.fence)
+        suffix = fence_suffixes().get(block.group("info").lower() or layout.fence)
         bullets = outline(f"interfaces{suffix}", block.group("body")) if suffix else ""
         return bullets if bullets else block.group(0)
 

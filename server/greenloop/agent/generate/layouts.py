@@ -1,4 +1,4 @@
-"""Project layouts per sandbox template: file kinds, test conventions and the manifests greenloop writes."""
+"""Project layouts per sandbox template: a language record's layout facts and the code that writes its manifests."""
 
 from __future__ import annotations
 
@@ -10,48 +10,36 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from greenloop.errors import GreenloopError
+from greenloop_sandbox.languages import Language, load_language, owner_of
 from greenloop_sandbox.templates import load_template
 
-# Which template a source suffix or manifest name belongs to (for "the plan contradicts the template").
-_SUFFIX_OWNER = {
-    ".py": "python",
-    ".js": "node",
-    ".mjs": "node",
-    ".cjs": "node",
-    ".ts": "node",
-    ".rs": "rust",
-}
-_MANIFEST_OWNER = {
-    "pyproject.toml": "python",
-    "setup.py": "python",
-    "setup.cfg": "python",
-    "requirements.txt": "python",
-    "package.json": "node",
-    "package-lock.json": "node",
-    "cargo.toml": "rust",
-    "cargo.lock": "rust",
-}
+# (manifest path, project name, packages) -> text
+ManifestRenderer = Callable[[str, str, list[str]], str]
+# (test path, module path, crate name) -> (what an import of that module looks like, how to write one)
+ImportRule = Callable[[str, str, str], tuple[re.Pattern[str], str]]
 
 
 @dataclass(frozen=True)
 class Layout:
-    """What one template means for a generated project."""
+    """What one template means for a generated project (its language record's layout, compiled)."""
 
     name: str
     language: str
     fence: str  # the code fence tag of its source files
+    suffixes: tuple[str, ...]  # its source files' suffixes
     test_runner: str
     guidance: str  # layout rules for the prompts
+    test_rule: str  # how test files are named, for the file-list prompt
     managed: tuple[str, ...]  # manifests greenloop writes itself (from the plan's packages)
     test_pattern: re.Pattern[str]
-    render_manifest: Callable[[str, str, list[str]], str]  # (manifest path, project name, packages) -> text
+    render_manifest: ManifestRenderer
     test_path: str  # where a test file goes when the plan has none ({name}: the crate name)
     test_case: re.Pattern[str]  # a test the runner collects, in a test file's text
     test_case_hint: str  # how to write one, for the repair request
-    # (test path, module path, crate name) -> (what an import of that module looks like, how to write one)
-    module_import: Callable[[str, str, str], tuple[re.Pattern[str], str]]
+    module_import: ImportRule
     required_any: tuple[str, ...] = ()  # the plan must contain one of these paths
     test_name: re.Pattern[str] | None = None  # a function or class name the runner collects as a test
+    test_helpers: tuple[str, ...] = ()  # test-file names that need no test case (`conftest.py`)
 
     @property
     def provided(self) -> frozenset[str]:
@@ -60,8 +48,8 @@ class Layout:
 
     def owner_of(self, path: str) -> str | None:
         """The template a path belongs to, None for neutral files (docs, data)."""
-        p = PurePosixPath(path)
-        return _MANIFEST_OWNER.get(p.name.lower()) or _SUFFIX_OWNER.get(p.suffix.lower())
+        owner = owner_of(path)
+        return owner.name if owner else None
 
     def contradicts(self, path: str) -> str | None:
         """The other template a path needs, None when it fits this one."""
@@ -72,12 +60,13 @@ class Layout:
         return bool(self.test_pattern.search(path))
 
     def is_source(self, path: str) -> bool:
-        """A source file of the template's language: not a test, not a manifest greenloop writes."""
-        return self.owner_of(path) == self.name and not self.is_test(path) and path not in self.managed
+        """A source file of the template's language (by its suffix): not a test, not a manifest greenloop writes."""
+        suffix = PurePosixPath(path).suffix.lower()
+        return suffix in self.suffixes and not self.is_test(path) and path not in self.managed
 
     def has_test_case(self, path: str, text: str) -> bool:
         """Whether a test file's text holds a test (helpers such as conftest.py need none)."""
-        return PurePosixPath(path).name == "conftest.py" or bool(self.test_case.search(text))
+        return PurePosixPath(path).name in self.test_helpers or bool(self.test_case.search(text))
 
     def is_test_name(self, name: str) -> bool:
         return bool(self.test_name and self.test_name.match(name))
@@ -160,69 +149,40 @@ def _rust_manifest(path: str, name: str, packages: list[str]) -> str:
     )
 
 
-PYTHON = Layout(
-    name="python",
-    language="Python 3",
-    fence="python",
-    test_runner="pytest",
-    guidance=(
-        "Python 3.11 project tested with pytest. Put the code in a package folder named after the "
-        "project (`<package>/__init__.py`, `<package>/<module>.py`) and the tests in `tests/test_<module>.py`, "
-        "importing the package absolutely (`from <package>.<module> import <name>`). Tests are plain "
-        "pytest functions with `assert`. Prefer the standard library. greenloop writes `pyproject.toml` itself."
-    ),
-    managed=("pyproject.toml", "requirements.txt"),
-    test_pattern=re.compile(r"(^|/)(test_[^/]*|[^/]*_test)\.py$|(^|/)conftest\.py$"),
-    render_manifest=_python_manifest,
-    test_path="tests/test_{name}.py",
-    test_case=re.compile(r"^[ \t]*(async[ \t]+)?def[ \t]+test\w*[ \t]*\(", re.M),
-    test_case_hint="pytest functions named `test_...` that `assert`",
-    module_import=_python_import,
-    test_name=re.compile(r"test|Test"),
-)
+def _layout(language: Language, render_manifest: ManifestRenderer, module_import: ImportRule) -> Layout:
+    facts = language.layout
+    if facts is None:
+        raise GreenloopError(f"The {language.name} template has no project layout; it cannot be generated.")
+    return Layout(
+        name=language.name,
+        language=facts.title,
+        fence=language.fence,
+        suffixes=language.suffixes,
+        test_runner=facts.test_runner,
+        guidance=facts.guidance,
+        test_rule=facts.test_rule,
+        managed=facts.managed,
+        test_pattern=re.compile(facts.test_pattern, re.M),
+        render_manifest=render_manifest,
+        test_path=facts.test_path,
+        test_case=re.compile(facts.test_case, re.M),
+        test_case_hint=facts.test_case_hint,
+        module_import=module_import,
+        required_any=facts.required_any,
+        test_name=re.compile(facts.test_name) if facts.test_name else None,
+        test_helpers=facts.test_helpers,
+    )
 
-NODE = Layout(
-    name="node",
-    language="JavaScript (Node.js 18, CommonJS)",
-    fence="javascript",
-    test_runner="node --test",
-    guidance=(
-        "Node.js 18 project in plain JavaScript with CommonJS modules (`require`, `module.exports`), no "
-        "TypeScript, no build step. Put the code in `src/<module>.js` and the tests in `test/<module>.test.js` "
-        "using the built-in runner: `const test = require('node:test'); const assert = require('node:assert');`. "
-        "Prefer Node's built-in modules. greenloop writes `package.json` itself."
-    ),
-    managed=("package.json",),
-    test_pattern=re.compile(r"(^|/)test/.*\.[cm]?js$|\.test\.[cm]?js$|(^|/)test-[^/]*\.[cm]?js$"),
-    render_manifest=_node_manifest,
-    test_path="test/{name}.test.js",
-    test_case=re.compile(r"\b(test|it)(\.\w+)?[ \t]*\("),
-    test_case_hint="`test('...', () => { ... })` cases from `node:test` that use `assert`",
-    module_import=_node_import,
-)
 
-RUST = Layout(
-    name="rust",
-    language="Rust (2021 edition)",
-    fence="rust",
-    test_runner="cargo test",
-    guidance=(
-        "Rust library crate tested with `cargo test`. `src/lib.rs` declares the modules (`pub mod parser;`) "
-        "and each module lives in `src/<module>.rs`; integration tests live in `tests/<name>.rs` and use the "
-        "crate by its name (the project name in snake_case, `use <crate_name>::<name>;`). "
-        "Use only the standard library unless a crate is really needed. greenloop writes `Cargo.toml` itself."
-    ),
-    managed=("Cargo.toml",),
-    test_pattern=re.compile(r"(^|/)tests/[^/]*\.rs$"),
-    render_manifest=_rust_manifest,
-    test_path="tests/{name}.rs",
-    test_case=re.compile(r"#\[test\]"),
-    test_case_hint="`#[test]` functions that `assert!`",
-    module_import=_rust_import,
-    required_any=("src/lib.rs", "src/main.rs"),
-)
-
-LAYOUTS = {layout.name: layout for layout in (PYTHON, NODE, RUST)}
+# The templates projects are generated in, with the code half of their layouts: the manifests
+# greenloop writes and what importing a module looks like. The facts are the language records'.
+_CODE: dict[str, tuple[ManifestRenderer, ImportRule]] = {
+    "python": (_python_manifest, _python_import),
+    "node": (_node_manifest, _node_import),
+    "rust": (_rust_manifest, _rust_import),
+}
+LAYOUTS = {name: _layout(load_language(name), *code) for name, code in _CODE.items()}
+PYTHON, NODE, RUST = LAYOUTS["python"], LAYOUTS["node"], LAYOUTS["rust"]
 
 
 def get_layout(template: str) -> Layout:

@@ -95,11 +95,6 @@ async def make_plan(
 ) -> ProjectPlan:
     """The model's file list for the `interfaces` document, validated for the template (invalid
     replies are repaired by the client); the plan holds both."""
-    test_rule = {
-        "python": "Test files are named tests/test_<module>.py.",
-        "node": "Test files are named test/<module>.test.js.",
-        "rust": "Test files are tests/<name>.rs.",
-    }.get(layout.name, "")
     small = (
         "\n- Build the project in small steps: split it into 2-4 components, each with its own test file."
         if small_steps
@@ -111,7 +106,7 @@ async def make_plan(
         request,
         workspace,
         interfaces=interfaces,
-        test_rule=test_rule,
+        test_rule=layout.test_rule,
         max_files=str(settings.generate.max_files),
         managed=" or ".join(f"`{m}`" for m in layout.managed),
         small_steps=small,

@@ -53,7 +53,7 @@ async def candidate_rounds(
                                      template=ctx.template, workspace=ctx.workspace),
             count=1 if oneshot else loop.candidates, temperature=0.0 if oneshot else loop.candidate_temperature,
             next_seed=ctx.next_seed, over_budget=ctx.over_budget, test_timeout=ctx.settings.sandbox.test_timeout,
-            iteration=iteration, subset=ctx.template == "python", seen=seen, suite=test_ids,
+            iteration=iteration, subset=ctx.ports.sandbox.template.selects_tests, seen=seen, suite=test_ids,
         )
         result: RoundResult | None = None
         try:

@@ -23,17 +23,14 @@ from greenloop.agent.snapshot import Snapshot
 from greenloop.agent.testfiles import TestFiles
 from greenloop.retrieval import Location, RepoIndex, language_of
 from greenloop_sandbox import TestReport
+from greenloop_sandbox.languages import languages
 
 Route = Literal["function", "file", "blocks", "install"]
 FAILURES_SHOWN = 3
 TRACEBACK_LINES = 30
 SPEC_LINES = 40
 FILE_ROUTE_LINES = 400  # longer files are not asked for whole
-_MISSING = re.compile(r"No module named '([\w.]+)'")
 _BROKEN = ("SyntaxError", "IndentationError", "ImportError", "NameError: name", "TabError")
-# import name -> package name, where they differ (the common ones)
-_PACKAGES = {"yaml": "pyyaml", "PIL": "pillow", "bs4": "beautifulsoup4", "sklearn": "scikit-learn",
-             "cv2": "opencv-python", "dateutil": "python-dateutil", "dotenv": "python-dotenv"}
 
 
 class ReplyRejected(ValueError):
@@ -76,10 +73,10 @@ def ladder(
     if oneshot:
         return [replace(_file(sources[0].path, "the whole file, once (baseline)"), bare=True)] if sources else []
     steps: list[Approach] = []
-    missing = _missing_module(report, snapshot)
+    missing, package = _missing_module(report, snapshot)
     if missing:
         steps.append(Approach("install", Target("", missing, "module", 0, 0), "a module is not installed",
-                              package=_PACKAGES.get(missing, missing)))
+                              package=package))
     broken = _broken_file(report, snapshot, tests)
     if broken:
         steps.append(_file(broken, "the code does not load"))
@@ -129,13 +126,18 @@ def _own_modules(snapshot: Snapshot) -> set[str]:
     return names
 
 
-def _missing_module(report: TestReport, snapshot: Snapshot) -> str:
+def _missing_module(report: TestReport, snapshot: Snapshot) -> tuple[str, str]:
+    """(module, package) for the first module a failure says is not installed (by its language's
+    message) and the project does not hold itself; ("", "") when there is none."""
     own = _own_modules(snapshot)
     for failure in report.failures:
-        match = _MISSING.search(f"{failure.message}\n{failure.traceback}")
-        if match and match.group(1).split(".")[0] not in own:
-            return match.group(1).split(".")[0]
-    return ""
+        text = f"{failure.message}\n{failure.traceback}"
+        for language in languages():
+            match = re.search(language.missing_module, text) if language.missing_module else None
+            module = match.group(1).split(".")[0] if match else ""
+            if module and module not in own:
+                return module, language.package_for(module)
+    return "", ""
 
 
 def _broken_file(report: TestReport, snapshot: Snapshot, tests: TestFiles) -> str:
