@@ -118,7 +118,8 @@ def detect_template(files: Mapping[str, bytes]) -> str:
             return language.name
     counts = Counter(owner.name for n in files if (owner := _source_owner(n)) is not None)
     if counts:
-        return max(languages(), key=lambda language: counts[language.name]).name
+        # ties go to the highest rank (python): a stray script beside a project's code changes nothing
+        return max(languages(), key=lambda language: (counts[language.name], language.detect_rank)).name
     manifests = ", ".join(language.manifests[0] for language in languages())
     raise SandboxError(
         f"Cannot tell the workspace's language (no {manifests} or source files); "

@@ -43,6 +43,7 @@ def test_an_unknown_language_lists_the_known_ones() -> None:
     ({"pyproject.toml": b"", "package.json": b""}, "node"),  # several manifests: the lowest rank's
     ({"a.py": b"", "b.py": b"", "c.js": b""}, "python"),  # no manifest: the most source files
     ({"app/main.tsx": b""}, "node"),
+    ({"a.py": b"", "b.js": b""}, "python"),  # a tie: python, as before the records
 ])
 def test_detect_template_reads_the_languages(files: dict[str, bytes], expected: str) -> None:
     assert detect_template(files) == expected
