@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
@@ -32,6 +32,7 @@ class IterationStarted(_Event):
 
 
 class TestsRan(_Event):
+    __test__: ClassVar[bool] = False  # not a pytest class
     kind: Literal["tests_ran"] = "tests_ran"
     iteration: int
     passed: int
