@@ -6,9 +6,7 @@
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import types
 from enum import Enum
 from pathlib import Path
@@ -18,6 +16,7 @@ from pydantic import BaseModel, SecretStr
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from greenloop.generated import generated_file_main
 from greenloop.settings import Settings
 
 DOC_PATH = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
@@ -116,26 +115,8 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m greenloop.settings_doc", description=__doc__)
-    parser.add_argument("--out", type=Path, default=DOC_PATH, help=f"where to write (default {DOC_PATH})")
-    parser.add_argument("--check", action="store_true", help="exit 1 when the page is stale")
-    parser.add_argument("--stdout", action="store_true", help="print the page instead")
-    args = parser.parse_args(argv)
-    page = render()
-    if args.stdout:
-        sys.stdout.write(page)
-        return 0
-    if args.check:
-        current = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
-        if current != page:
-            print(f"{args.out} is stale: run `python -m greenloop.settings_doc`", file=sys.stderr)
-            return 1
-        return 0
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(page, encoding="utf-8")
-    print(f"wrote {args.out}")
-    return 0
-
+    return generated_file_main(argv, prog="python -m greenloop.settings_doc", description=__doc__, default=DOC_PATH,
+                               render=render, stale="is stale: run `python -m greenloop.settings_doc`")
 
 if __name__ == "__main__":
     raise SystemExit(main())

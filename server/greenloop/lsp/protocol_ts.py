@@ -12,7 +12,6 @@ default is optional only in a class that only the server reads.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import types
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 import attrs
 
+from greenloop.generated import generated_file_main
 from greenloop.lsp import protocol
 
 TS_PATH = Path(__file__).resolve().parents[3] / "vscode-extension" / "src" / "protocol.ts"
@@ -186,26 +186,8 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m greenloop.lsp.protocol_ts", description=__doc__)
-    parser.add_argument("--out", type=Path, default=TS_PATH, help=f"where to write (default {TS_PATH})")
-    parser.add_argument("--check", action="store_true", help="exit 1 when the file is stale")
-    parser.add_argument("--stdout", action="store_true", help="print the file instead")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.stdout:
-        sys.stdout.write(text)
-        return 0
-    if args.check:
-        current = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
-        if current != text:
-            print(f"{args.out} differs from server/greenloop/lsp/protocol.py: run `{COMMAND}`", file=sys.stderr)
-            return 1
-        return 0
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text, encoding="utf-8")
-    print(f"wrote {args.out}")
-    return 0
-
+    return generated_file_main(argv, prog="python -m greenloop.lsp.protocol_ts", description=__doc__, default=TS_PATH,
+                               render=render, stale=f"differs from server/greenloop/lsp/protocol.py: run `{COMMAND}`")
 
 if __name__ == "__main__":
     sys.exit(main())
