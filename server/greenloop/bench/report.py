@@ -44,6 +44,8 @@ class ConfigSummary:
     tests_edited: int = 0  # test files in the change sets offered (the loop must never touch them)
     pass_at_k: list[float] = field(default_factory=list)  # [k-1]: share of runs green by their k-th candidate
     fixes_per_minute: float = 0.0  # runs made green per minute of wall time
+    by_group: dict[str, list[int]] = field(default_factory=dict)  # project -> [passed, runs] (realbugs)
+    not_run: dict[str, str] = field(default_factory=dict)  # task -> "outcome: why"; not in `runs`
 
 
 def summarize(results: list[CellResult], configs: list[str], max_iterations: int) -> list[ConfigSummary]:
@@ -51,7 +53,8 @@ def summarize(results: list[CellResult], configs: list[str], max_iterations: int
     return [_summary(name, [r for r in results if r.config == name], max_iterations) for name in configs]
 
 
-def _summary(name: str, rows: list[CellResult], max_iterations: int) -> ConfigSummary:
+def _summary(name: str, every: list[CellResult], max_iterations: int) -> ConfigSummary:
+    rows = [r for r in every if r.counted]
     n = len(rows)
     passed = sum(r.passed for r in rows)
     low, high = wilson_interval(passed, n)
@@ -83,7 +86,21 @@ def _summary(name: str, rows: list[CellResult], max_iterations: int) -> ConfigSu
         tests_edited=sum(int(r.extra.get("tests_edited", 0)) for r in rows),
         pass_at_k=_pass_at_k(rows),
         fixes_per_minute=passed / (sum(seconds) / 60) if sum(seconds) > 0 else 0.0,
+        by_group=_by_group(rows),
+        not_run={r.task: f"{r.outcome}: {r.error}" for r in every if not r.counted},
     )
+
+
+def _by_group(rows: list[CellResult]) -> dict[str, list[int]]:
+    """[passed, runs] per task group (`extra["project"]`), for suites whose tasks have one."""
+    out: dict[str, list[int]] = {}
+    for r in rows:
+        group = r.extra.get("project")
+        if group:
+            tally = out.setdefault(str(group), [0, 0])
+            tally[0] += r.passed
+            tally[1] += 1
+    return out
 
 
 def _pass_at_k(rows: list[CellResult]) -> list[float]:
@@ -106,6 +123,24 @@ def report_json(
         "configs": [asdict(s) for s in summaries],
         "results": [asdict(r) | {"passed": r.passed} for r in results],
     }
+
+
+def _group_lines(summaries: list[ConfigSummary]) -> list[str]:
+    """Per project: fixed / runs under each config; then every task that was not run, with why."""
+    groups = sorted({g for s in summaries for g in s.by_group})
+    lines: list[str] = []
+    if groups:
+        lines += ["", "Fixed per project (fixed / runs):", "",
+                  "| project | " + " | ".join(s.config for s in summaries) + " |",
+                  "|---|" + "---:|" * len(summaries)]
+        for g in groups:
+            cells = [f"{s.by_group[g][0]} / {s.by_group[g][1]}" if g in s.by_group else "-" for s in summaries]
+            lines.append(f"| {g} | " + " | ".join(cells) + " |")
+    not_run = {task: why for s in summaries for task, why in s.not_run.items()}
+    if not_run:
+        lines += ["", f"Not run, so not counted in runs ({len(not_run)} task(s)):", ""]
+        lines += [f"- {task}: {why}" for task, why in sorted(not_run.items())]
+    return lines
 
 
 def report_markdown(meta: dict[str, Any], summaries: list[ConfigSummary], plot_name: str | None) -> str:
@@ -137,6 +172,7 @@ def report_markdown(meta: dict[str, Any], summaries: list[ConfigSummary], plot_n
         for s in curves:
             shown = ", ".join(f"k={k}: {v:.0%}" for k, v in enumerate(s.pass_at_k, 1))
             lines.append(f"- {s.config}: {shown}")
+    lines += _group_lines(summaries)
     lines += ["", "Outcomes per config:", ""]
     for s in summaries:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(s.outcomes.items())) or "none"

@@ -17,7 +17,7 @@ from typing import Any
 
 from greenloop import __version__
 from greenloop.bench.configs import StepConfig, apply_config
-from greenloop.bench.state import BenchState, CellResult, cell_key
+from greenloop.bench.state import NOT_RUN, BenchState, CellResult, cell_key
 from greenloop.bench.suites import Suite, Task, load_suite, repo_root
 from greenloop.errors import GreenloopError
 from greenloop.settings import Settings
@@ -155,7 +155,7 @@ async def run_cell(cell: Cell) -> CellResult:
                 done = await _drive(cell.task, Path(tmp), settings, seen)
         result.outcome = str(done.get("outcome", "error"))
         result.extra = dict(done.get("extra") or {})
-        result.error = str(done.get("evidence", "")) if result.outcome == "error" else ""
+        result.error = str(done.get("evidence", "")) if result.outcome in ("error", *NOT_RUN) else ""
     except TimeoutError:
         result.error = f"abandoned after {cell_limit(settings):.0f}s"
     except GreenloopError as exc:
@@ -193,6 +193,10 @@ def _take_usage(result: CellResult, fields: dict[str, Any]) -> None:
 
 async def _drive(task: Task, tmp: Path, settings: Settings, seen: dict[str, Any]) -> dict[str, Any]:
     """Run the agent on the task and return the Done event as a dict; `seen` gets the usage so far."""
+    if task.kind == "realbugs":
+        from greenloop.bench.realbugs_run import drive_case
+
+        return await drive_case(task, tmp, settings, seen)
     if task.kind == "generate":
         from greenloop.agent.generate import GenerateRequest, generate
 
@@ -207,10 +211,19 @@ async def _drive(task: Task, tmp: Path, settings: Settings, seen: dict[str, Any]
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         events = fix(FixRequest(workspace=workspace), settings)
+    return await consume(events, seen)
+
+
+async def consume(
+    events: AsyncIterator[Any], seen: dict[str, Any], on_event: Callable[[Any], None] | None = None
+) -> dict[str, Any]:
+    """Read a run's events to its Done (as a dict, with `extra` from `cell_extra`); closes the run however it ends."""
     done: dict[str, Any] | None = None
     candidates: list[bool] = []  # each tested candidate, in the order asked: did it turn the tests green?
     try:
         async for event in events:
+            if on_event is not None:
+                on_event(event)
             if event.kind == "budget":
                 seen.update(event.model_dump(mode="json"))
             if event.kind == "candidate_tested" and event.status == "tested":
@@ -219,6 +232,7 @@ async def _drive(task: Task, tmp: Path, settings: Settings, seen: dict[str, Any]
                 done = event.model_dump(mode="json", exclude={"changes"})
                 done["extra"] = cell_extra(candidates, [c.path for c in event.changes.files])
                 seen.update(done)
+                done["changes"] = event.changes  # for a caller that checks them (realbugs)
     finally:  # on cancel too: the agent stops its model calls and sandbox
         close = getattr(events, "aclose", None)
         if close is not None:

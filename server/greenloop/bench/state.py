@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import Any
 
 STATE_FILE = "results.jsonl"
+# Outcomes of a task that never reached the loop (its red state did not reproduce, or its environment
+# could not be made): reported with their reasons, not counted in a config's runs.
+NOT_RUN = ("not_reproduced", "skipped")
 
 
 @dataclass
@@ -30,6 +33,11 @@ class CellResult:
     run_id: str = ""
     error: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def counted(self) -> bool:
+        """Whether this result is one of the runs a pass rate counts."""
+        return self.outcome not in NOT_RUN
 
     @property
     def passed(self) -> bool:

@@ -1,9 +1,11 @@
-"""Benchmark suites: HumanEvalFix rows and generation prompts, read into tasks; bad rows are reported."""
+"""Benchmark suites: HumanEvalFix rows, real bugs and generation prompts, read into tasks; bad rows are reported."""
 
 from __future__ import annotations
 
+import functools
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,7 @@ import greenloop
 from greenloop.errors import GreenloopError
 from greenloop_sandbox.languages import template_names
 
-SUITES = ("humanevalfix", "generate")
+SUITES = ("humanevalfix", "realbugs", "generate")
 
 
 @dataclass(frozen=True)
@@ -20,7 +22,7 @@ class Task:
     """One benchmark task: a workspace to fix (files) or a prompt to generate from."""
 
     id: str
-    kind: str  # "fix" | "generate"
+    kind: str  # "fix" | "realbugs" (a real workspace, in `extra`) | "generate"
     files: dict[str, str] = field(default_factory=dict)
     prompt: str = ""
     template: str = "python"
@@ -43,6 +45,8 @@ def repo_root() -> Path:
 def default_suite_file(name: str) -> Path:
     if name == "humanevalfix":
         return repo_root().parent / "shared" / "data" / "humanevalfix-python.jsonl"
+    if name == "realbugs":
+        return repo_root().parent / "shared" / "data" / "realbugs" / "cases.jsonl"
     if name == "generate":
         return repo_root() / "benchmarks" / "suites" / "generate_prompts.jsonl"
     raise GreenloopError(f"unknown suite {name!r}; choose one of {', '.join(SUITES)}")
@@ -60,7 +64,7 @@ def load_suite(
     source = path or default_suite_file(name)
     if not source.is_file():
         raise GreenloopError(f"suite file {source} not found; pass --suite-file PATH")
-    parse = humanevalfix_task if name == "humanevalfix" else generate_task
+    parse = row_parser(name, source)
     tasks: list[Task] = []
     skipped: list[str] = []
     seen: set[str] = set()
@@ -89,7 +93,16 @@ def load_suite(
     return Suite(name=name, source=source, tasks=tasks, skipped=skipped)
 
 
-def _text(row: dict[str, Any], key: str) -> str:
+def row_parser(name: str, source: Path) -> Callable[[dict[str, Any]], Task]:
+    """How a row of suite `name` becomes a task (realbugs rows name tarballs next to the file)."""
+    if name == "realbugs":
+        from greenloop.bench.realbugs import realbugs_task
+
+        return functools.partial(realbugs_task, folder=source.parent)
+    return humanevalfix_task if name == "humanevalfix" else generate_task
+
+
+def text_field(row: dict[str, Any], key: str) -> str:
     value = row.get(key)
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"missing or empty {key!r}")
@@ -98,10 +111,10 @@ def _text(row: dict[str, Any], key: str) -> str:
 
 def humanevalfix_task(row: dict[str, Any]) -> Task:
     """A HumanEvalFix row -> a tiny python workspace: the buggy function and a pytest file calling check()."""
-    entry = _text(row, "entry_point")
+    entry = text_field(row, "entry_point")
     if not entry.isidentifier():
         raise ValueError(f"entry_point {entry!r} is not a Python name")
-    declaration, buggy, test = _text(row, "declaration"), _text(row, "buggy_solution"), _text(row, "test")
+    declaration, buggy, test = text_field(row, "declaration"), text_field(row, "buggy_solution"), text_field(row, "test")
     canonical = row.get("canonical_solution")
     module = declaration + buggy
     checks = "\n".join(line for line in test.splitlines() if not line.startswith(f"check({entry})"))
@@ -110,7 +123,7 @@ def humanevalfix_task(row: dict[str, Any]) -> Task:
         f"def test_{entry}():\n    check({entry})  # noqa: F405\n"
     )
     return Task(
-        id=_text(row, "task_id"),
+        id=text_field(row, "task_id"),
         kind="fix",
         files={f"{entry}.py": module, f"test_{entry}.py": test_file},
         extra={
@@ -129,4 +142,4 @@ def generate_task(row: dict[str, Any]) -> Task:
     template = row.get("template", "python")
     if template not in template_names():
         raise ValueError(f"template {template!r} is not one of {', '.join(template_names())}")
-    return Task(id=_text(row, "id"), kind="generate", prompt=_text(row, "prompt"), template=template)
+    return Task(id=text_field(row, "id"), kind="generate", prompt=text_field(row, "prompt"), template=template)

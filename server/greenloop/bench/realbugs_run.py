@@ -1,0 +1,119 @@
+"""One realbugs cell: unpack the case, install its requirements, check it is red, run the fix loop, verify.
+
+The cell opens the run's ports itself (model client + Docker python sandbox, as the loop would), so
+that the case's requirements are installed before the loop's first test run, through the sandbox's
+own install (resolved on the host, installed offline in a cached image layer). Outcomes besides the
+loop's own:
+- `skipped`: the requirements could not be installed; the reason is kept.
+- `not_reproduced`: the named tests do not fail in the sandbox, or fail only because a module is
+  missing; never counted as fixed.
+- `tests_edited` / `unverified`: the loop said green, but its change set touches a test file, or
+  the named tests do not pass when its change set is synced again and rerun.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from greenloop.agent import FixRequest, Ports, Snapshot, fix, open_ports
+from greenloop.agent.events import ChangeSet
+from greenloop.bench.realbugs import unpack
+from greenloop.bench.runner import consume
+from greenloop.bench.suites import Task
+from greenloop.settings import Settings
+from greenloop_sandbox import TestReport
+
+
+async def drive_case(task: Task, tmp: Path, settings: Settings, seen: dict[str, Any]) -> dict[str, Any]:
+    """The Done of the case's fix run as a dict (see the module docstring for the extra outcomes)."""
+    extra = task.extra
+    tests: list[str] = list(extra["tests"])
+    workspace = unpack(Path(extra["archive"]), tmp / "ws", task.id)
+    snapshot = Snapshot.from_workspace(workspace)
+    calls = _CallSink(settings)
+    try:
+        async with open_ports(settings, task.template, sink=calls.add, label=f"bench-{task.id}") as ports:
+            installed = await ports.sandbox.install(list(extra["requirements"]))
+            if not getattr(installed, "ok", False):
+                why = getattr(installed, "reason", "") or getattr(installed, "stderr", "")
+                return _not_run(task, "skipped", f"requirements not installed offline: {why.strip()[-400:]}")
+            await ports.sandbox.sync(snapshot.files())
+            red = await ports.sandbox.run_tests(tests, timeout=settings.sandbox.test_timeout)
+            why_not = not_red(red, ports.sandbox.template.language.missing_module)
+            if why_not:
+                return _not_run(task, "not_reproduced", why_not)
+            events = fix(FixRequest(workspace=workspace, test_ids=tests), settings, ports=ports)
+            done = await consume(events, seen, on_event=calls.started)
+            done["extra"]["project"] = str(extra["project"])
+            await _check(done, ports, snapshot.files(), tests, settings)
+            return done
+    finally:
+        calls.close()
+
+
+def not_red(report: TestReport, missing_module: str) -> str:
+    """Why a report of the buggy workspace is not the case's red state ("" when it is)."""
+    if report.green:
+        return f"the named tests pass in the sandbox ({report.summary()})"
+    if report.total == 0:
+        return f"the named tests did not run ({report.summary()}): {report.raw.strip()[-300:]}"
+    text = "\n".join(f.message + "\n" + f.traceback for f in report.failures) or report.raw
+    found = re.search(missing_module, text) if missing_module else None
+    if found:
+        return f"the tests fail only because a module is missing ({found.group(0)})"
+    return ""
+
+
+async def _check(done: dict[str, Any], ports: Ports, files: dict[str, bytes], tests: list[str],
+                 settings: Settings) -> None:
+    """A green Done must leave test files alone and turn the named tests green when synced afresh."""
+    changes: ChangeSet = done.pop("changes")
+    if done["outcome"] == "already_green":
+        done.update(outcome="not_reproduced", evidence="the loop's first test run was green")
+        return
+    if done["outcome"] != "green":
+        return
+    if done["extra"]["tests_edited"]:
+        done.update(outcome="tests_edited", evidence="the change set edits a test file")
+        return
+    after = dict(files)
+    for change in changes.files:
+        if change.after is None:
+            after.pop(change.path, None)
+        else:
+            after[change.path] = change.after.encode("utf-8")
+    await ports.sandbox.sync(after, frozenset(p for p in files if p not in after))
+    rerun = await ports.sandbox.run_tests(tests, timeout=settings.sandbox.test_timeout)
+    if not rerun.green:
+        done.update(outcome="unverified", evidence=f"the change set rerun: {rerun.summary()}")
+
+
+def _not_run(task: Task, outcome: str, why: str) -> dict[str, Any]:
+    return {"outcome": outcome, "evidence": why, "extra": {"project": str(task.extra["project"]), "candidates": 0,
+                                                          "first_green": None, "tests_edited": 0}}
+
+
+class _CallSink:
+    """The run's model calls into the bench's run store (the loop records them only for ports it opens)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._store: Any = None
+        self._run_id = ""
+        if settings.runs.enabled and settings.runs.store:
+            from greenloop.runs import RunStore
+
+            self._store = RunStore.open(Path(settings.runs.store))
+
+    def started(self, event: Any) -> None:
+        if event.kind == "run_started":
+            self._run_id = event.run_id
+
+    def add(self, record: Any) -> None:
+        if self._store is not None and self._run_id:
+            self._store.add_call(self._run_id, record.model_dump(mode="json"))
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
