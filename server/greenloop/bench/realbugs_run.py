@@ -2,8 +2,10 @@
 
 The cell opens the run's ports itself (model client + Docker python sandbox, as the loop would), so
 that the case's requirements are installed before the loop's first test run, through the sandbox's
-own install (resolved on the host, installed offline in a cached image layer). Outcomes besides the
-loop's own:
+own install (resolved on the host, installed offline in a cached image layer). That install's time
+is `setup_seconds`, which the bench leaves out of the cell's wall time: the first case of a
+requirement set builds the layer, and which config's cell that is depends on the order of cells.
+Outcomes besides the loop's own:
 - `skipped`: the requirements could not be installed; the reason is kept.
 - `not_reproduced`: the named tests do not fail in the sandbox, or fail only because a module is
   missing; never counted as fixed.
@@ -14,6 +16,7 @@ loop's own:
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +38,9 @@ async def drive_case(task: Task, tmp: Path, settings: Settings, seen: dict[str, 
     calls = _CallSink(settings)
     try:
         async with open_ports(settings, task.template, sink=calls.add, label=f"bench-{task.id}") as ports:
+            begun = time.monotonic()
             installed = await ports.sandbox.install(list(extra["requirements"]))
+            setup = time.monotonic() - begun  # a new layer is built once per requirement set, then cached
             if not getattr(installed, "ok", False):
                 why = getattr(installed, "reason", "") or getattr(installed, "stderr", "")
                 return _not_run(task, "skipped", f"requirements not installed offline: {why.strip()[-400:]}")
@@ -46,7 +51,7 @@ async def drive_case(task: Task, tmp: Path, settings: Settings, seen: dict[str, 
                 return _not_run(task, "not_reproduced", why_not)
             events = fix(FixRequest(workspace=workspace, test_ids=tests), settings, ports=ports)
             done = await consume(events, seen, on_event=calls.started)
-            done["extra"]["project"] = str(extra["project"])
+            done["extra"].update(project=str(extra["project"]), setup_seconds=round(setup, 3))
             await _check(done, ports, snapshot.files(), tests, settings)
             return done
     finally:
