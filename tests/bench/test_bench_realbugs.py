@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from greenloop.bench import BenchOptions, load_configs, run_bench, write_reports
-from greenloop.bench.realbugs import TEST_TOOLS
+from greenloop.bench.realbugs import TEST_TOOLS, expected_error
 from greenloop.bench.realbugs_run import not_red
 from greenloop.bench.runner import state_dir
 from greenloop.bench.suites import load_suite
@@ -47,6 +47,8 @@ def make_set(root: Path) -> Path:
                 info = tarfile.TarInfo(f"{case_id}/{rel}")
                 info.size = len(data)
                 tar.addfile(info, io.BytesIO(data))
+        if case_id == "tiny-2":  # the real output names the exception the sandbox's run must show too
+            (folder / "failing_output.txt").write_text("E       AssertionError: assert 5 == 6\n")
         rows.append({"id": case_id, "project": "tiny" if case_id != "tiny-2" else "other", "tests": tests,
                      "requirements": [], "truth": [], "python": "3.11"})
     rows.append({"id": "tiny-9", "project": "tiny", "tests": ["t.py::test"], "requirements": []})  # no tarball
@@ -79,7 +81,17 @@ def test_a_report_is_red_only_when_the_named_tests_fail_for_a_reason_of_their_ow
     no_module = TestReport(errors=1, failures=[TestFailure(test_id="t", message="ModuleNotFoundError: No module "
                                                                               "named 'jinja2'", kind="error")])
     assert "module is missing" in not_red(no_module, missing)
-    assert not_red(TestReport(failed=1, failures=[TestFailure(test_id="t", message="assert 1 == 2")]), missing) == ""
+    failed = TestReport(failed=1, failures=[TestFailure(test_id="t", message="AssertionError: assert 1 == 2")])
+    assert not_red(failed, missing) == "" and not_red(failed, missing, "AssertionError") == ""
+    assert "not with the case's JSONDecodeError: AssertionError" in not_red(failed, missing, "JSONDecodeError")
+
+
+def test_the_expected_exception_is_the_first_one_the_real_output_names(tmp_path: Path) -> None:
+    archive = tmp_path / "workspace.tar.gz"
+    assert expected_error(archive) == ""  # no output next to it
+    (tmp_path / "failing_output.txt").write_text(
+        "    def test():\n>       json.loads(x)\nE       json.decoder.JSONDecodeError: Extra data\nE   ValueError\n")
+    assert expected_error(archive) == "JSONDecodeError"
 
 
 @pytest.mark.docker
@@ -104,6 +116,7 @@ async def test_the_bench_fixes_one_of_two_and_reports_the_case_that_is_not_red(
     assert by_task["tiny-2"].outcome != "green" and by_task["tiny-2"].error == ""
     # the install (a layer built once per requirement set) is kept apart from the cell's wall time
     assert by_task["tiny-1"].extra["setup_seconds"] >= 0 and by_task["tiny-1"].seconds > 0
+    assert by_task["tiny-2"].extra["red"] == "0 passed, 1 failed, 0 errors, 0 skipped"
     assert by_task["tiny-3"].outcome == "not_reproduced" and "pass in the sandbox" in by_task["tiny-3"].error
 
     files = write_reports(run)

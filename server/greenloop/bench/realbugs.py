@@ -7,6 +7,7 @@ is unpacked only into a cell's own temporary folder; the set is never written.
 
 from __future__ import annotations
 
+import re
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,10 @@ from greenloop.bench.suites import Task, text_field
 # in the python image still runs nose-style setup functions, which tqdm's tests have and which
 # fail on Python 3.11 (`sys.setcheckinterval`); the set's pytest 9 does not run them.
 TEST_TOOLS = ("pytest==9.2.0", "pytest-timeout==2.4.0")
+# The set's per-test timeout (`--timeout=60`): youtube-dl-10's test takes over 15 s (the sandbox's
+# default) on the buggy code, and then fails with a timeout instead of the case's JSONDecodeError.
+CASE_TIMEOUT = 60.0
+_ERROR_LINE = re.compile(r"^E\s+([\w.]*(?:Error|Exception))\b", re.MULTILINE)
 
 
 def realbugs_task(row: dict[str, Any], folder: Path) -> Task:
@@ -42,6 +47,15 @@ def realbugs_task(row: dict[str, Any], folder: Path) -> Task:
             "archive": str(archive),
         },
     )
+
+
+def expected_error(archive: Path) -> str:
+    """The exception the case's real failing output names first (`JSONDecodeError`); "" if none or no output."""
+    output = archive.parent / "failing_output.txt"
+    if not output.is_file():
+        return ""
+    found = _ERROR_LINE.search(output.read_text("utf-8", errors="replace"))
+    return found.group(1).rsplit(".", 1)[-1] if found else ""
 
 
 def unpack(archive: Path, dest: Path, case_id: str) -> Path:

@@ -7,8 +7,8 @@ is `setup_seconds`, which the bench leaves out of the cell's wall time: the firs
 requirement set builds the layer, and which config's cell that is depends on the order of cells.
 Outcomes besides the loop's own:
 - `skipped`: the requirements could not be installed; the reason is kept.
-- `not_reproduced`: the named tests do not fail in the sandbox, or fail only because a module is
-  missing; never counted as fixed.
+- `not_reproduced`: the named tests do not fail in the sandbox, fail only because a module is
+  missing, or fail without the exception the case's real output names; never counted as fixed.
 - `tests_edited` / `unverified`: the loop said green, but its change set touches a test file, or
   the named tests do not pass when its change set is synced again and rerun.
 """
@@ -22,7 +22,7 @@ from typing import Any
 
 from greenloop.agent import FixRequest, Ports, Snapshot, fix, open_ports
 from greenloop.agent.events import ChangeSet
-from greenloop.bench.realbugs import unpack
+from greenloop.bench.realbugs import CASE_TIMEOUT, expected_error, unpack
 from greenloop.bench.runner import consume
 from greenloop.bench.suites import Task
 from greenloop.settings import Settings
@@ -33,7 +33,10 @@ async def drive_case(task: Task, tmp: Path, settings: Settings, seen: dict[str, 
     """The Done of the case's fix run as a dict (see the module docstring for the extra outcomes)."""
     extra = task.extra
     tests: list[str] = list(extra["tests"])
-    workspace = unpack(Path(extra["archive"]), tmp / "ws", task.id)
+    archive = Path(extra["archive"])
+    workspace = unpack(archive, tmp / "ws", task.id)
+    timeout = max(settings.sandbox.test_case_timeout, CASE_TIMEOUT)
+    settings = settings.model_copy(update={"sandbox": settings.sandbox.model_copy(update={"test_case_timeout": timeout})})
     snapshot = Snapshot.from_workspace(workspace)
     calls = _CallSink(settings)
     try:
@@ -46,20 +49,23 @@ async def drive_case(task: Task, tmp: Path, settings: Settings, seen: dict[str, 
                 return _not_run(task, "skipped", f"requirements not installed offline: {why.strip()[-400:]}")
             await ports.sandbox.sync(snapshot.files())
             red = await ports.sandbox.run_tests(tests, timeout=settings.sandbox.test_timeout)
-            why_not = not_red(red, ports.sandbox.template.language.missing_module)
+            why_not = not_red(red, ports.sandbox.template.language.missing_module, expected_error(archive))
             if why_not:
                 return _not_run(task, "not_reproduced", why_not)
             events = fix(FixRequest(workspace=workspace, test_ids=tests), settings, ports=ports)
             done = await consume(events, seen, on_event=calls.started)
-            done["extra"].update(project=str(extra["project"]), setup_seconds=round(setup, 3))
+            done["extra"].update(project=str(extra["project"]), setup_seconds=round(setup, 3), red=red.summary())
             await _check(done, ports, snapshot.files(), tests, settings)
             return done
     finally:
         calls.close()
 
 
-def not_red(report: TestReport, missing_module: str) -> str:
-    """Why a report of the buggy workspace is not the case's red state ("" when it is)."""
+def not_red(report: TestReport, missing_module: str, expected: str = "") -> str:
+    """Why a report of the buggy workspace is not the case's red state ("" when it is).
+
+    `expected` is the exception the real failing output names; the sandbox's failures must name it too.
+    """
     if report.green:
         return f"the named tests pass in the sandbox ({report.summary()})"
     if report.total == 0:
@@ -68,6 +74,9 @@ def not_red(report: TestReport, missing_module: str) -> str:
     found = re.search(missing_module, text) if missing_module else None
     if found:
         return f"the tests fail only because a module is missing ({found.group(0)})"
+    if expected and expected not in text:
+        first = report.failures[0].message.strip()[:200] if report.failures else report.summary()
+        return f"the tests fail, but not with the case's {expected}: {first}"
     return ""
 
 
