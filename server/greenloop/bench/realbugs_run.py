@@ -20,8 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from greenloop.agent import FixRequest, Ports, Snapshot, fix, open_ports
-from greenloop.agent.events import ChangeSet
+from greenloop.agent import ChangeSet, FixRequest, Ports, Snapshot, fix, open_ports
 from greenloop.bench.realbugs import CASE_TIMEOUT, expected_error, unpack
 from greenloop.bench.runner import consume
 from greenloop.bench.suites import Task
