@@ -5,12 +5,16 @@ import { ResponseError } from 'vscode-languageclient/node';
 import type { ApiKeyStore } from './apiKey';
 import type { FeedbackThreads } from './feedback';
 import { generateProject, type ExecuteCommand } from './generateProject';
+import type { FolderServers } from './folderServers';
 import type { GreenloopServer } from './languageServer';
+import { openInstallTerminal } from './missingServerNotice';
 import { ServerCommand, type ImproveArgs } from './protocol';
 import { describeCancel, describeLoop, describeTests, fixArgs, type UserMessage } from './results';
+import type { TrustGuard } from './workspaceTrust';
 
 export interface CommandDeps {
-  server: GreenloopServer;
+  servers: FolderServers<GreenloopServer>;
+  trust: TrustGuard;
   apiKeys: ApiKeyStore;
   feedback: FeedbackThreads;
   output: vscode.LogOutputChannel;
@@ -40,14 +44,32 @@ function guarded<A extends unknown[]>(output: vscode.LogOutputChannel, run: (...
   };
 }
 
+/**
+ * The server a command runs on: the active editor's folder, else the only folder, else the one
+ * the user picks (undefined: they backed out).
+ */
+async function serverForCommand(deps: CommandDeps): Promise<GreenloopServer | undefined> {
+  const document = vscode.window.activeTextEditor?.document;
+  const fromEditor = document?.uri.scheme === 'file' ? deps.servers.forUri(document.uri) : undefined;
+  if (fromEditor) return fromEditor;
+  const all = deps.servers.all;
+  if (all.length <= 1) return all[0];
+  const folder = await vscode.window.showWorkspaceFolderPick({ placeHolder: 'Greenloop: which folder?' });
+  return folder ? deps.servers.forUri(folder.uri) : undefined;
+}
+
 async function fixFailingTests(deps: CommandDeps, arg: unknown): Promise<void> {
-  const result = await deps.server.executeCommand(ServerCommand.fixFailingTests, fixArgs(arg));
+  const server = await serverForCommand(deps);
+  if (!server) return;
+  const result = await server.executeCommand(ServerCommand.fixFailingTests, fixArgs(arg));
   // After an accepted fix the server republishes the diagnostics from its last test run.
   show(describeLoop(result));
 }
 
 async function runTests(deps: CommandDeps): Promise<void> {
-  show(describeTests(await deps.server.executeCommand(ServerCommand.runTests, {})));
+  const server = await serverForCommand(deps);
+  if (!server) return;
+  show(describeTests(await server.executeCommand(ServerCommand.runTests, {})));
 }
 
 async function improveSelection(deps: CommandDeps): Promise<void> {
@@ -69,16 +91,16 @@ async function improveSelection(deps: CommandDeps): Promise<void> {
     end: { line: selection.end.line, character: selection.end.character },
   };
   const args: ImproveArgs = { uri: editor.document.uri.toString(), range, instruction: instruction.trim() };
-  show(describeLoop(await deps.server.executeCommand(ServerCommand.improve, args)));
+  const server = deps.servers.forUri(editor.document.uri);
+  if (!server) throw new Error('Greenloop: the file is not in a workspace folder.');
+  show(describeLoop(await server.executeCommand(ServerCommand.improve, args)));
 }
 
+/** Cancels the runs of every folder. */
 async function cancel(deps: CommandDeps): Promise<void> {
-  if (!deps.server.isRunning) {
-    show(describeCancel(0));
-    return;
-  }
-  const result = await deps.server.executeCommand(ServerCommand.cancel, {});
-  show(describeCancel(result.cancelled));
+  const running = deps.servers.all.filter((s) => s.isRunning);
+  const results = await Promise.all(running.map((s) => s.executeCommand(ServerCommand.cancel, {})));
+  show(describeCancel(results.reduce((sum, r) => sum + r.cancelled, 0)));
 }
 
 async function setApiKey(deps: CommandDeps): Promise<void> {
@@ -95,17 +117,24 @@ async function setApiKey(deps: CommandDeps): Promise<void> {
 }
 
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
-  const execute: ExecuteCommand = (command, arg) => deps.server.executeCommand(command, arg);
+  // Generation makes a new folder: any server will do, the active folder's by preference.
+  const execute: ExecuteCommand = async (command, arg) => {
+    const server = (await serverForCommand(deps)) ?? deps.servers.all[0];
+    return server.executeCommand(command, arg);
+  };
+  // Commands that start the server or a run need a trusted workspace; the rest work anywhere.
+  const trusted = <A extends unknown[]>(run: (...args: A) => Promise<void>) => deps.trust.guard(run);
   const table: Record<string, (...args: unknown[]) => Promise<void>> = {
-    'greenloop.generateProject': () => generateProject(execute),
-    'greenloop.fixFailingTests': (arg) => fixFailingTests(deps, arg),
-    'greenloop.runTests': () => runTests(deps),
-    'greenloop.improveSelection': () => improveSelection(deps),
+    'greenloop.generateProject': trusted(() => generateProject(execute)),
+    'greenloop.fixFailingTests': trusted((arg) => fixFailingTests(deps, arg)),
+    'greenloop.runTests': trusted(() => runTests(deps)),
+    'greenloop.improveSelection': trusted(() => improveSelection(deps)),
     'greenloop.cancel': () => cancel(deps),
     'greenloop.showOutput': async () => deps.output.show(),
-    'greenloop.restartServer': () => deps.server.restart(),
+    'greenloop.restartServer': trusted(() => deps.servers.restartAll()),
+    'greenloop.installServer': async () => openInstallTerminal(),
     'greenloop.setApiKey': () => setApiKey(deps),
-    'greenloop.feedback.submit': (reply) => deps.feedback.submit(reply as vscode.CommentReply),
+    'greenloop.feedback.submit': trusted((reply) => deps.feedback.submit(reply as vscode.CommentReply)),
     'greenloop.feedback.deleteThread': async (thread) => deps.feedback.deleteThread(thread as vscode.CommentThread),
   };
   return Object.entries(table).map(([id, run]) => vscode.commands.registerCommand(id, guarded(deps.output, run)));

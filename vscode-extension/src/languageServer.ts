@@ -1,4 +1,4 @@
-// Starts, stops and talks to `greenloop serve` through vscode-languageclient.
+// Starts, stops and talks to one workspace folder's `greenloop serve` through vscode-languageclient.
 
 import * as vscode from 'vscode';
 import {
@@ -21,9 +21,11 @@ import {
   type LoopEventParams,
   type ServerCommandTypes,
 } from './protocol';
+import { folderDocumentSelector, type FolderServer } from './folderServers';
 import { locateServer, probeCommand, isExecutableFile, ServerNotFoundError, type ServerCommand } from './serverLocator';
 import { activePythonInterpreter } from './pythonEnvironment';
 import { SECTION, explicitServerConfig, serverPathSetting } from './settings';
+import { UNTRUSTED_MESSAGE } from './workspaceTrust';
 
 /**
  * The client registers the palette commands itself (with argument defaults and
@@ -44,9 +46,16 @@ export interface ServerContext {
   apiKeys: ApiKeyStore;
   /** `greenloop.*` keys the server understands (from package.json, without `greenloop.`). */
   serverKeys: readonly string[];
+  /** No daemon was found (not a wrong setting): the window's one notice decides whether to show it. */
+  onMissing(): void;
+  /** False in Restricted Mode: the server does not start. */
+  isTrusted(): boolean;
+  /** Folders in the window (names go into log lines and client names when there are several). */
+  folderCount(): number;
 }
 
-export class GreenloopServer implements vscode.Disposable {
+/** The daemon of one workspace folder: its own process, settings (folder scope) and loop. */
+export class GreenloopServer implements FolderServer {
   private client: LanguageClient | undefined;
   private pending: Promise<void> | undefined;
   private startError: string | undefined;
@@ -56,14 +65,23 @@ export class GreenloopServer implements vscode.Disposable {
   readonly onDidChangeState = this.stateEmitter.event;
   readonly onLoopEvent = this.loopEmitter.event;
 
-  constructor(private readonly ctx: ServerContext) {
+  constructor(
+    private readonly ctx: ServerContext,
+    readonly folder: vscode.WorkspaceFolder | undefined,
+  ) {
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((event) => {
-        if (event.affectsConfiguration(`${SECTION}.server`)) void this.restart();
-        else if (event.affectsConfiguration(SECTION)) void this.notifyConfigurationChanged();
+        if (!this.ctx.isTrusted()) return;
+        if (event.affectsConfiguration(`${SECTION}.server`, this.folder)) void this.restart();
+        else if (event.affectsConfiguration(SECTION, this.folder)) void this.notifyConfigurationChanged();
       }),
-      ctx.apiKeys.onDidChange(() => void this.restart()),
+      ctx.apiKeys.onDidChange(() => void (this.ctx.isTrusted() && this.restart())),
     );
+  }
+
+  /** "Greenloop" alone; with several folders, "Greenloop (name)". */
+  get label(): string {
+    return this.folder && this.ctx.folderCount() > 1 ? `Greenloop (${this.folder.name})` : 'Greenloop';
   }
 
   get isRunning(): boolean {
@@ -134,6 +152,11 @@ export class GreenloopServer implements vscode.Disposable {
   }
 
   private async doStart(silent: boolean): Promise<void> {
+    if (!this.ctx.isTrusted()) {
+      this.startError = UNTRUSTED_MESSAGE;
+      this.stateEmitter.fire('untrusted');
+      return;
+    }
     this.stateEmitter.fire('starting');
     this.startError = undefined;
     let server: ServerCommand;
@@ -143,23 +166,23 @@ export class GreenloopServer implements vscode.Disposable {
       this.reportNotFound(error, silent);
       return;
     }
-    this.ctx.output.info(`starting ${server.command} ${server.args.join(' ')} (found via ${server.source})`);
+    this.ctx.output.info(`${this.label}: starting ${server.command} ${server.args.join(' ')} (found via ${server.source})`);
     const client = await this.createClient(server);
     this.client = client;
     try {
       await client.start();
       this.stateEmitter.fire('running');
     } catch (error) {
-      this.ctx.output.error(`the greenloop server did not start: ${String(error)}`);
+      this.ctx.output.error(`${this.label}: the greenloop server did not start: ${String(error)}`);
       this.stateEmitter.fire('failed');
       void vscode.window
-        .showErrorMessage(`Greenloop: the language server did not start (${String(error)}).`, 'Show Output')
+        .showErrorMessage(`${this.label}: the language server did not start (${String(error)}).`, 'Show Output')
         .then((pick) => pick && this.ctx.output.show());
     }
   }
 
   private locate(): Promise<ServerCommand> {
-    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const folder = this.folder?.uri;
     return locateServer({
       settingPath: serverPathSetting(vscode.workspace.getConfiguration(SECTION, folder)),
       activePython: () => activePythonInterpreter(folder),
@@ -173,9 +196,14 @@ export class GreenloopServer implements vscode.Disposable {
   private reportNotFound(error: unknown, silent: boolean): void {
     const message = error instanceof ServerNotFoundError ? error.message : `Greenloop: ${String(error)}`;
     this.startError = message;
-    this.ctx.output.error(message);
+    this.ctx.output.error(`${this.label}: ${message}`);
     this.stateEmitter.fire('notFound');
     if (silent) return;
+    // A missing daemon is one notice per window; a wrong setting is this folder's error.
+    if (error instanceof ServerNotFoundError && !error.fromSetting) {
+      this.ctx.onMissing();
+      return;
+    }
     void vscode.window.showErrorMessage(message, 'Open Settings', 'Show Output').then((pick) => {
       if (pick === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'greenloop.server.path');
       if (pick === 'Show Output') this.ctx.output.show();
@@ -184,14 +212,15 @@ export class GreenloopServer implements vscode.Disposable {
 
   private async createClient(server: ServerCommand): Promise<LanguageClient> {
     const apiKey = await this.ctx.apiKeys.get();
-    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const cwd = this.folder?.uri.fsPath;
     const serverOptions: ServerOptions = {
       command: server.command,
       args: server.args,
       options: { env: serverEnvironment(process.env, apiKey), cwd },
     };
     const clientOptions: LanguageClientOptions = {
-      documentSelector: [{ scheme: 'file' }],
+      documentSelector: folderDocumentSelector(this.folder),
+      workspaceFolder: this.folder,
       outputChannel: this.ctx.output,
       middleware: {
         workspace: {
@@ -205,7 +234,7 @@ export class GreenloopServer implements vscode.Disposable {
         },
       },
     };
-    const client = new GreenloopLanguageClient('greenloop', 'Greenloop', serverOptions, clientOptions);
+    const client = new GreenloopLanguageClient('greenloop', this.label, serverOptions, clientOptions);
     client.onNotification(LOOP_EVENT, (event: LoopEventParams) => this.loopEmitter.fire(event));
     client.onDidChangeState((event) => {
       if (event.newState === State.Stopped && this.client === client) this.stateEmitter.fire('stopped');
@@ -215,7 +244,8 @@ export class GreenloopServer implements vscode.Disposable {
   }
 
   private serverConfig(scopeUri: string | undefined): Record<string, unknown> {
-    const scope = scopeUri ? vscode.Uri.parse(scopeUri) : vscode.workspace.workspaceFolders?.[0]?.uri;
+    // The server asks without a scope: this client's folder is the scope.
+    const scope = scopeUri ? vscode.Uri.parse(scopeUri) : this.folder?.uri;
     return explicitServerConfig(vscode.workspace.getConfiguration(SECTION, scope), this.ctx.serverKeys);
   }
 

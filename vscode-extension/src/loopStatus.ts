@@ -2,7 +2,7 @@
 
 import type { LoopEventParams } from './protocol';
 
-export type ServerState = 'starting' | 'running' | 'stopped' | 'notFound' | 'failed';
+export type ServerState = 'starting' | 'running' | 'stopped' | 'notFound' | 'failed' | 'untrusted';
 
 export interface LoopState {
   server: ServerState;
@@ -79,6 +79,7 @@ const SERVER_TEXT: Record<Exclude<ServerState, 'running'>, [string, string]> = {
   stopped: ['$(debug-stop) Greenloop', 'Greenloop: the language server is stopped (Greenloop: Restart Server)'],
   notFound: ['$(warning) Greenloop', 'Greenloop: server not found; see the Greenloop output'],
   failed: ['$(error) Greenloop', 'Greenloop: the language server failed; see the Greenloop output'],
+  untrusted: ['$(shield) Greenloop', 'Greenloop: off in Restricted Mode; trust the workspace to use it'],
 };
 
 const OUTCOME_ICON: Record<string, string> = { green: '$(pass)', already_green: '$(pass)', cancelled: '$(circle-slash)' };

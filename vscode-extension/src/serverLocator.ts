@@ -28,15 +28,24 @@ export class ServerNotFoundError extends Error {
   constructor(
     message: string,
     readonly tried: string[],
+    /** True when `greenloop.server.path` is set but wrong (a setting to fix, not a package to install). */
+    readonly fromSetting = false,
   ) {
     super(message);
     this.name = 'ServerNotFoundError';
   }
 }
 
+/**
+ * The one command that installs the daemon, shown in messages and typed by "Install".
+ * pipx puts `greenloop` on PATH in its own environment. Until greenloop is on PyPI, install the
+ * built wheel instead (`pipx install dist/greenloop-*.whl`, see the README); change it only here.
+ */
+export const INSTALL_COMMAND = 'pipx install greenloop';
+
 export const INSTALL_HINT =
-  'Install it into your Python environment with `python3 -m pip install greenloop` ' +
-  '(from a checkout: `python3 -m pip install -e .`), then run "Greenloop: Restart Server"; ' +
+  `Install it with \`${INSTALL_COMMAND}\` (or \`python3 -m pip install greenloop\` into your Python environment), ` +
+  'then run "Greenloop: Restart Server"; ' +
   'or set `greenloop.server.path` to the `greenloop` executable or to a Python that has greenloop installed.';
 
 const IMPORT_CHECK = ['-c', 'import greenloop'];
@@ -70,6 +79,7 @@ async function fromSetting(deps: LocatorDeps): Promise<ServerCommand> {
     throw new ServerNotFoundError(
       `greenloop.server.path is "${file}", which is not an executable file. Fix the setting or clear it.`,
       [file],
+      true,
     );
   }
   if (isPythonName(file)) {
@@ -78,6 +88,7 @@ async function fromSetting(deps: LocatorDeps): Promise<ServerCommand> {
       `greenloop.server.path is the Python "${file}", but greenloop is not installed in it: ` +
         `run \`"${file}" -m pip install greenloop\`.`,
       [file],
+      true,
     );
   }
   return { command: file, args: ['serve'], source: 'setting greenloop.server.path' };

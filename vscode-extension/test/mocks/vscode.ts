@@ -89,6 +89,7 @@ export const window = {
   showInputBox: vi.fn(async () => undefined),
   showQuickPick: vi.fn(async () => undefined),
   createStatusBarItem: vi.fn(() => ({ show: vi.fn(), dispose: vi.fn() })),
+  createTerminal: vi.fn((options: { name: string }) => ({ name: options.name, show: vi.fn(), sendText: vi.fn() })),
 };
 
 export const workspace = {
