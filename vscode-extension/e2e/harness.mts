@@ -1,7 +1,7 @@
 // Runs a real VS Code for the end-to-end tests: code-server + headless Chromium via playwright-core.
 
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
@@ -21,6 +21,13 @@ const CHROMIUM = process.env.GREENLOOP_E2E_CHROMIUM ?? '/usr/bin/chromium';
 /** A scratch folder for one test run (removed by the caller's OS tmp cleaning; kept for debugging). */
 export function scratch(name: string): string {
   return mkdtempSync(join(process.env.GREENLOOP_E2E_TMP ?? tmpdir(), `gl-e2e-${name}-`));
+}
+
+/** A multi-root workspace file listing `folders` (absolute paths), in a scratch folder. */
+export function multiRootWorkspace(folders: string[]): string {
+  const file = join(scratch('multi-root'), 'projects.code-workspace');
+  writeFileSync(file, JSON.stringify({ folders: folders.map((path) => ({ path })) }, null, 2));
+  return file;
 }
 
 /** Copies a fixture workspace into a scratch folder (tests never touch the fixtures). */
@@ -145,6 +152,8 @@ export interface CodeServerOptions {
   env?: NodeJS.ProcessEnv;
   /** User settings. */
   settings?: Record<string, unknown>;
+  /** Workspace trust on (folders open in Restricted Mode, without the startup dialog); default off. */
+  trust?: boolean;
 }
 
 /** Starts code-server with scratch user data, XDG dirs and the packaged extension; waits for /healthz. */
@@ -167,7 +176,9 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
     'telemetry.telemetryLevel': 'off',
     'extensions.autoCheckUpdates': false,
     'extensions.autoUpdate': false,
-    'security.workspace.trust.enabled': false,
+    'security.workspace.trust.enabled': options.trust === true,
+    'security.workspace.trust.startupPrompt': 'never',
+    'security.workspace.trust.banner': 'never', // it covers the top edge the palette helper clicks
     'files.autoSave': 'off',
     'window.restoreWindows': 'none',
     'git.openRepositoryInParentFolders': 'never',
@@ -180,7 +191,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
   const port = await freePort();
   const args = [
     '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
-    '--disable-workspace-trust', '--config', config, '--user-data-dir', userData, '--extensions-dir', extensions,
+    ...(options.trust ? [] : ['--disable-workspace-trust']), '--config', config, '--user-data-dir', userData, '--extensions-dir', extensions,
     options.workspace,
   ];
   let output = '';
@@ -216,7 +227,7 @@ export interface Workbench {
   close(): Promise<void>;
 }
 
-/** Headless Chromium on the workbench of `folder`, ready when `.monaco-workbench` shows. */
+/** Headless Chromium on the workbench of `folder` (or a `.code-workspace` file), ready when `.monaco-workbench` shows. */
 export async function openWorkbench(server: CodeServer, folder = server.workspace): Promise<Workbench> {
   const context = await chromium.launchPersistentContext(join(server.home, 'chromium-profile'), {
     executablePath: CHROMIUM,
@@ -228,7 +239,8 @@ export async function openWorkbench(server: CodeServer, folder = server.workspac
     ],
   });
   const page = context.pages()[0] ?? (await context.newPage());
-  await page.goto(`${server.url}/?folder=${encodeURIComponent(folder)}`);
+  const kind = folder.endsWith('.code-workspace') ? 'workspace' : 'folder';
+  await page.goto(`${server.url}/?${kind}=${encodeURIComponent(folder)}`);
   await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
   return { context, page, close: () => context.close() };
 }
@@ -323,7 +335,30 @@ export function greenloopEnv(model: ScriptedModel): NodeJS.ProcessEnv {
 
 /** Waits until the status bar says the server runs (no run yet: the beaker icon). */
 export async function waitForServer(page: Page, timeout = 60_000): Promise<void> {
-  await page.locator('.statusbar-item', { hasText: 'Greenloop' }).locator('.codicon-beaker').first().waitFor({ timeout });
+  await waitForStatusIcon(page, 'beaker', timeout);
+}
+
+/** Waits until the Greenloop status bar item shows `codicon` (beaker, warning, shield...). */
+export async function waitForStatusIcon(page: Page, codicon: string, timeout = 60_000): Promise<void> {
+  await page.locator('.statusbar-item', { hasText: 'Greenloop' }).locator(`.codicon-${codicon}`).first().waitFor({ timeout });
+}
+
+/** Polls until `check` holds (files, logs: things without a DOM event to wait for). */
+export async function waitFor(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Waits until the Greenloop output (all windows of this code-server) has `count` lines matching `pattern`. */
+export async function waitForOutput(server: CodeServer, pattern: RegExp, count = 1, timeoutMs = 30_000): Promise<void> {
+  const matching = () =>
+    extensionLogs(server.home)
+      .flatMap((log) => readFileSync(log, 'utf8').split('\n'))
+      .filter((line) => pattern.test(line)).length;
+  await waitFor(() => matching() >= count, `${count} Greenloop output line(s) matching ${pattern}`, timeoutMs);
 }
 
 /** Opens a workspace file in the editor through Quick Open. */

@@ -21,6 +21,7 @@ import {
   screenshot,
   startCodeServer,
   startScriptedModel,
+  waitFor,
   waitForServer,
   withArtifacts,
   workspaceFrom,
@@ -145,12 +146,4 @@ test('Inline feedback: the comment gets the server\'s reply in its thread', { ti
 async function editorText(page: Workbench['page']): Promise<string> {
   const text = await page.locator('.editor-group-container.active .editor-instance .view-lines').first().innerText();
   return text.replace(/\u00a0/g, ' ');
-}
-
-async function waitFor(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }

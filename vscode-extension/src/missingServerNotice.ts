@@ -42,7 +42,10 @@ export class MissingServerNotice {
     this.shown = true;
     const pick = await this.deps.show(MISSING_SERVER_MESSAGE, INSTALL, DONT_SHOW_AGAIN);
     if (pick === INSTALL) this.deps.install();
-    if (pick === DONT_SHOW_AGAIN) await this.deps.globalState.update(DISMISSED_KEY, true);
+    if (pick === DONT_SHOW_AGAIN) {
+      await this.deps.globalState.update(DISMISSED_KEY, true);
+      this.deps.log("greenloop server not found: the notice is dismissed (Don't Show Again)");
+    }
   }
 }
 
