@@ -138,6 +138,7 @@ test('in Restricted Mode: nothing starts, the message says why, trusting the wor
   bench = await openWorkbench(server);
   const { page } = bench;
   const home = server.home;
+  const cs = server;
   await withArtifacts('untrusted', page, server, async () => {
     const toast = await notification(page, UNTRUSTED);
     assert.match(await toast.innerText(), /Manage Workspace Trust/);
@@ -154,7 +155,7 @@ test('in Restricted Mode: nothing starts, the message says why, trusting the wor
     await again.locator('.monaco-button', { hasText: exactly('Manage Workspace Trust') }).first().click();
     await page.locator('.workspace-trust-editor').getByRole('button', { name: 'Trust', exact: true }).first().click();
     await waitForServer(page);
-    assert.match(output(home), /starting .* serve/);
+    await waitForOutput(cs, /starting .* serve/);
     await screenshot(page, 'untrusted-2-trusted-running');
   });
 });
