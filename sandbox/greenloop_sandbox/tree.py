@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from greenloop_sandbox.base import SandboxError
+from greenloop_sandbox.ignore import IgnoreRules
 from greenloop_sandbox.languages import Language, languages, template_names
 
 log = logging.getLogger(__name__)
@@ -22,26 +23,37 @@ MAX_FILE_BYTES = 2 * 1024 * 1024
 
 
 class Snapshot(dict[str, bytes]):
-    """A workspace snapshot (relative posix path -> bytes); `skipped` notes what was left out and why."""
+    """A workspace snapshot (relative posix path -> bytes); `skipped` notes what was left out and why.
+
+    `ignore` holds the workspace's ignore files (`ignore.py`): what they match is not in the snapshot,
+    and an editor's unsaved buffer of such a file must not be added to it either.
+    """
 
     def __init__(self) -> None:
         super().__init__()
         self.skipped: list[str] = []
+        self.ignore = IgnoreRules()
 
 
 def read_tree(root: Path) -> Snapshot:
-    """Snapshot `root`: regular files only, no symlink followed out of it, big files and caches skipped."""
+    """Snapshot `root`: regular files only, no symlink followed out of it, big files, caches and what the
+    workspace's `.gitignore` / `.greenloopignore` files match left out (SandboxError for an unreadable one)."""
     root = Path(root)
     if not root.is_dir():
         raise SandboxError(f"{root}: not a directory; pass the workspace folder.")
     real_root = root.resolve()
     snap = Snapshot()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not _is_link(Path(dirpath, d)))
+        folder = Path(dirpath).relative_to(root).as_posix()
+        folder = "" if folder == "." else folder
+        snap.ignore.read_folder(root, folder)
+        prefix = f"{folder}/" if folder else ""
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not _is_link(Path(dirpath, d))
+                             and not snap.ignore.ignored(prefix + d, is_dir=True))
         for name in sorted(filenames):
-            path = Path(dirpath, name)
-            rel = path.relative_to(root).as_posix()
-            _add_file(snap, path, rel, real_root)
+            rel = prefix + name
+            if not snap.ignore.ignored(rel):
+                _add_file(snap, Path(dirpath, name), rel, real_root)
     return snap
 
 

@@ -24,6 +24,13 @@ def test_overlay_replaces_disk_text(tmp_path: Path) -> None:
     assert snap.changes().files == []  # the overlay is the base, not a change
 
 
+def test_an_unsaved_buffer_of_an_ignored_file_stays_out(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    (ws / ".gitignore").write_text("local/\n")
+    snap = Snapshot.from_workspace(ws, {"local/scratch.py": "secret = 1\n", "pkg/new.py": "y = 1\n"})
+    assert snap.paths() == [".gitignore", "blob.bin", "pkg/mod.py", "pkg/new.py"]
+
+
 def test_changes_and_diff(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     snap = Snapshot.from_workspace(ws)

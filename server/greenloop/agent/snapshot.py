@@ -30,6 +30,8 @@ class Snapshot:
     def from_workspace(cls, root: Path, overlays: Mapping[str, str] | None = None) -> Snapshot:
         files = read_workspace(root)
         for path, text in (overlays or {}).items():
+            if path not in files and files.ignore.ignored(path):
+                continue  # an unsaved buffer of a file the ignore files leave out stays out too
             on_disk = files.get(path, b"")
             # an editor shows a BOM as the file's encoding, not as text: keep the one on disk
             files[path] = (BOM if on_disk.startswith(BOM) and not text.startswith("\ufeff") else b"") + text.encode()
