@@ -8,6 +8,7 @@ from greenloop_sandbox.base import DEFAULT_LIMITS, ExecResult, Limits, Sandbox, 
 from greenloop_sandbox.docker_backend import DockerSandbox
 from greenloop_sandbox.engine import docker_available
 from greenloop_sandbox.local_backend import LocalSandbox
+from greenloop_sandbox.project import ProjectEnv, read_dockerfile
 from greenloop_sandbox.report import TestCase, TestFailure, TestReport
 from greenloop_sandbox.templates import EnvTemplate, load_template, template_names
 from greenloop_sandbox.tree import Snapshot, detect_template, read_tree
@@ -16,20 +17,23 @@ BACKENDS = ("auto", "docker", "local")
 
 
 def open_sandbox(template: str, *, backend: str = "auto", limits: Limits = DEFAULT_LIMITS,
-                 label: str | None = None) -> Sandbox:
-    """A sandbox for `template` (not started yet); 'auto' = Docker when an engine answers, else local."""
+                 label: str | None = None, project: ProjectEnv | None = None) -> Sandbox:
+    """A sandbox for `template` (not started yet); 'auto' = Docker when an engine answers, else local.
+
+    `project` overrides the template's test command and image (`project.py`); the language stays the template's.
+    """
     env = load_template(template)
     if backend not in BACKENDS:
         raise SandboxError(f"Unknown sandbox backend {backend!r}; use one of: {', '.join(BACKENDS)}.")
     if backend == "auto":
         backend = "docker" if docker_available() else "local"
     if backend == "docker":
-        return DockerSandbox(env, limits=limits, label=label)
-    return LocalSandbox(env, limits=limits, label=label)
+        return DockerSandbox(env, limits=limits, label=label, project=project)
+    return LocalSandbox(env, limits=limits, label=label, project=project)
 
 
 __all__ = [
-    "DockerSandbox", "EnvTemplate", "ExecResult", "Limits", "LocalSandbox", "Sandbox", "SandboxError",
-    "Snapshot", "TestCase", "TestFailure", "TestReport", "detect_template", "docker_available",
-    "load_template", "open_sandbox", "read_tree", "template_names",
+    "DockerSandbox", "EnvTemplate", "ExecResult", "Limits", "LocalSandbox", "ProjectEnv", "Sandbox",
+    "SandboxError", "Snapshot", "TestCase", "TestFailure", "TestReport", "detect_template", "docker_available",
+    "load_template", "open_sandbox", "read_dockerfile", "read_tree", "template_names",
 ]

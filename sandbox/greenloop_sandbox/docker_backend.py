@@ -7,6 +7,7 @@ import hashlib
 import io
 import logging
 import os
+import shlex
 import tarfile
 import tempfile
 import uuid
@@ -22,6 +23,8 @@ from greenloop_sandbox.engine import docker_client
 from greenloop_sandbox.output import cap_text
 from greenloop_sandbox.parsers import ParseInput, parse_report
 from greenloop_sandbox.parsers.common import mark_timed_out
+from greenloop_sandbox.project import ProjectEnv
+from greenloop_sandbox.project_images import build_project_image
 from greenloop_sandbox.reaper import owner_labels, reap_containers
 from greenloop_sandbox.report import TestReport
 from greenloop_sandbox.templates import EnvTemplate
@@ -42,8 +45,10 @@ class DockerSandbox(Sandbox):
 
     name = "docker"
 
-    def __init__(self, template: EnvTemplate, *, limits: Limits = DEFAULT_LIMITS, label: str | None = None) -> None:
-        self.template = template
+    def __init__(self, template: EnvTemplate, *, limits: Limits = DEFAULT_LIMITS, label: str | None = None,
+                 project: ProjectEnv | None = None) -> None:
+        self.project = project or ProjectEnv()
+        self.template = self.project.apply(template)
         self.limits = limits
         self.label = label
         self.session_id = uuid.uuid4().hex[:12]
@@ -66,7 +71,10 @@ class DockerSandbox(Sandbox):
             removed = await asyncio.to_thread(reap_containers, self._client)
             if removed:
                 log.info("removed %d leftover sandbox container(s) of crashed sessions", len(removed))
-        self.image = await asyncio.to_thread(images.build_template_image, self._client, self.template)
+        if self.project.builds_image:
+            self.image = await asyncio.to_thread(build_project_image, self._client, self.template, self.project)
+        else:
+            self.image = await asyncio.to_thread(images.build_template_image, self._client, self.template)
         try:
             await self._start_container()
         except BaseException:
@@ -134,9 +142,10 @@ class DockerSandbox(Sandbox):
                                       workdir=cwd, output_limit=self.limits.output_limit)
 
     async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None) -> TestReport:  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
-        report_path = f"{REPORT_DIR}/{self.template.report}" if self.template.report else ""
+        report_path = self.template.report_path(REPORT_DIR, WORKSPACE)
         case_timeout = await self.per_test_timeout(self.limits.test_case_timeout)
-        command = f"rm -rf {REPORT_DIR}; mkdir -p {REPORT_DIR}; " + self.template.test_argv(
+        stale = f"rm -f {shlex.quote(report_path)}; " if self.template.workspace_report else ""
+        command = f"rm -rf {REPORT_DIR}; mkdir -p {REPORT_DIR}; {stale}" + self.template.test_argv(
             report_path, test_ids, case_timeout)
         async with self._lock:
             self._require()

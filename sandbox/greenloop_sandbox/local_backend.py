@@ -19,6 +19,7 @@ from greenloop_sandbox.output import CappedOutput, cap_text
 from greenloop_sandbox.packages import check_packages, local_install_argv, run_host
 from greenloop_sandbox.parsers import ParseInput, parse_report
 from greenloop_sandbox.parsers.common import mark_timed_out
+from greenloop_sandbox.project import ProjectEnv
 from greenloop_sandbox.reaper import process_start
 from greenloop_sandbox.report import TestReport
 from greenloop_sandbox.templates import TEMPLATES_DIR, EnvTemplate
@@ -37,8 +38,10 @@ class LocalSandbox(Sandbox):
 
     name = "local"
 
-    def __init__(self, template: EnvTemplate, *, limits: Limits = DEFAULT_LIMITS, label: str | None = None) -> None:
-        self.template = template
+    def __init__(self, template: EnvTemplate, *, limits: Limits = DEFAULT_LIMITS, label: str | None = None,
+                 project: ProjectEnv | None = None) -> None:
+        self.project = project or ProjectEnv()
+        self.template = self.project.apply(template)
         self.limits = limits
         self.label = label
         self.root: Path | None = None
@@ -57,7 +60,9 @@ class LocalSandbox(Sandbox):
 
     async def start(self) -> None:
         iso = await asyncio.to_thread(probe_isolation)
-        self.note = iso.note
+        unused = ("project.image, .greenloop/Dockerfile and project.setup are for the Docker backend; "
+                  "here the tests run with this machine's tools") if self.project.builds_image else ""
+        self.note = "; ".join(n for n in (iso.note, unused) if n)
         await asyncio.to_thread(reap_local_dirs)
         root = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-{process_start(os.getpid())}-"))
         for sub in ("workspace", "report", "target", "site-packages"):
@@ -127,7 +132,9 @@ class LocalSandbox(Sandbox):
             report_dir = self.root / "report"
             shutil.rmtree(report_dir, ignore_errors=True)
             report_dir.mkdir()
-            report_path = str(report_dir / self.template.report) if self.template.report else ""
+            report_path = self.template.report_path(str(report_dir), str(self.workspace))
+            if self.template.workspace_report:  # a report left by an earlier run is not this run's
+                await asyncio.to_thread(_remove_file, report_path)
             support = str(TEMPLATES_DIR / self.template.name)  # the template's runner, from the package
             command = self.template.test_argv(report_path, test_ids, case_timeout, support)
             res = await self._run(command,
@@ -150,6 +157,11 @@ class LocalSandbox(Sandbox):
 
     async def run_setup(self, command: str) -> ExecResult:
         return await self.exec(command)
+
+
+def _remove_file(path: str) -> None:
+    with contextlib.suppress(OSError):
+        Path(path).unlink()
 
 
 def _read_optional(path: str) -> str | None:

@@ -35,6 +35,8 @@ class EnvTemplate:
     case_timeout: str = ""  # test-command arguments for a per-test timeout ({seconds}, {ms}); "" if none
     case_timeout_probe: str = ""  # a command that succeeds where `case_timeout` works (the local backend's host)
     selects_tests: bool = False  # {tests} takes the test ids of a report: just those tests run
+    workspace_report: str = ""  # a report the command writes in the workspace (a project's `test_report`)
+    own_command: str = ""  # the project's own test command as written ("": the template's; project.py)
     # The folder's other files (a test runner): in the image under SUPPORT_DIR, `{support}` in commands
     support: tuple[tuple[str, bytes], ...] = ()
     env: dict[str, str] = field(default_factory=dict)
@@ -52,6 +54,13 @@ class EnvTemplate:
         for name, data in self.support:
             digest.update(name.encode() + b"\0" + data)
         return digest.hexdigest()[:12]
+
+    def report_path(self, report_dir: str, workspace: str) -> str:
+        """Where the test command's report is read from: `report` in `report_dir`, the workspace's
+        `workspace_report`, or "" when the output is the report."""
+        if self.workspace_report:
+            return f"{workspace.rstrip('/')}/{self.workspace_report}"
+        return f"{report_dir}/{self.report}" if self.report else ""
 
     def test_argv(self, report_path: str, test_ids: list[str] | None = None, case_timeout: float = 0,
                   support: str = SUPPORT_DIR) -> str:
