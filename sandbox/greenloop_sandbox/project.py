@@ -29,7 +29,7 @@ class ProjectEnv:
     image: str = ""  # an image on the engine to start from (never pulled)
     dockerfile: str = ""  # the project's Dockerfile text ("": none)
     dockerfile_name: str = DOCKERFILE  # where it came from, for messages
-    context: tuple[tuple[str, bytes], ...] = ()  # the other files of its folder (the build context)
+    context: tuple[tuple[str, bytes, int], ...] = ()  # the other files of its folder: (path, content, mode)
 
     @property
     def builds_image(self) -> bool:
@@ -48,8 +48,9 @@ class ProjectEnv:
         )
 
 
-def read_dockerfile(workspace: Path, name: str = DOCKERFILE) -> tuple[str, tuple[tuple[str, bytes], ...]]:
-    """The Dockerfile at `workspace/name` and the other files of its folder; ("", ()) when there is none."""
+def read_dockerfile(workspace: Path, name: str = DOCKERFILE) -> tuple[str, tuple[tuple[str, bytes, int], ...]]:
+    """The Dockerfile at `workspace/name` and the other files of its folder (with their permission bits,
+    so a tool it copies stays executable); ("", ()) when there is none."""
     path = workspace / check_relpath(name)
     if not path.is_file():
         return "", ()
@@ -59,7 +60,7 @@ def read_dockerfile(workspace: Path, name: str = DOCKERFILE) -> tuple[str, tuple
         for file in sorted(path.parent.rglob("*")):
             rel = file.relative_to(path.parent).as_posix()
             if file.is_file() and not file.is_symlink() and file != path and not rel.startswith(_NOT_CONTEXT):
-                context.append((rel, file.read_bytes()))
+                context.append((rel, file.read_bytes(), file.stat().st_mode & 0o777))
     except (OSError, UnicodeDecodeError) as exc:
         raise SandboxError(f"{name}: unreadable ({exc}); fix it or remove it.") from exc
     return text, tuple(context)

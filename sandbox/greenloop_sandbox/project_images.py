@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from greenloop_sandbox.base import SandboxError
@@ -69,18 +71,31 @@ def _dockerfile_image(client: Any, template: EnvTemplate, project: ProjectEnv, p
     """The tag of the project's Dockerfile's image, built with the host network when its hash is new."""
     args = {"BASE": build_template_image(client, template, progress=progress)} if "BASE" in project.dockerfile else {}
     digest = hashlib.sha256(project.dockerfile.encode() + repr(sorted(args.items())).encode())
-    for name, data in project.context:
-        digest.update(name.encode() + b"\0" + data)
+    for name, data, mode in project.context:
+        digest.update(f"{name}\0{mode:o}\0".encode() + data)
     tag = f"greenloop/project:{digest.hexdigest()[:16]}"
     with build_lock():
         if not image_exists(client, tag):
             progress(f"building {project.dockerfile_name} as {tag} ...")
-            ok, text = build_image(client, tag, project.dockerfile, dict(project.context), network="host",
-                                   buildargs=args, labels={IMAGE_LABEL: "project"})
+            with tempfile.TemporaryDirectory(prefix="greenloop-context-") as tmp:
+                ok, text = build_image(client, tag, project.dockerfile, _context_files(Path(tmp), project),
+                                       network="host", buildargs=args, labels={IMAGE_LABEL: "project"})
             if not ok:
                 raise SandboxError(f"Building {project.dockerfile_name} failed; fix it (or remove it to use the "
                                    f"{template.name} template's image). The end of its build log:\n{_tail(text)}")
     return tag
+
+
+def _context_files(folder: Path, project: ProjectEnv) -> dict[str, bytes | Path]:
+    """The build context's files written under `folder` with their modes (a tar of them keeps the modes)."""
+    files: dict[str, bytes | Path] = {}
+    for name, data, mode in project.context:
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        path.chmod(mode)
+        files[name] = path
+    return files
 
 
 def _fitted(client: Any, name: str, image_id: str | None) -> str:

@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -153,6 +153,50 @@ class SandboxSettings(_Section):
     output_limit: int = Field(default=1_000_000, gt=0, description="Bytes of output kept per command.")
 
 
+class ProjectSettings(_Section):
+    """How this project's tests run and where its environment comes from, over its template's.
+
+    The template (`sandbox.template`) still says what the language is: which files are code and tests,
+    their grammars, packages. Docs: docs/decisions/2026-11-any-project.md.
+    """
+
+    test_command: str | None = Field(
+        default=None,
+        description="A shell command that runs the tests from the workspace root (`make check`, `tox -e py`, "
+        "`npm run test:unit`, `cargo nextest run`). It always runs whole: the loop cannot pick the failing "
+        "tests, so every candidate reruns all of it. Its report: `test_report` when set, else TAP or libtest "
+        "output when it prints one, else its exit code, with the output's `file:line` frames as the "
+        "failure's frames. Unset: the template's test command.",
+    )
+    test_report: str | None = Field(
+        default=None,
+        description="A file the test command writes, relative to the workspace: JUnit XML or TAP "
+        "(`build/test-results.xml`). Needs `test_command`.",
+    )
+    setup: list[str] = Field(
+        default=[],
+        description="Commands baked into the sandbox image (Docker backend), as root with the network, "
+        "before the project's files are there (`pip install tox`); the layer is cached by their text.",
+    )
+    image: str | None = Field(
+        default=None,
+        description="An image on the Docker engine to start from instead of the template's; never pulled. "
+        "greenloop adds a user (uid 1000) and /workspace on top.",
+    )
+    dockerfile: str = Field(
+        default=".greenloop/Dockerfile",
+        description="The project's own Dockerfile, used when it exists and `image` is unset. Its folder is the "
+        "build context (greenloop's run store, prompts and plan left out); the image is rebuilt only when the "
+        "hash of both changes. `ARG BASE` + `FROM ${BASE}` starts from the template's image.",
+    )
+
+    @model_validator(mode="after")
+    def _report_needs_command(self) -> ProjectSettings:
+        if self.test_report and not (self.test_command or "").strip():
+            raise ValueError("project.test_report is the report of project.test_command: set that too")
+        return self
+
+
 class RetrievalSettings(_Section):
     """How much code the model sees, chosen by tree-sitter."""
 
@@ -228,6 +272,7 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     local_model: LocalModelSettings = Field(default_factory=LocalModelSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    project: ProjectSettings = Field(default_factory=ProjectSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     loop: LoopSettings = Field(default_factory=LoopSettings)
     generate: GenerateSettings = Field(default_factory=GenerateSettings)

@@ -66,7 +66,7 @@ async def test_a_projects_dockerfile_is_built_once_then_reused(monkeypatch: pyte
     project = ProjectEnv(
         test_command="cat /opt/tool.txt && test \"$(whoami)\" = sandbox",
         dockerfile=f"ARG BASE\nFROM ${{BASE}}\nUSER root\nCOPY tool.txt /opt/tool.txt\nRUN echo {marker}\n",
-        context=(("tool.txt", marker.encode()),),
+        context=(("tool.txt", marker.encode(), 0o644),),
     )
     async with DockerSandbox(load_template("python"), project=project) as sb:
         report = await sb.run_tests()

@@ -77,4 +77,4 @@ def test_a_projects_dockerfile_folder_is_its_build_context_without_greenloops_ow
     for own in ("runs.sqlite3", "runs.sqlite3-wal", "plan.md", "prompts/fix.md"):
         (folder / own).write_text("greenloop's")
     text, context = read_dockerfile(tmp_path)
-    assert text == "FROM scratch\n" and [name for name, _ in context] == ["tool.sh"]
+    assert text == "FROM scratch\n" and [name for name, _, _ in context] == ["tool.sh"]

@@ -21,11 +21,13 @@ from greenloop_sandbox import (
     EnvTemplate,
     ExecResult,
     Limits,
+    ProjectEnv,
     Sandbox,
     SandboxError,
     TestReport,
     detect_template,
     open_sandbox,
+    read_dockerfile,
     read_tree,
 )
 from greenloop_sandbox import Snapshot as FileTree
@@ -52,6 +54,7 @@ class SandboxPort:
 
     def __init__(self, sandbox: Sandbox) -> None:
         self._sandbox = sandbox
+        self._ran = False
 
     @property
     def template(self) -> EnvTemplate:
@@ -76,7 +79,11 @@ class SandboxPort:
 
     async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None) -> TestReport:  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
         with sandbox_errors():
-            return await self._sandbox.run_tests(test_ids, timeout=timeout)
+            report = await self._sandbox.run_tests(test_ids, timeout=timeout)
+        first, self._ran = not self._ran, True
+        if first and self.template.own_command:
+            check_own_command(self.template.own_command, report)
+        return report
 
     async def install(self, packages: list[str]) -> ExecResult | Refused:
         try:
@@ -89,6 +96,24 @@ class SandboxPort:
             return await self._sandbox.run_setup(command)
         except SandboxError as exc:
             return Refused(str(exc))
+
+
+def check_own_command(command: str, report: TestReport) -> None:
+    """A project's test command that cannot run, or never ends, is the user's to fix: GreenloopError.
+
+    Checked on a sandbox's first run (before any change): later, a hang is a candidate's failure.
+    """
+    tail = "\n".join(report.raw.strip().splitlines()[-15:])
+    if report.timed_out:
+        raise GreenloopError(
+            f"project.test_command `{command}` ran longer than {report.duration:.0f}s and was stopped. Make it "
+            "finish on its own (a hung test, a prompt waiting for input, a watch mode) or raise "
+            f"sandbox.test_timeout. Its output ended with:\n{tail}")
+    if report.exit_code in (126, 127):
+        raise GreenloopError(
+            f"project.test_command `{command}` could not be run in the sandbox (exit code {report.exit_code}: "
+            "not found or not executable). Fix the command, or bring its tools into the environment "
+            f"(project.setup, project.image or .greenloop/Dockerfile). Its output:\n{tail}")
 
 
 @dataclass
@@ -125,11 +150,28 @@ def choose_template(settings: Settings, files: Mapping[str, bytes], template: st
         return detect_template(files)
 
 
+def project_env(settings: Settings, workspace: Path | None) -> ProjectEnv:
+    """The project's own test command and environment (`project.*`, its Dockerfile); empty: the template's."""
+    p = settings.project
+    dockerfile = ""
+    context: tuple[tuple[str, bytes, int], ...] = ()
+    if workspace is not None and not p.image:
+        with sandbox_errors():
+            dockerfile, context = read_dockerfile(workspace, p.dockerfile)
+    return ProjectEnv(test_command=p.test_command or "", test_report=p.test_report or "", setup=tuple(p.setup),
+                      image=p.image or "", dockerfile=dockerfile, dockerfile_name=p.dockerfile, context=context)
+
+
 @asynccontextmanager
-async def open_sandbox_for(settings: Settings, template: str, *, label: str | None = None) -> AsyncIterator[SandboxPort]:
-    """A started sandbox that is closed (container/processes gone) however the block ends."""
+async def open_sandbox_for(settings: Settings, template: str, *, label: str | None = None,
+                           workspace: Path | None = None) -> AsyncIterator[SandboxPort]:
+    """A started sandbox that is closed (container/processes gone) however the block ends.
+
+    `workspace` is where the project's own Dockerfile is looked for (`project.dockerfile`).
+    """
     with sandbox_errors():
-        sandbox = open_sandbox(template, backend=settings.sandbox.backend, limits=limits_from(settings), label=label)
+        sandbox = open_sandbox(template, backend=settings.sandbox.backend, limits=limits_from(settings), label=label,
+                               project=project_env(settings, workspace))
         await sandbox.start()
     try:
         yield SandboxPort(sandbox)
@@ -144,7 +186,9 @@ async def open_ports(
     *,
     sink: Callable[[Any], None] | None = None,
     label: str | None = None,
+    workspace: Path | None = None,
 ) -> AsyncIterator[Ports]:
     """Model client + sandbox for one run; both are closed however the run ends."""
-    async with open_llm(settings, sink=sink) as llm, open_sandbox_for(settings, template, label=label) as sandbox:
+    async with open_llm(settings, sink=sink) as llm, \
+            open_sandbox_for(settings, template, label=label, workspace=workspace) as sandbox:
         yield Ports(llm=llm, sandbox=sandbox)

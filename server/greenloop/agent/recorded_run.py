@@ -38,12 +38,14 @@ class RunScope:
     settings: Settings
     recorder: RunRecorder
     injected: Ports | None = None
+    workspace: Path | None = None  # the project's own Dockerfile is looked for here
 
     def ports(self, template: str) -> AbstractAsyncContextManager[Ports]:
         """The injected ports, else a model client (its calls recorded) and a sandbox opened for this run."""
         if self.injected is not None:
             return nullcontext(self.injected)
-        return open_ports(self.settings, template, sink=self.recorder.call, label=self.run_id)
+        return open_ports(self.settings, template, sink=self.recorder.call, label=self.run_id,
+                          workspace=self.workspace)
 
 
 async def recorded_run(
@@ -76,7 +78,7 @@ async def recorded_run(
         yield started
         if recorder.problem:
             yield Message(run_id=run_id, text=recorder.problem, level="warning")
-        async for event in body(RunScope(run_id, start, settings, recorder, ports)):
+        async for event in body(RunScope(run_id, start, settings, recorder, ports, workspace)):
             recorder.event(event)
             yield event
     except GreenloopError as exc:

@@ -70,7 +70,7 @@ async def run_tests(
     """Run the workspace's tests (with unsaved buffers) in a sandbox; no model involved."""
     snapshot = Snapshot.from_workspace(workspace, overlays)
     template = choose_template(settings, snapshot.files())
-    async with open_sandbox_for(settings, template) as sandbox:
+    async with open_sandbox_for(settings, template, workspace=workspace) as sandbox:
         await sandbox.sync(snapshot.files())
         return await sandbox.run_tests(test_ids, timeout=settings.sandbox.test_timeout)
 

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"[locate] skipped {note}", file=sys.stderr)
     failures: list[TestFailure] | str
     if args.run:
-        failures = asyncio.run(_run_tests(settings, args.template, files))
+        failures = asyncio.run(_run_tests(settings, args.template, files, workspace))
         if not failures:
             print("[locate] all tests pass: nothing to locate", file=sys.stderr)
             if args.json:
@@ -75,8 +75,10 @@ def _read_output(path: Path) -> str:
         raise GreenloopError(f"{path}: cannot read the test output ({exc.strerror}).") from exc
 
 
-async def _run_tests(settings: Settings, template: str | None, files: dict[str, bytes]) -> list[TestFailure] | str:
-    async with open_sandbox_for(settings, choose_template(settings, files, template), label="locate") as sandbox:
+async def _run_tests(settings: Settings, template: str | None, files: dict[str, bytes],
+                     workspace: Path) -> list[TestFailure] | str:
+    chosen = choose_template(settings, files, template)
+    async with open_sandbox_for(settings, chosen, label="locate", workspace=workspace) as sandbox:
         await sandbox.sync(files)
         report = await sandbox.run_tests()
     print(f"[locate] {report.summary()}", file=sys.stderr)

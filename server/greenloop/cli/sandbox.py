@@ -83,7 +83,7 @@ def _run_tests(args: argparse.Namespace) -> int:
     template = choose_template(settings, files, args.template)
     for note in files.skipped:
         print(f"[sandbox] skipped {note}", file=sys.stderr)
-    report, backend = asyncio.run(_run_once(settings, template, files))
+    report, backend = asyncio.run(_run_once(settings, template, files, workspace))
     if args.json:
         print(json.dumps({"backend": backend, "template": template, **report.model_dump()}, indent=2))
     else:
@@ -91,8 +91,9 @@ def _run_tests(args: argparse.Namespace) -> int:
     return 0 if report.green else 1
 
 
-async def _run_once(settings: Settings, template: str, files: dict[str, bytes]) -> tuple[TestReport, str]:
-    async with open_sandbox_for(settings, template, label="cli") as sb:
+async def _run_once(settings: Settings, template: str, files: dict[str, bytes],
+                    workspace: Path) -> tuple[TestReport, str]:
+    async with open_sandbox_for(settings, template, label="cli", workspace=workspace) as sb:
         if sb.note:
             print(f"[sandbox] {sb.note}", file=sys.stderr)
         await sb.sync(files)
