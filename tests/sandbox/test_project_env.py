@@ -1,4 +1,4 @@
-"""A project's own test command over its template, and reading any command's outcome (no sandbox needed)."""
+"""A project's own test command over its template, reading any command's outcome, and the local backend."""
 
 from __future__ import annotations
 
@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from greenloop_sandbox import ProjectEnv, SandboxError, TestReport, load_template, read_dockerfile
+from greenloop_sandbox import (
+    LocalSandbox,
+    ProjectEnv,
+    SandboxError,
+    TestReport,
+    load_template,
+    read_dockerfile,
+)
 from greenloop_sandbox.parsers import ParseInput, parse_report
 from greenloop_sandbox.parsers.auto import COMMAND_ID
 
@@ -78,3 +85,13 @@ def test_a_projects_dockerfile_folder_is_its_build_context_without_greenloops_ow
         (folder / own).write_text("greenloop's")
     text, context = read_dockerfile(tmp_path)
     assert text == "FROM scratch\n" and [name for name, _, _ in context] == ["tool.sh"]
+
+
+async def test_the_local_backend_runs_the_own_command_and_says_the_image_is_not_used() -> None:
+    project = ProjectEnv(test_command="mkdir -p out && printf 'TAP version 13\\nok 1 - a\\n1..1\\n' > out/r.tap",
+                         test_report="out/r.tap", image="some/image:1")
+    async with LocalSandbox(load_template("python"), project=project) as sb:
+        await sb.sync({"out/r.tap": b"TAP version 13\nnot ok 1 - stale\n1..1\n"})
+        report = await sb.run_tests()
+        assert (report.parser, report.passed, report.failed) == ("tap", 1, 0)
+        assert "project.image" in sb.note and "Docker backend" in sb.note

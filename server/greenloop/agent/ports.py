@@ -155,7 +155,7 @@ def project_env(settings: Settings, workspace: Path | None) -> ProjectEnv:
     p = settings.project
     dockerfile = ""
     context: tuple[tuple[str, bytes, int], ...] = ()
-    if workspace is not None and not p.image:
+    if workspace is not None and not p.image and p.dockerfile:  # the editor's "" is no Dockerfile
         with sandbox_errors():
             dockerfile, context = read_dockerfile(workspace, p.dockerfile)
     return ProjectEnv(test_command=p.test_command or "", test_report=p.test_report or "", setup=tuple(p.setup),
