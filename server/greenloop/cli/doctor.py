@@ -1,4 +1,4 @@
-"""`greenloop doctor`: is everything greenloop needs here? Engine, images, toolchains, model endpoint."""
+"""`greenloop doctor`: is everything greenloop needs here? Installation, engine, images, toolchains, model."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from greenloop.cli.common import settings_from_args
+from greenloop.cli.installation import installation_section
 from greenloop.llm import doctor as llm_doctor
 from greenloop.settings import Settings
 from greenloop_sandbox.doctor import Check, Section, sandbox_sections
@@ -22,13 +23,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def sections(settings: Settings) -> list[Section]:
-    """All doctor sections: the sandbox's, then the model endpoint's (`greenloop.llm.doctor.checks`)."""
+    """All doctor sections: the sandbox's, the model endpoint's (`greenloop.llm.doctor.checks`), then the
+    installation's (the package's data files)."""
     out = sandbox_sections()
     try:
         rows: list[Check] = list(llm_doctor.checks(settings))
     except Exception as exc:  # a broken check must not hide the others
         rows = [Check("model endpoint", False, f"check failed: {exc}", "see the error above")]
     out.append(Section("Model endpoint", rows))
+    out.append(installation_section())
     return out
 
 
@@ -46,6 +49,6 @@ def run(args: argparse.Namespace) -> int:
                 print(f"  [{'ok' if c.ok else '!!'}] {c.name}: {c.detail}")
                 if not c.ok and c.fix:
                     print(f"       fix: {c.fix}")
-    essential = result[0].ok or any(c.name.startswith("local isolation") and c.ok
-                                    for s in result for c in s.checks)
-    return 0 if essential else 1
+    sandbox_ok = result[0].ok or any(c.name.startswith("local isolation") and c.ok
+                                     for s in result for c in s.checks)
+    return 0 if sandbox_ok and result[-1].ok else 3
