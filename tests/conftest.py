@@ -14,6 +14,12 @@ from tests.support.scripted_llm import ScriptedLLM
 collect_ignore_glob = ["fixtures/*"]
 
 
+@pytest.fixture(autouse=True)
+def no_user_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user-level config file (platformdirs, XDG_CONFIG_HOME) of whoever runs the tests is not read."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
+
+
 @pytest.fixture
 def scripted_llm() -> Iterator[ScriptedLLM]:
     """A scripted OpenAI-compatible server on 127.0.0.1 (see tests/support/scripted_llm.py)."""

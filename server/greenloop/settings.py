@@ -1,24 +1,25 @@
 """The one settings model: every greenloop parameter, its default and meaning.
 
-Sources, lowest to highest priority: defaults, `greenloop.toml` or
-`[tool.greenloop]` in the workspace's `pyproject.toml`, `GREENLOOP_*`
+Sources, lowest to highest priority: defaults, the user's `config.toml`
+(platformdirs' config dir), `greenloop.toml` or `[tool.greenloop]` in the
+workspace's `pyproject.toml` (or the file named by `--config`), `GREENLOOP_*`
 environment variables (nested with `__`, e.g. `GREENLOOP_LLM__MODEL`), then
-explicit overrides (CLI flags, the editor's configuration).
+explicit overrides (CLI flags, the editor's configuration); see `settings_sources`.
 `docs/configuration.md` is generated from this file.
 """
 
 from __future__ import annotations
 
-import tomllib
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from greenloop.errors import GreenloopError
+from greenloop.settings_sources import Layer, env_layer, explain, file_layers, merged, workspace_layer
 
 
 class _Section(BaseModel):
@@ -30,8 +31,8 @@ class _Section(BaseModel):
 class ModelPrice(_Section):
     """USD per million tokens."""
 
-    prompt: float = 0.0
-    completion: float = 0.0
+    prompt: float = Field(default=0.0, ge=0)
+    completion: float = Field(default=0.0, ge=0)
 
 
 class LLMSettings(_Section):
@@ -294,7 +295,7 @@ _file_values: ContextVar[dict[str, Any] | None] = ContextVar("greenloop_file_set
 
 
 class _FileSource(PydanticBaseSettingsSource):
-    """Values from the workspace's config file (set by `load_settings`)."""
+    """Values from the config files (set by `load_settings`)."""
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
         return (_file_values.get() or {}).get(field_name), field_name, False
@@ -305,31 +306,26 @@ class _FileSource(PydanticBaseSettingsSource):
 
 def read_config_file(workspace: Path | None) -> dict[str, Any]:
     """`greenloop.toml`, else `[tool.greenloop]` of `pyproject.toml`, else {}."""
-    if workspace is None:
-        return {}
-    for name, table in (("greenloop.toml", None), ("pyproject.toml", ("tool", "greenloop"))):
-        path = workspace / name
-        if not path.is_file():
-            continue
-        try:
-            data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise GreenloopError(f"{path}: not valid TOML ({exc}); fix or remove it.") from exc
-        if table is None:
-            return data
-        for key in table:
-            data = data.get(key, {}) if isinstance(data, dict) else {}
-        if data:
-            return data
-    return {}
+    layer = workspace_layer(workspace)
+    return layer.values if layer is not None else {}
 
 
-def load_settings(workspace: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
-    """Settings for a workspace: file, then env, then `overrides` (nested dicts)."""
-    token = _file_values.set(read_config_file(workspace))
+def load_settings(
+    workspace: Path | None = None, overrides: dict[str, Any] | None = None, *, config_file: Path | None = None
+) -> Settings:
+    """Settings for a workspace: user file, workspace file (or `config_file`), env, then `overrides`.
+
+    A bad value or an unknown key is a GreenloopError naming the key and where it was set
+    (file and line, variable, or flag); see `greenloop.settings_sources`.
+    """
+    files = file_layers(workspace, config_file)
+    token = _file_values.set(merged(files))
     try:
         return Settings(**(overrides or {}))
-    except ValueError as exc:
+    except ValidationError as exc:
+        layers = [*files, env_layer(Settings), Layer("flags or editor settings", overrides or {})]
+        raise GreenloopError(explain(exc, layers)) from None
+    except ValueError as exc:  # pydantic-settings: a variable that is not valid JSON for a dict/list
         raise GreenloopError(f"Invalid greenloop settings: {exc}") from exc
     finally:
         _file_values.reset(token)

@@ -19,7 +19,7 @@ from greenloop.cli.common import common_parser
 from greenloop.errors import GreenloopError
 
 # Subcommand modules, in the order `--help` lists them.
-SUBCOMMANDS = ["serve", "fix", "improve", "generate", "locate", "sandbox", "runs", "bench", "model", "doctor"]
+SUBCOMMANDS = ["serve", "fix", "improve", "generate", "locate", "sandbox", "runs", "bench", "model", "config", "doctor"]
 
 
 def build_parser() -> argparse.ArgumentParser:

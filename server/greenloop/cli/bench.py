@@ -22,12 +22,13 @@ from greenloop.bench import (
     run_bench,
     write_reports,
 )
-from greenloop.cli.common import settings_from_args
+from greenloop.cli.common import common_parser, settings_from_args
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
-        "bench", parents=[common], help="benchmark step configs on a suite", description=__doc__
+        "bench", parents=[common_parser(settings_file=False)],  # its --config names step configs
+        help="benchmark step configs on a suite", description=__doc__,
     )
     p.add_argument("--suite", required=True, choices=SUITES, help="which suite")
     p.add_argument("--suite-file", type=Path, help="the suite's JSONL file (default: the bundled/shared one)")

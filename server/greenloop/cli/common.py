@@ -9,10 +9,13 @@ from typing import Any
 from greenloop.settings import Settings, load_settings
 
 
-def common_parser() -> argparse.ArgumentParser:
-    """A parent parser with the options shared by all subcommands."""
+def common_parser(*, settings_file: bool = True) -> argparse.ArgumentParser:
+    """A parent parser with the options shared by all subcommands (`--config FILE` unless not `settings_file`)."""
     common = argparse.ArgumentParser(add_help=False)
     group = common.add_argument_group("shared options")
+    if settings_file:
+        group.add_argument("--config", dest="config_file", type=Path, metavar="FILE",
+                           help="read settings from FILE instead of the workspace's greenloop.toml")
     group.add_argument("--model", help="model name sent to the endpoint")
     group.add_argument("--base-url", help="OpenAI-compatible endpoint (default: embedded local model)")
     group.add_argument("--sandbox", choices=["auto", "docker", "local"], help="sandbox backend")
@@ -45,7 +48,7 @@ def overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def settings_from_args(args: argparse.Namespace, workspace: Path | None) -> Settings:
-    settings = load_settings(workspace, overrides_from_args(args))
+    settings = load_settings(workspace, overrides_from_args(args), config_file=getattr(args, "config_file", None))
     if getattr(args, "record_llm", None) is not None and settings.llm.cassette:
         # `--record-llm FILE` is this command's session: start FILE fresh once (clients then append)
         Path(settings.llm.cassette).parent.mkdir(parents=True, exist_ok=True)
