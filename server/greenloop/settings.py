@@ -78,7 +78,9 @@ class LLMSettings(_Section):
         default=30.0, gt=0, description="Longest wait between retries, also the cap on a server's Retry-After."
     )
     prices: dict[str, ModelPrice] = Field(
-        default_factory=dict, description="Price table by model name (USD per million tokens)."
+        default_factory=dict,
+        description="Prices by model name (USD per million tokens), over the table greenloop ships for common "
+        "hosted models (greenloop/llm/prices.toml); a model in neither costs 0.",
     )
     cassette: str | None = Field(
         default=None,

@@ -1,4 +1,4 @@
-"""Doctor's "Installation" section: the package found its data files (prompts, queries, templates).
+"""Doctor's "Installation" section: the package found its data files (prompts, queries, templates, prices).
 
 A wheel that left a data file out fails here, at `greenloop doctor`, instead of in the
 middle of a run; CI runs doctor from a pipx install of the built wheel (.ci/wheel-check).
@@ -10,6 +10,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 
 import greenloop
+from greenloop.llm.prices import shipped_prices
 from greenloop.retrieval.languages import tags_query
 from greenloop_sandbox.doctor import Check, Section
 from greenloop_sandbox.templates import load_template, template_names
@@ -20,7 +21,9 @@ _GRAMMARS = ("python", "javascript", "typescript", "tsx", "rust")
 def installation_section() -> Section:
     """Where greenloop runs from, and one row per kind of data file."""
     rows = [Check("package", True, f"greenloop {greenloop.__version__} at {resources.files('greenloop')}")]
-    for name, check in (("prompts", _prompts), ("tree-sitter queries", _queries), ("sandbox templates", _templates)):
+    checks = (("prompts", _prompts), ("tree-sitter queries", _queries), ("sandbox templates", _templates),
+              ("price table", _prices))
+    for name, check in checks:
         try:
             rows.append(Check(name, True, check()))
         except Exception as exc:  # a missing file must be reported, not crash doctor
@@ -59,3 +62,7 @@ def _templates() -> str:
     if not names:
         raise FileNotFoundError("no sandbox templates in greenloop_sandbox/templates")
     return f"{', '.join(names)} load"
+
+
+def _prices() -> str:
+    return f"{len(shipped_prices())} hosted models priced"

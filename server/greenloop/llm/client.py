@@ -37,6 +37,7 @@ from greenloop.llm.json_reply import (
     retry_instruction,
     schema_instruction,
 )
+from greenloop.llm.prices import price_of
 from greenloop.llm.records import CallRecord, Mode, Outcome, Usage, cost_of
 from greenloop.llm.repeats import LoopWatch, trim_loop
 from greenloop.llm.retry import FormatRejected, as_llm_error, delay_for, is_format_rejection, retryable
@@ -395,7 +396,7 @@ class LLMClient:
             prompt_tokens, completion_tokens = await asyncio.to_thread(_count, messages, exchange.content)
             estimated = True
         model = self.settings.model
-        if model not in self.settings.prices and exchange is not None and exchange.model:
+        if price_of(self.settings.prices, model) is None and exchange is not None and exchange.model:
             model = exchange.model
         record = CallRecord(
             step=call.step, model=model, base_url=self.base_url, seed=call.body.get("seed"),

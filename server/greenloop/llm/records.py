@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from greenloop.llm.prices import price_of
 from greenloop.settings import ModelPrice
 
 Outcome = Literal["ok", "repaired", "failed"]
@@ -30,7 +31,7 @@ class CallRecord(BaseModel):
     ttft: float | None = None  # seconds to the first streamed text (streams only)
     request_bytes: int = 0
     response_bytes: int = 0
-    cost: float = 0.0  # USD, from settings.llm.prices
+    cost: float = 0.0  # USD, from llm.prices or the shipped price table (greenloop.llm.prices)
     outcome: Outcome = "ok"
     error: str | None = None
     started_at: float = 0.0  # unix time
@@ -64,8 +65,8 @@ class Usage:
 
 
 def cost_of(prices: dict[str, ModelPrice], model: str, prompt_tokens: int, completion_tokens: int) -> float:
-    """USD for a call; 0 for a model missing from the price table."""
-    price = prices.get(model)
+    """USD for a call: `prices` (llm.prices), else the shipped price table; 0 for an unknown model."""
+    price = price_of(prices, model)
     if price is None:
         return 0.0
     return (prompt_tokens * price.prompt + completion_tokens * price.completion) / 1_000_000
