@@ -9,6 +9,8 @@ With `llm.stop_repeats` (the default) every request is streamed, so that a reply
 that has fallen into a verbatim loop is stopped (finish_reason "repetition")
 instead of running to max_tokens, and so that a cancelled request stops the
 server's generation too (llama.cpp finishes a non-streamed reply regardless).
+A streamed reply that sends nothing for `llm.first_token_timeout` seconds ends the call
+(not retried); a request that times out is retried once at most.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from openai import AsyncOpenAI, DefaultAsyncHttpxClient
+from openai import APITimeoutError, AsyncOpenAI, AsyncStream, DefaultAsyncHttpxClient
+from openai.types.chat import ChatCompletionChunk
 from pydantic import BaseModel
 
 from greenloop import tokens
@@ -77,6 +80,7 @@ class _Call:
     started_at: float
     attempt: int = 0
     retries: int = 0
+    timeouts: int = 0  # retries after a timeout (at most one)
     ttft: float | None = None
     cached: bool = False
 
@@ -336,11 +340,34 @@ class LLMClient:
             response_bytes=len(raw.http_response.content),
         )
 
+    async def _open_stream(
+        self, call: _Call
+    ) -> tuple[AsyncStream[ChatCompletionChunk], AsyncIterator[ChatCompletionChunk], ChatCompletionChunk | None]:
+        """The stream and its first chunk, within `llm.first_token_timeout` (an LLMError after it)."""
+        limit = self.settings.first_token_timeout
+        stream: AsyncStream[ChatCompletionChunk] | None = None
+        try:
+            async with asyncio.timeout(limit):
+                stream = await self._openai.chat.completions.create(
+                    **call.body, extra_headers={STEP_HEADER: call.step}
+                )
+                chunks = aiter(stream)
+                first = await anext(chunks, None)
+        except TimeoutError:
+            if stream is not None:
+                await stream.close()
+            raise LLMError(
+                f"{self.base_url} sent nothing for {limit:g}s (llm.first_token_timeout) on the "
+                f"{call.step!r} request: the model server is hung, or reads prompts slower than that. "
+                "Check the server; for a slow one, raise llm.first_token_timeout."
+            ) from None
+        return stream, chunks, first
+
     async def _stream_attempt(self, call: _Call, exchange: Exchange) -> AsyncIterator[str]:
-        stream = await self._openai.chat.completions.create(**call.body, extra_headers={STEP_HEADER: call.step})
+        stream, chunks, chunk = await self._open_stream(call)
         watch = LoopWatch() if self.settings.stop_repeats else None
         try:
-            async for chunk in stream:
+            while chunk is not None:
                 exchange.response_bytes += len(chunk.model_dump_json()) + 8
                 exchange.model = chunk.model or exchange.model
                 if chunk.usage:
@@ -356,6 +383,7 @@ class LLMClient:
                         if watch is not None and watch.looping(text):
                             exchange.finish_reason = "repetition"  # closing the stream stops the server
                             return
+                chunk = await anext(chunks, None)
         finally:
             await stream.close()
         if exchange.finish_reason is None:
@@ -367,16 +395,24 @@ class LLMClient:
             )
 
     async def _retry_or_raise(self, call: _Call, exc: Exception) -> None:
-        """Sleep before the next try, or raise FormatRejected / LLMError."""
+        """Sleep before the next try, or raise FormatRejected / LLMError.
+
+        A request that timed out is tried once more at most: a server that took `llm.timeout` once
+        is likely hung, and `max_retries` more waits would keep the run stuck for that many timeouts.
+        """
+        if isinstance(exc, LLMError):  # already worded (the first-token timeout): not retried
+            raise exc
         if call.mode in ("json_schema", "json_object") and is_format_rejection(exc):
             raise FormatRejected(str(exc)[:500]) from exc
-        if not retryable(exc) or call.retries >= self.settings.max_retries:
+        timed_out = isinstance(exc, APITimeoutError)
+        if not retryable(exc) or call.retries >= self.settings.max_retries or (timed_out and call.timeouts):
             raise as_llm_error(
                 exc, base_url=self.base_url, model=self.settings.model, retries=call.retries,
                 timeout=self.settings.timeout,
             ) from exc
         await asyncio.sleep(delay_for(exc, call.retries, self.settings))
         call.retries += 1
+        call.timeouts += timed_out
 
     # -- records -----------------------------------------------------------------------
     def _save(self, call: _Call, exchange: Exchange) -> None:
