@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -9,7 +10,7 @@ import pytest
 
 from greenloop.llm import LLMError, open_llm
 from greenloop.settings import Settings
-from tests.support.scripted_llm import ScriptedLLM, server_error, slow
+from tests.support.scripted_llm import Reply, ScriptedLLM, server_error, slow
 
 pytestmark = pytest.mark.timeout(60)
 ASK = [{"role": "user", "content": "what broke?"}]
@@ -58,3 +59,14 @@ async def test_other_failures_still_use_every_retry(scripted_llm: ScriptedLLM) -
     async with open_llm(settings_for(scripted_llm, first_token_timeout=5)) as llm:
         assert await llm.complete(ASK, step="diagnosis") == "ok"
     assert len(scripted_llm.requests) == 4
+
+
+async def test_a_request_queued_behind_another_gets_the_limit_once_per_request(scripted_llm: ScriptedLLM) -> None:
+    # a one-slot server (the embedded model) answers a second concurrent request only after the first
+    scripted_llm.script(Reply(content="x" * 60, chunk_size=4, chunk_delay=0.2), contains="first")
+    scripted_llm.script(slow(1.5, "second reply"), contains="second")
+    async with open_llm(settings_for(scripted_llm, first_token_timeout=1.0)) as llm:
+        first = asyncio.create_task(llm.complete([{"role": "user", "content": "first"}], step="a"))
+        await asyncio.sleep(0.3)
+        second = await llm.complete([{"role": "user", "content": "second"}], step="b")
+        assert (await first, second) == ("x" * 60, "second reply")

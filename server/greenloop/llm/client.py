@@ -16,12 +16,13 @@ A streamed reply that sends nothing for `llm.first_token_timeout` seconds ends t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import importlib
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -105,6 +106,7 @@ class LLMClient:
         self.sink = sink
         self.cassette = cassette
         self.usage = Usage()
+        self._streaming = 0  # streamed requests of this client in flight
         self._mode: Mode = "json_schema"  # the response_format mode that works here, learned by `structured`
         self._openai = AsyncOpenAI(
             api_key=api_key or "not-needed", base_url=self.base_url, max_retries=0, timeout=settings.timeout,
@@ -343,8 +345,12 @@ class LLMClient:
     async def _open_stream(
         self, call: _Call
     ) -> tuple[AsyncStream[ChatCompletionChunk], AsyncIterator[ChatCompletionChunk], ChatCompletionChunk | None]:
-        """The stream and its first chunk, within `llm.first_token_timeout` (an LLMError after it)."""
-        limit = self.settings.first_token_timeout
+        """The stream and its first chunk, within `llm.first_token_timeout` (an LLMError after it).
+
+        A request sent while others of this client stream waits behind them on a one-slot server
+        (the embedded model; generation writes files in parallel): it gets the limit once per request.
+        """
+        limit = self.settings.first_token_timeout * self._streaming
         stream: AsyncStream[ChatCompletionChunk] | None = None
         try:
             async with asyncio.timeout(limit):
@@ -364,6 +370,15 @@ class LLMClient:
         return stream, chunks, first
 
     async def _stream_attempt(self, call: _Call, exchange: Exchange) -> AsyncIterator[str]:
+        self._streaming += 1
+        try:
+            async with contextlib.aclosing(self._streamed_reply(call, exchange)) as reply:
+                async for text in reply:
+                    yield text
+        finally:
+            self._streaming -= 1
+
+    async def _streamed_reply(self, call: _Call, exchange: Exchange) -> AsyncGenerator[str, None]:
         stream, chunks, chunk = await self._open_stream(call)
         watch = LoopWatch() if self.settings.stop_repeats else None
         try:
