@@ -1,7 +1,7 @@
 """The terminal front end: `greenloop <command>`; one module per subcommand.
 
 Each subcommand module has `register(subparsers, common)` that adds its parser
-and sets `func(args) -> int` (the exit code). Front ends add no loop logic.
+and sets `func(args) -> int` (the exit code, `greenloop.cli.exit_codes`). Front ends add no loop logic.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except GreenloopError as exc:
         print(f"greenloop: {exc}", file=sys.stderr)
-        return 2
+        return exc.exit_code  # 2: usage, 3: environment (greenloop.cli.exit_codes)
     except KeyboardInterrupt:
         print("greenloop: interrupted", file=sys.stderr)
         return 128 + (received[0] if received else signal.SIGINT)

@@ -16,6 +16,7 @@ from rich.markup import escape
 from greenloop.agent import FixRequest, apply_changes, fix
 from greenloop.agent.events import Done, Event
 from greenloop.cli.common import settings_from_args
+from greenloop.cli.exit_codes import for_outcome
 from greenloop.cli.progress import EventPrinter
 from greenloop.cli.verdict import ask_verdict
 from greenloop.errors import GreenloopError
@@ -52,7 +53,7 @@ def resolve_workspace(path: Path) -> Path:
 def drive(
     start: Callable[[], AsyncIterator[Event]], args: argparse.Namespace, settings: Settings, workspace: Path
 ) -> int:
-    """Consume a run's events (printing them), then apply/print the result; exit 0 only when green."""
+    """Consume a run's events (printing them), then apply/print the result; the exit code of its outcome."""
     console = Console(stderr=args.json)
     printer = EventPrinter(console)
     done = asyncio.run(_consume(start(), None if args.json else printer))
@@ -68,7 +69,7 @@ def drive(
         printer.summary(done)
         _say_what_happened(console, done, applied, args.apply)
         ask_verdict(settings, workspace, done.run_id, console)
-    return 0 if done.outcome in ("green", "already_green") else 1
+    return for_outcome(done.outcome)
 
 
 async def _consume(events: AsyncIterator[Event], printer: EventPrinter | None) -> Done:

@@ -14,6 +14,7 @@ from rich.markup import escape
 
 from greenloop.agent.events import Done
 from greenloop.cli.common import settings_from_args
+from greenloop.cli.exit_codes import for_outcome
 from greenloop.cli.fix import _consume
 from greenloop.cli.progress import EventPrinter
 from greenloop.cli.verdict import ask_verdict
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         printer.summary(done, show_diff=False)
         _list_files(console, done)
         ask_verdict(settings, out, done.run_id, console)
-    return 0 if done.outcome == "green" else 1
+    return for_outcome(done.outcome, green=("green",))
 
 
 def read_prompt(args: argparse.Namespace) -> str:

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from greenloop.cli.common import settings_from_args
+from greenloop.cli.exit_codes import ENVIRONMENT
 from greenloop.errors import GreenloopError
 from greenloop.llm.local_binary import choose_server, find_llama_server
 from greenloop.llm.local_build import BuildFailed, build_llama_server, install_prebuilt
@@ -55,11 +56,11 @@ def run(args: argparse.Namespace) -> int:
     if args.model_command == "path":
         ready = ready_model(settings)
         print(ready or model_path(settings))
-        return 0 if ready else 1
+        return 0 if ready else ENVIRONMENT
     if args.model_command == "server":
         choice = choose_server(settings)
         print(f"{choice.kind}: {choice.reason}")
-        return 0 if choice.kind == "llama-server" else 1
+        return 0 if choice.kind == "llama-server" else ENVIRONMENT
     if args.model_command == "fetch":
         console = Console(stderr=True)
         path = fetch_with_progress(settings, console)

@@ -12,6 +12,7 @@ from typing import Any
 
 from greenloop.agent.ports import choose_template, open_sandbox_for, read_workspace, sandbox_errors
 from greenloop.cli.common import settings_from_args
+from greenloop.cli.exit_codes import ENVIRONMENT, GREEN, NOT_GREEN
 from greenloop.errors import GreenloopError
 from greenloop.settings import Settings
 from greenloop_sandbox import TestReport
@@ -88,7 +89,9 @@ def _run_tests(args: argparse.Namespace) -> int:
         print(json.dumps({"backend": backend, "template": template, **report.model_dump()}, indent=2))
     else:
         print_report(report, backend, template)
-    return 0 if report.green else 1
+    if report.total == 0 and not report.failures:
+        return ENVIRONMENT  # no tests found
+    return GREEN if report.green else NOT_GREEN
 
 
 async def _run_once(settings: Settings, template: str, files: dict[str, bytes],

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from greenloop.errors import GreenloopError
+from greenloop.errors import EnvironmentProblem
 from greenloop.llm.cassette import Cassette
 from greenloop.llm.client import LLMClient
 from greenloop.llm.local_server import LocalModelServer
@@ -71,7 +71,7 @@ async def open_llm(
             base_url = REPLAY_URL
         elif base_url is None:
             if endpoint.source == "none":
-                raise GreenloopError(NO_ENDPOINT)
+                raise EnvironmentProblem(NO_ENDPOINT)
             server = LocalModelServer(settings.local_model, alias=settings.llm.model)
             await stack.enter_async_context(server)
             base_url = server.base_url

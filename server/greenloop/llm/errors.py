@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from greenloop.errors import GreenloopError
+from greenloop.errors import EnvironmentProblem
 
 
-class LLMError(GreenloopError):
+class LLMError(EnvironmentProblem):
     """A model call failed for good (after retries, or for a reason retrying cannot fix)."""
 
     def __init__(self, message: str, *, status: int | None = None) -> None:
@@ -15,6 +15,8 @@ class LLMError(GreenloopError):
 
 class StructuredOutputError(LLMError):
     """The model never produced JSON that validates; carries every raw reply it gave."""
+
+    exit_code = 1  # the model answered: the run went on and did not get green
 
     def __init__(self, message: str, raw_replies: list[str]) -> None:
         super().__init__(message)

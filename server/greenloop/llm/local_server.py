@@ -29,7 +29,7 @@ from types import TracebackType
 
 import httpx
 
-from greenloop.errors import GreenloopError
+from greenloop.errors import EnvironmentProblem, GreenloopError
 from greenloop.llm.local_binary import ServerChoice, choose_server, llama_cpp_python_installed
 from greenloop.llm.local_command import server_command
 from greenloop.llm.local_model import cache_dir, fetch
@@ -86,7 +86,7 @@ class LocalModelServer:
         self.process: asyncio.subprocess.Process | None = None
         self.restarts = 0
         self.serving = False  # the current process answered /models and has not died since
-        self.failure: GreenloopError | None = None  # set when it crashed again after its restart
+        self.failure: EnvironmentProblem | None = None  # set when it crashed again after its restart
         self.log_path = cache_dir(settings) / "llama-server.log"  # per port once started
         self._model: Path | None = None
         self._watch: asyncio.Task[None] | None = None
@@ -111,7 +111,7 @@ class LocalModelServer:
         self._model = await asyncio.to_thread(fetch, self.settings, self.progress)
         self.choice = choose_server(self.settings)
         if self.requested_port and port_in_use(self.requested_port):
-            raise GreenloopError(
+            raise EnvironmentProblem(
                 f"Port {self.requested_port} on 127.0.0.1 is in use; pick another (--port) or 0 for a free one."
             )
         try:
@@ -131,7 +131,7 @@ class LocalModelServer:
         """Start `self.choice`; a free port taken by someone else meanwhile is retried once on another."""
         assert self.choice is not None
         if self.choice.kind == "llama-cpp-python" and not llama_cpp_python_installed():
-            raise GreenloopError(
+            raise EnvironmentProblem(
                 f"The embedded model needs llama-server or llama-cpp-python ({self.choice.reason}): run "
                 "`greenloop model fetch` to build llama-server, pip install 'greenloop[local]', or set "
                 "llm.base_url / OPENAI_BASE_URL to a model server."
@@ -157,7 +157,7 @@ class LocalModelServer:
                     start_new_session=True, preexec_fn=_die_with_parent,
                 )
         except OSError as exc:  # vanished or lost its x bit since it was chosen
-            raise GreenloopError(f"Cannot run {cmd[0]}: {exc}.") from exc
+            raise EnvironmentProblem(f"Cannot run {cmd[0]}: {exc}.") from exc
         atexit.register(self._kill_now)
         try:
             await self._wait_ready()
@@ -172,7 +172,7 @@ class LocalModelServer:
         async with httpx.AsyncClient(timeout=2.0) as http:
             while time.monotonic() < deadline:
                 if self.process.returncode is not None:
-                    raise GreenloopError(
+                    raise EnvironmentProblem(
                         f"The embedded model server ({self.choice.kind}) exited with code "
                         f"{self.process.returncode}. Its log ({self.log_path}) ends with:\n{self._log_tail()}"
                     )
@@ -180,7 +180,7 @@ class LocalModelServer:
                     if (await http.get(f"{self.base_url}/models")).status_code == 200:
                         return
                 await asyncio.sleep(0.1)
-        raise GreenloopError(
+        raise EnvironmentProblem(
             f"The embedded model server ({self.choice.kind}) did not answer within "
             f"{self.settings.startup_timeout:g}s (local_model.startup_timeout). "
             f"Its log ({self.log_path}) ends with:\n{self._log_tail()}"
@@ -193,7 +193,7 @@ class LocalModelServer:
             self.serving = False
             tail = self._log_tail()
             if self.restarts >= 1:
-                self.failure = GreenloopError(
+                self.failure = EnvironmentProblem(
                     f"The embedded model server ({self.choice.kind if self.choice else '?'}) crashed again "
                     f"after a restart (exit code {code}); the run stops. Its log ({self.log_path}) ends "
                     f"with:\n{tail}\nCheck memory and local_model.n_ctx, or set local_model.server."
@@ -208,7 +208,7 @@ class LocalModelServer:
             try:
                 await self._launch()
             except GreenloopError as exc:
-                self.failure = GreenloopError(f"The embedded model server crashed and did not restart: {exc}")
+                self.failure = EnvironmentProblem(f"The embedded model server crashed and did not restart: {exc}")
                 log.error("%s", self.failure)
                 return
 
