@@ -12,11 +12,12 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Column, Table
+from rich.table import Table
 
 from greenloop.agent.describe import describe
 from greenloop.agent.events import Event
 from greenloop.cli.common import settings_from_args
+from greenloop.cli.run_list import run_list_table
 from greenloop.errors import GreenloopError
 from greenloop.runs import VERDICTS, RunDetail, RunStore, StatsRow, record_verdict, store_path
 from greenloop.runs.stats import GROUP_COLUMNS
@@ -82,26 +83,7 @@ def _dispatch(args: argparse.Namespace, store: RunStore, console: Console) -> in
         runs = store.list_runs(limit=args.limit)
         if args.json:
             return _print_json([r.model_dump(mode="json") for r in runs])
-        table = Table("mode", "model", "config", "outcome", "iter", "tokens", "cost", "secs", "verdict")
-        table.columns.insert(
-            0, Column("id", no_wrap=True, min_width=max((len(r.id) for r in runs), default=2))
-        )
-        table.columns.insert(1, Column("started", no_wrap=True))
-        for r in runs:
-            table.add_row(
-                r.id,
-                _when(r.started_at),
-                r.mode,
-                r.model,
-                r.config_name,
-                r.outcome or "unfinished",
-                str(r.iterations),
-                str(r.tokens),
-                f"{r.cost:.4f}",
-                _num(r.seconds),
-                r.verdict or "",
-            )
-        console.print(table)
+        console.print(run_list_table(runs, console.width))
         return 0
     if args.runs_command == "show":
         detail = store.get_run(args.run_id)

@@ -60,6 +60,7 @@ def test_generate_exits_1_when_not_green_and_2_on_bad_input(
     scripted_llm.script(WC_PLAN, step="generate_plan")
     scripted_llm.script(file_oracle(WC_FILES), step="generate_file")
     scripted_llm.script('{"diagnosis": "unsure", "actions": []}', step="debug_plan")
+    scripted_llm.script("no idea")  # every fix step: the model answers, uselessly (a failed call would exit 3)
     args = ["--sandbox", "local", "--base-url", scripted_llm.base_url, "--max-iterations", "1"]
     assert main(["generate", "a word counter", "--out", "proj", *args]) == 1
     out = capsys.readouterr()
