@@ -29,15 +29,27 @@ HEADER = """\
 Every greenloop parameter, its default and its meaning. Sources, lowest to highest priority:
 
 1. the defaults below;
-2. `greenloop.toml` in the workspace, else the `[tool.greenloop]` table of its `pyproject.toml`
-   (sections as tables: `[llm]` / `[tool.greenloop.llm]`);
-3. environment variables `GREENLOOP_<SECTION>__<KEY>` (for example `GREENLOOP_LLM__MODEL=gpt-4o-mini`;
+2. the user file: `config.toml` in the user config folder (platformdirs: `~/.config/greenloop/config.toml`
+   on Linux, following `XDG_CONFIG_HOME`), same format as `greenloop.toml`;
+3. `greenloop.toml` in the workspace, else the `[tool.greenloop]` table of its `pyproject.toml`
+   (sections as tables: `[llm]` / `[tool.greenloop.llm]`); `--config FILE` reads FILE in its place;
+4. environment variables `GREENLOOP_<SECTION>__<KEY>` (for example `GREENLOOP_LLM__MODEL=gpt-4o-mini`;
    dicts and lists as JSON);
-4. command-line flags (`--model`, `--base-url`, `--seed`, `--sandbox`, `--max-iterations`) and the
+5. command-line flags (`--model`, `--base-url`, `--seed`, `--sandbox`, `--max-iterations`) and the
    editor's configuration.
+
+Each key comes from the highest source that sets it (sections merge key by key).
+`greenloop config show` prints every value and where it came from (file and line, variable, or flag).
+An unknown key or a wrong value is an error that names the key and where it was set, e.g.
+`greenloop.toml:3: llm.modle: unknown key`.
 
 The model endpoint also follows the OpenAI SDK: with `llm.base_url` unset, `OPENAI_BASE_URL` is used, and
 with `llm.api_key` unset, `OPENAI_API_KEY`. With neither, greenloop starts its embedded model.
+
+Costs: greenloop ships a price table for common hosted models (`greenloop/llm/prices.toml`: OpenAI,
+Anthropic and Gemini list prices per million tokens, dated). `llm.prices` adds models or overrides an
+entry; a dated or provider-prefixed name (`gpt-4o-2024-08-06`, `openai/gpt-4o`) finds its base name.
+A model in neither table costs 0, and `loop.max_cost` never stops its runs.
 
 Example `greenloop.toml`:
 
@@ -47,9 +59,9 @@ base_url = "http://127.0.0.1:11434/v1"   # Ollama
 model = "qwen2.5-coder:7b"
 seed = 7
 
-[llm.prices."gpt-4o-mini"]
-prompt = 0.15       # USD per million tokens
-completion = 0.6
+[llm.prices."qwen2.5-coder:7b"]
+prompt = 0.0        # USD per million tokens (a model the shipped table does not list)
+completion = 0.0
 
 [loop]
 max_iterations = 8
