@@ -99,6 +99,8 @@ def test_the_extension_settings_mirror_the_server() -> None:
     # only the extension's own checks (after the whole Python suite) compared them
     script = DOC_PATH.parents[1] / "vscode-extension" / "scripts" / "sync-settings.mjs"
     env = {"PATH": os.environ["PATH"], "PYTHON": sys.executable}
+    if "PYTHONPATH" in os.environ:  # the greenloop under test (a worktree), not another installed one
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     result = subprocess.run(["node", str(script), "--check"], capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
 
