@@ -10,6 +10,7 @@ from greenloop_sandbox.engine import docker_available
 from greenloop_sandbox.local_backend import LocalSandbox
 from greenloop_sandbox.project import ProjectEnv, read_dockerfile
 from greenloop_sandbox.report import TestCase, TestFailure, TestReport
+from greenloop_sandbox.spectrum import Spectrum, TestLines, run_spectrum
 from greenloop_sandbox.templates import EnvTemplate, load_template, template_names
 from greenloop_sandbox.tree import Snapshot, detect_template, read_tree
 
@@ -34,6 +35,7 @@ def open_sandbox(template: str, *, backend: str = "auto", limits: Limits = DEFAU
 
 __all__ = [
     "DockerSandbox", "EnvTemplate", "ExecResult", "Limits", "LocalSandbox", "ProjectEnv", "Sandbox",
-    "SandboxError", "Snapshot", "TestCase", "TestFailure", "TestReport", "detect_template", "docker_available",
-    "load_template", "open_sandbox", "read_dockerfile", "read_tree", "template_names",
+    "SandboxError", "Snapshot", "Spectrum", "TestCase", "TestFailure", "TestLines", "TestReport", "detect_template",
+    "docker_available", "load_template", "open_sandbox", "read_dockerfile", "read_tree", "run_spectrum",
+    "template_names",
 ]

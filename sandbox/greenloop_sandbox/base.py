@@ -65,6 +65,7 @@ class Sandbox(abc.ABC):
 
     name: str = "abstract"
     template: EnvTemplate  # the language environment (test command, package manager, what it provides)
+    limits: Limits = DEFAULT_LIMITS
     note: str = ""  # what a user should know about this sandbox's isolation or tools
     _per_test: bool | None = None  # the template's per-test timeout works here (None: not probed yet)
 
@@ -72,6 +73,12 @@ class Sandbox(abc.ABC):
         """The workspace root as the sandbox's commands see it (tracebacks name files under it),
         or None when the sandbox is not running."""
         return None
+
+    def support_dir(self) -> str:
+        """Where the template's support files (its test runners) are, as the sandbox's commands see them."""
+        from greenloop_sandbox.templates import SUPPORT_DIR
+
+        return SUPPORT_DIR
 
     @abc.abstractmethod
     async def start(self) -> None: ...

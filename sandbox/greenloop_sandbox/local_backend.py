@@ -58,6 +58,9 @@ class LocalSandbox(Sandbox):
     def workspace_dir(self) -> str | None:
         return None if self.root is None else str(self.workspace)
 
+    def support_dir(self) -> str:
+        return str(TEMPLATES_DIR / self.template.name)  # the template's runners, from the package
+
     async def start(self) -> None:
         iso = await asyncio.to_thread(probe_isolation)
         unused = ("project.image, .greenloop/Dockerfile and project.setup are for the Docker backend; "
@@ -135,8 +138,7 @@ class LocalSandbox(Sandbox):
             report_path = self.template.report_path(str(report_dir), str(self.workspace))
             if self.template.workspace_report:  # a report left by an earlier run is not this run's
                 await asyncio.to_thread(_remove_file, report_path)
-            support = str(TEMPLATES_DIR / self.template.name)  # the template's runner, from the package
-            command = self.template.test_argv(report_path, test_ids, case_timeout, support)
+            command = self.template.test_argv(report_path, test_ids, case_timeout, self.support_dir())
             res = await self._run(command,
                                   timeout or self.limits.test_timeout, None, None)
             text = await asyncio.to_thread(_read_optional, report_path)

@@ -45,6 +45,7 @@ class ProjectEnv:
             template, test_command=self.test_command.replace("{", "{{").replace("}", "}}"), parser="auto",
             report="", workspace_report=report, selects_tests=False, case_timeout="", case_timeout_probe="",
             own_command=self.test_command.strip(),
+            spectrum_command="",  # the coverage runner is pytest's; a project's own command may not be
         )
 
 

@@ -37,6 +37,7 @@ class EnvTemplate:
     selects_tests: bool = False  # {tests} takes the test ids of a report: just those tests run
     workspace_report: str = ""  # a report the command writes in the workspace (a project's `test_report`)
     own_command: str = ""  # the project's own test command as written ("": the template's; project.py)
+    spectrum_command: str = ""  # chosen tests under coverage, per test (spectrum.py); "" if none
     # The folder's other files (a test runner): in the image under SUPPORT_DIR, `{support}` in commands
     support: tuple[tuple[str, bytes], ...] = ()
     env: dict[str, str] = field(default_factory=dict)
@@ -76,6 +77,18 @@ class EnvTemplate:
         return self.test_command.format(report=shlex.quote(report_path), tests=tests, case_timeout=per_test,
                                         support=shlex.quote(support)).strip()
 
+    def spectrum_argv(self, focus: list[str], *, max_tests: int, seconds: float, case_timeout: float = 0,
+                      support: str = SUPPORT_DIR) -> str:
+        """The shell command that runs `focus` (and their files' other tests) under coverage; "" if none."""
+        if not self.spectrum_command:
+            return ""
+        per_test = ""
+        if case_timeout > 0 and self.case_timeout:
+            per_test = self.case_timeout.format(seconds=f"{case_timeout:g}", ms=str(round(case_timeout * 1000)))
+        return self.spectrum_command.format(
+            focus=" ".join(f"--focus {shlex.quote(t)}" for t in focus), max_tests=max_tests,
+            seconds=f"{seconds:g}", case_timeout=per_test, support=shlex.quote(support)).strip()
+
 
 def load_template(name: str) -> EnvTemplate:
     """The template called `name`; SandboxError listing the known ones otherwise."""
@@ -100,6 +113,7 @@ def load_template(name: str) -> EnvTemplate:
             case_timeout=data.get("case_timeout", ""),
             case_timeout_probe=data.get("case_timeout_probe", ""),
             selects_tests=bool(data.get("selects_tests", False)),
+            spectrum_command=data.get("spectrum_command", ""),
             support=tuple((p.name, p.read_bytes()) for p in sorted(folder.iterdir())
                           if p.is_file() and p.name not in _RECIPE),
             env={str(k): str(v) for k, v in data.get("env", {}).items()},
