@@ -3,7 +3,8 @@
 `RepoIndex` holds every file's definitions and references; `locate` ranks the
 code a set of failures is about (never test code); `spec_locations` returns
 the test code they come from, to show as the spec; `build_context` turns the ranking into prompt
-text within a token budget; `outline` lists what a file defines, without bodies. Imports nothing from agent/, llm/ or lsp/.
+text within a token budget; `outline` lists what a file defines, without bodies; a `Spectrum` (the failing tests under
+coverage, `SpectrumCache` once per run) adds the `executed` signal. Imports nothing from agent/, llm/ or lsp/.
 """
 
 from greenloop.retrieval.context import build_context
@@ -13,6 +14,7 @@ from greenloop.retrieval.languages import language_of
 from greenloop.retrieval.model import Context, Definition, FileSymbols, Frame, Location, Signal
 from greenloop.retrieval.outline import outline, public_names, top_level
 from greenloop.retrieval.rank import locate, spec_locations
+from greenloop.retrieval.spectra import SpectrumCache
 from greenloop.tokens import count_text as count_tokens
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "Location",
     "RepoIndex",
     "Signal",
+    "SpectrumCache",
     "build_context",
     "count_tokens",
     "language_of",

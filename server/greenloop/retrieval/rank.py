@@ -14,12 +14,14 @@ import asyncio
 from collections.abc import Mapping, Sequence
 
 from greenloop.retrieval.evidence import is_test_definition, tests_named
+from greenloop.retrieval.executed import ochiai
 from greenloop.retrieval.failures import Failure, from_reports, from_text
 from greenloop.retrieval.graph import DefinitionGraph, personalized_pagerank
 from greenloop.retrieval.index import RepoIndex
 from greenloop.retrieval.model import Definition, Location, Signal
-from greenloop.retrieval.signals import Candidate, Evidence, collect
+from greenloop.retrieval.signals import Candidate, Evidence, collect, sizes
 from greenloop_sandbox.report import TestFailure
+from greenloop_sandbox.spectrum import Spectrum
 
 __all__ = ["WEIGHTS", "is_test_definition", "locate", "rank", "spec_locations", "tests_named"]
 
@@ -39,6 +41,7 @@ WEIGHTS: dict[str, float] = {
     "name_like": 1.0,  # named like the failing test, or like a missing name on the failing line
     "size": 0.5,  # log of its own line count (longer code holds more bugs)
     "graph": 0.3,  # personalized PageRank from all of the above
+    "executed": 3.0,  # Ochiai over per-test coverage (retrieval.coverage): run by the failing tests, rarely by passing
 }
 SPECIFIC = frozenset({"test_calls", "failing_line", "imported", "callee", "nested", "message"})
 _FRAME_FLOOR = 0.5  # a frame keeps half its weight however many test files reach its definition
@@ -51,11 +54,15 @@ async def locate(
     *,
     top_k: int = 10,
     weights: Mapping[str, float] | None = None,
+    spectrum: Spectrum | None = None,
 ) -> list[Location]:
-    """The `top_k` code locations (never test code) the failures are most likely about, best first."""
+    """The `top_k` code locations (never test code) the failures are most likely about, best first.
+
+    `spectrum` (the failing tests and their file-mates under coverage) adds the `executed` signal.
+    """
     items = from_text(failures) if isinstance(failures, str) else from_reports(failures)
     async with index.lock:
-        return await asyncio.to_thread(rank, index, items, top_k, weights)
+        return await asyncio.to_thread(rank, index, items, top_k, weights, spectrum)
 
 
 async def spec_locations(index: RepoIndex, failures: Sequence[TestFailure] | str) -> list[Location]:
@@ -67,16 +74,32 @@ async def spec_locations(index: RepoIndex, failures: Sequence[TestFailure] | str
 
 
 def rank(
-    index: RepoIndex, failures: Sequence[Failure], top_k: int, weights: Mapping[str, float] | None = None
+    index: RepoIndex,
+    failures: Sequence[Failure],
+    top_k: int,
+    weights: Mapping[str, float] | None = None,
+    spectrum: Spectrum | None = None,
 ) -> list[Location]:
     """Synchronous ranking (runs in a worker thread from `locate`)."""
     evidence = collect(index, failures)
+    if spectrum is not None:
+        _executed(index, evidence, spectrum)
     chosen = WEIGHTS if weights is None else {**WEIGHTS, **weights}
     scored = fuse(evidence, chosen)
     _graph(index, evidence, scored, chosen)
     found = [_location(c, s, chosen, evidence) for c, s in scored.values()]
     found.sort(key=lambda loc: (-loc.score, loc.path, loc.start_line))
     return found[:top_k]
+
+
+def _executed(index: RepoIndex, evidence: Evidence, spectrum: Spectrum) -> None:
+    """The `executed` signal: Ochiai over the lines the failing and passing tests ran."""
+    failing, passing = len(spectrum.failing), len(spectrum.passing)
+    for s in ochiai(index, spectrum):
+        note = (f"line {s.line} ran in {s.failed} of {failing} failing and {s.passed} of {passing} "
+                f"passing tests (Ochiai {s.value:.2f})")
+        evidence.offer(s.definition, "executed", s.value, note)
+    sizes(index, evidence)  # the prior for the definitions only coverage found
 
 
 def fuse(evidence: Evidence, weights: Mapping[str, float]) -> dict[str, tuple[Candidate, float]]:

@@ -157,7 +157,7 @@ def collect(index: RepoIndex, failures: Sequence[Failure]) -> Evidence:
         _modules(index, use, one)
         _merge(evidence, one, 1.0 / len(failures))
     _spread(evidence, in_traceback, len(failures))
-    _sizes(index, evidence)
+    sizes(index, evidence)
     return evidence
 
 
@@ -399,7 +399,7 @@ def _names_like(
                 evidence.offer(definition, "name_like", similarity, note)
 
 
-def _sizes(index: RepoIndex, evidence: Evidence) -> None:
+def sizes(index: RepoIndex, evidence: Evidence) -> None:
     """A prior: longer code holds more bugs (log of its own line count, nested code left out; 1.0 at 200)."""
     for candidate in evidence.candidates.values():
         if candidate.definition is not None:

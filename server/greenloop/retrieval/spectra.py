@@ -1,0 +1,50 @@
+"""The coverage pass of one run: asked for once, used while the files it measured are unchanged.
+
+The fix loop ranks the code again every round; running the tests under
+coverage every round would double a round's test time. The first ranking
+with failures runs the pass (through the caller's sandbox port); later
+rankings reuse its spectrum as long as every file it has lines for is as it
+was, since its line numbers would point at other code otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+
+from greenloop.retrieval.index import RepoIndex
+from greenloop_sandbox.report import TestFailure
+from greenloop_sandbox.spectrum import Spectrum
+
+log = logging.getLogger(__name__)
+
+
+class SpectrumCache:
+    """One run's coverage spectrum; `get` runs the pass on its first call with failures."""
+
+    def __init__(self, run: Callable[[list[str]], Awaitable[Spectrum]] | None) -> None:
+        self._run = run
+        self.spectrum: Spectrum | None = None
+        self._hashes: dict[str, str] = {}
+
+    async def get(self, index: RepoIndex, failures: Sequence[TestFailure]) -> Spectrum | None:
+        """The spectrum for ranking, or None (no pass asked for, it failed, or its files changed since)."""
+        if self._run is None or not failures:
+            return None
+        if self.spectrum is None:
+            ids = list(dict.fromkeys(f.test_id for f in failures))
+            self.spectrum = await self._run(ids)
+            if self.spectrum.note:
+                log.info("coverage pass: %s", self.spectrum.note)
+            paths = {p for t in self.spectrum.tests for p in t.lines}
+            self._hashes = {p: _digest(index, p) for p in paths}
+        if not self.spectrum.failing:
+            return None
+        if any(_digest(index, p) != h for p, h in self._hashes.items()):
+            return None  # the code moved on: its line numbers no longer name the same code
+        return self.spectrum
+
+
+def _digest(index: RepoIndex, path: str) -> str:
+    return hashlib.sha1("\n".join(index.lines(path)).encode(), usedforsecurity=False).hexdigest()
