@@ -60,15 +60,16 @@ async def run_spectrum(
 
     Passing tests stop being added after `seconds`; each test ends at the sandbox's per-test timeout.
     """
+    if not sandbox.template.spectrum_command:
+        return Spectrum(note=f"no coverage runner for {sandbox.template.name}")
+    if not focus:
+        return Spectrum(note="no failing test")
     started = time.monotonic()
     case_timeout = await sandbox.per_test_timeout(sandbox.limits.test_case_timeout)
     command = sandbox.template.spectrum_argv(
         focus, max_tests=max_tests, seconds=seconds, case_timeout=case_timeout,
         support=support or sandbox.support_dir(),
     )
-    if not focus or not command:
-        why = "no failing test" if focus == [] else f"no coverage runner for {sandbox.template.name}"
-        return Spectrum(note=why)
     # the whole run: the passing tests' time, then the focus tests and one more test at their timeout
     limit = seconds + (len(focus) + 1) * max(case_timeout, 10) + 60
     res = await sandbox.exec(command, timeout=limit)
