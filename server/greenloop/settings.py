@@ -215,6 +215,16 @@ class RetrievalSettings(_Section):
     enabled: bool = Field(default=True, description="Ranked code context; off sends whole files instead.")
     context_tokens: int = Field(default=3000, gt=0, description="Token budget of the code context.")
     top_k: int = Field(default=8, gt=0, description="Locations shown in full.")
+    coverage: bool = Field(
+        default=False,
+        description="Before ranking, run the failing tests and their files' other tests once more under "
+        "coverage (python: coverage.py, one context per test) and rank code that the failing tests ran and "
+        "passing tests rarely ran higher (the `executed` signal, Ochiai). Costs one extra test run per fix run "
+        "(docs/benchmarks/retrieval.md).",
+    )
+    coverage_seconds: float = Field(
+        default=60.0, gt=0, description="Time for the coverage pass's passing tests (the failing ones always run)."
+    )
 
 
 class LoopSettings(_Section):

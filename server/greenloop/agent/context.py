@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
 from greenloop.agent.snapshot import Snapshot
-from greenloop.retrieval import Location, RepoIndex, build_context, locate
+from greenloop.retrieval import Location, RepoIndex, SpectrumCache, build_context, locate
 from greenloop.tokens import count_text
-from greenloop_sandbox import TestFailure, TestReport
+from greenloop_sandbox import Spectrum, TestFailure, TestReport
 from greenloop_sandbox.languages import source_suffixes
 
 MAX_FAILURES_SHOWN = 5
@@ -47,15 +47,18 @@ class CodeContext:
 class ContextBuilder:
     """Keeps one incremental repo index per run and turns failures into code context."""
 
-    def __init__(self, *, use_retrieval: bool, budget_tokens: int, top_k: int) -> None:
+    def __init__(self, *, use_retrieval: bool, budget_tokens: int, top_k: int,
+                 coverage: Callable[[list[str]], Awaitable[Spectrum]] | None = None) -> None:
         self.use_retrieval = use_retrieval
         self.budget_tokens = budget_tokens
         self.top_k = top_k
         self.index = RepoIndex()
+        self.spectra = SpectrumCache(coverage)  # the coverage pass (retrieval.coverage), once per run
 
     async def build(self, snapshot: Snapshot, failures: Sequence[TestFailure]) -> CodeContext:
         await self.index.update(snapshot.files(), snapshot.deleted())
-        locations = await locate(self.index, list(failures), top_k=self.top_k) if failures else []
+        spectrum = await self.spectra.get(self.index, failures)
+        locations = await locate(self.index, list(failures), top_k=self.top_k, spectrum=spectrum) if failures else []
         if self.use_retrieval:
             ctx = build_context(  # the prompt shows the failures itself: the budget goes to code
                 self.index, locations, budget_tokens=self.budget_tokens, failures=failures, failure_text=False

@@ -6,6 +6,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,9 @@ class LoopContext:
     def __post_init__(self) -> None:
         self.budget = Budget(self.settings.loop)
         r = self.settings.retrieval
-        self.contexts = ContextBuilder(use_retrieval=r.enabled, budget_tokens=r.context_tokens, top_k=r.top_k)
+        coverage = partial(self.ports.sandbox.run_spectrum, seconds=r.coverage_seconds) if r.coverage else None
+        self.contexts = ContextBuilder(use_retrieval=r.enabled, budget_tokens=r.context_tokens, top_k=r.top_k,
+                                       coverage=coverage)
         self._seed_base = self.settings.llm.seed if self.settings.llm.seed is not None else secrets.randbelow(2**31)
 
     @property

@@ -24,11 +24,13 @@ from greenloop_sandbox import (
     ProjectEnv,
     Sandbox,
     SandboxError,
+    Spectrum,
     TestReport,
     detect_template,
     open_sandbox,
     read_dockerfile,
     read_tree,
+    run_spectrum,
 )
 from greenloop_sandbox import Snapshot as FileTree
 
@@ -84,6 +86,13 @@ class SandboxPort:
         if first and self.template.own_command:
             check_own_command(self.template.own_command, report)
         return report
+
+    async def run_spectrum(self, test_ids: list[str], *, seconds: float = 60.0) -> Spectrum:
+        """The tests (and their files' other tests) under coverage; a note instead when it cannot run."""
+        try:
+            return await run_spectrum(self._sandbox, test_ids, seconds=seconds)
+        except SandboxError as exc:  # the ranking works without it
+            return Spectrum(note=str(exc))
 
     async def install(self, packages: list[str]) -> ExecResult | Refused:
         try:

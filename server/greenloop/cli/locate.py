@@ -17,7 +17,7 @@ from greenloop.cli.common import settings_from_args
 from greenloop.errors import GreenloopError
 from greenloop.retrieval import Location, RepoIndex, build_context, locate
 from greenloop.settings import Settings
-from greenloop_sandbox import TestFailure
+from greenloop_sandbox import Spectrum, TestFailure
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -32,6 +32,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--top", type=int, metavar="K", help="how many locations (default: retrieval.top_k)")
     p.add_argument("--json", action="store_true", help="print the locations as a JSON list")
     p.add_argument("--context", action="store_true", help="also print the assembled prompt context")
+    p.add_argument("--coverage", action=argparse.BooleanOptionalAction, default=None,
+                   help="with --run: run the failing tests under coverage too (default: retrieval.coverage)")
     p.set_defaults(func=run)
 
 
@@ -47,8 +49,10 @@ def run(args: argparse.Namespace) -> int:
     for note in files.skipped:
         print(f"[locate] skipped {note}", file=sys.stderr)
     failures: list[TestFailure] | str
+    spectrum: Spectrum | None = None
+    coverage = settings.retrieval.coverage if args.coverage is None else args.coverage
     if args.run:
-        failures = asyncio.run(_run_tests(settings, args.template, files, workspace))
+        failures, spectrum = asyncio.run(_run_tests(settings, args.template, files, workspace, coverage))
         if not failures:
             print("[locate] all tests pass: nothing to locate", file=sys.stderr)
             if args.json:
@@ -56,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
     else:
         failures = _read_output(args.test_output)
-    locations, context = asyncio.run(_locate(files, failures, top_k, settings if args.context else None))
+    locations, context = asyncio.run(_locate(files, failures, top_k, settings if args.context else None, spectrum))
     if args.json:
         print(json.dumps([loc.to_json() for loc in locations], indent=2))
     else:
@@ -75,26 +79,35 @@ def _read_output(path: Path) -> str:
         raise GreenloopError(f"{path}: cannot read the test output ({exc.strerror}).") from exc
 
 
-async def _run_tests(settings: Settings, template: str | None, files: dict[str, bytes],
-                     workspace: Path) -> list[TestFailure] | str:
+async def _run_tests(
+    settings: Settings, template: str | None, files: dict[str, bytes], workspace: Path, coverage: bool
+) -> tuple[list[TestFailure] | str, Spectrum | None]:
+    """The failures of a test run (and, with `coverage`, the failing tests' coverage spectrum)."""
+    spectrum = None
     chosen = choose_template(settings, files, template)
     async with open_sandbox_for(settings, chosen, label="locate", workspace=workspace) as sandbox:
         await sandbox.sync(files)
         report = await sandbox.run_tests()
-    print(f"[locate] {report.summary()}", file=sys.stderr)
+        print(f"[locate] {report.summary()}", file=sys.stderr)
+        if coverage and report.failures:
+            ids = list(dict.fromkeys(f.test_id for f in report.failures))
+            spectrum = await sandbox.run_spectrum(ids, seconds=settings.retrieval.coverage_seconds)
+            print(f"[locate] coverage: {len(spectrum.failing)} failing and {len(spectrum.passing)} passing tests "
+                  f"in {spectrum.seconds:.1f}s{'; ' + spectrum.note if spectrum.note else ''}", file=sys.stderr)
     if report.green:
-        return []
-    return list(report.failures) or report.raw
+        return [], None
+    return list(report.failures) or report.raw, spectrum
 
 
 async def _locate(
-    files: dict[str, bytes], failures: list[TestFailure] | str, top_k: int, settings: Settings | None
+    files: dict[str, bytes], failures: list[TestFailure] | str, top_k: int, settings: Settings | None,
+    spectrum: Spectrum | None = None,
 ) -> tuple[list[Location], str | None]:
     index = RepoIndex()
     await index.update(files)
     for path, note in index.notes.items():
         print(f"[locate] {path}: {note}", file=sys.stderr)
-    locations = await locate(index, failures, top_k=top_k)
+    locations = await locate(index, failures, top_k=top_k, spectrum=spectrum)
     if settings is None:
         return locations, None
     context = build_context(
