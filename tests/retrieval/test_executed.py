@@ -1,0 +1,94 @@
+"""The `executed` signal on a real index: Ochiai per line, to the innermost definition; the run's cache."""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+
+import pytest
+
+from greenloop.retrieval import RepoIndex, SpectrumCache, locate
+from greenloop.retrieval.executed import ochiai
+from greenloop_sandbox import Spectrum, TestFailure, TestLines
+from greenloop_sandbox.spectrum import parse_spectrum
+from tests.support import shop
+
+CODE = b"""def outer(x):
+    def inner(y):
+        return y * 2
+    return x + 1
+
+
+def shared(x):
+    return x
+"""
+TEST = b"from mod import outer\n\n\ndef test_outer():\n    assert outer(1) == 3\n"
+
+
+def _spectrum(failing: dict[str, list[int]], *passing: dict[str, list[int]]) -> Spectrum:
+    tests = [TestLines(test_id="test_mod.py::test_outer", outcome="failed", focus=True, lines=failing)]
+    tests += [TestLines(test_id=f"test_mod.py::test_{i}", outcome="passed", lines=p) for i, p in enumerate(passing)]
+    return Spectrum(tests=tests)
+
+
+@pytest.fixture
+async def index() -> RepoIndex:
+    idx = RepoIndex()
+    await idx.update({"mod.py": CODE, "test_mod.py": TEST})
+    return idx
+
+
+async def test_a_def_line_is_its_parents_and_test_code_is_never_a_suspect(index: RepoIndex) -> None:
+    # the failing test ran outer's body and inner's `def` line (that runs whenever outer does), not inner's body
+    spectrum = _spectrum({"mod.py": [2, 4, 8], "test_mod.py": [5]}, {"mod.py": [8]}, {"mod.py": [8]})
+    found = {s.definition.symbol: s for s in ochiai(index, spectrum)}
+    assert set(found) == {"outer", "shared"}  # not outer.inner, not test_outer
+    assert found["outer"].value == 1.0 and (found["outer"].failed, found["outer"].passed) == (1, 0)
+    assert found["shared"].value == pytest.approx(1 / 3**0.5)  # 1 / sqrt(1 x (1 + 2))
+
+
+async def test_locate_says_why_in_the_signals(index: RepoIndex) -> None:
+    spectrum = _spectrum({"mod.py": [3, 4, 8]}, {"mod.py": [8]})
+    failure = TestFailure(test_id="test_mod.py::test_outer", file="test_mod.py", line=5, message="assert 2 == 3")
+    found = await locate(index, [failure], top_k=5, spectrum=spectrum)
+    inner = next(loc for loc in found if loc.symbol == "outer.inner").to_json()
+    executed = next(s for s in inner["signals"] if s["name"] == "executed")  # type: ignore[union-attr]
+    assert executed["value"] == 1.0 and executed["contribution"] > 0
+    assert executed["note"] == "line 3 ran in 1 of 1 failing and 0 of 1 passing tests (Ochiai 1.00)"
+    assert all(loc.role == "target" and not loc.path.startswith("test_") for loc in found)
+
+
+async def test_no_failing_test_in_the_spectrum_changes_nothing(index: RepoIndex) -> None:
+    failure = TestFailure(test_id="test_mod.py::test_outer", file="test_mod.py", line=5, message="assert 2 == 3")
+    empty = Spectrum(note="coverage.py is not installed")
+    assert await locate(index, [failure], spectrum=empty) == await locate(index, [failure])
+
+
+async def test_the_run_asks_once_and_drops_the_spectrum_when_the_code_moves() -> None:
+    calls: list[list[str]] = []
+    spectrum = _spectrum({"mod.py": [3, 4]})
+
+    async def run(ids: list[str]) -> Spectrum:
+        calls.append(ids)
+        return spectrum
+
+    cache = SpectrumCache(run)
+    index = RepoIndex()
+    await index.update({"mod.py": CODE, "test_mod.py": TEST})
+    failure = [TestFailure(test_id="test_mod.py::test_outer")]
+    assert await cache.get(index, failure) is spectrum
+    assert await cache.get(index, failure) is spectrum and calls == [["test_mod.py::test_outer"]]
+    await index.update({"mod.py": b"\n" + CODE, "test_mod.py": TEST})  # every line number moved
+    assert await cache.get(index, failure) is None
+    assert await SpectrumCache(None).get(index, failure) is None  # retrieval.coverage off: never asked
+
+
+def test_the_runner_line_is_read_and_broken_output_is_a_note() -> None:
+    payload = {"tests": [{"id": shop.FAILING, "outcome": "failed", "focus": True, "lines": {"shop/cart.py": "1-3,7"}}],
+               "seconds": 1.5, "note": ""}
+    line = "SPECTRUM " + base64.b64encode(zlib.compress(json.dumps(payload).encode())).decode()
+    spectrum = parse_spectrum(f"pytest noise\n{line}\n")
+    assert [t.lines for t in spectrum.failing] == [{"shop/cart.py": [1, 2, 3, 7]}]
+    assert parse_spectrum("noise\n").note == "no spectrum in the output"
+    assert "unreadable" in parse_spectrum("SPECTRUM not-base64!\n").note
