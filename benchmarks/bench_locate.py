@@ -7,6 +7,10 @@
    rule, next to its README's two baselines (deepest frame, Okapi BM25), all
    computed in this run; per project; the misses with their top 3; context
    recall (a buggy definition shown in the repair context) and its size.
+   With `--coverage`, also with the coverage pass (`retrieval.coverage`, the
+   `executed` signal) in the same run, and the pass's time
+   (realbugs_coverage.py: Docker sandbox, or the host for cases with
+   requirements: `--host-python`).
 2. HumanEvalFix packed into one repo (164 buggy modules plus tests), real
    pytest output: the same comparison, plus context size.
 3. Index: cold index of ~2,000 real Python files (site-packages) with worker
@@ -28,13 +32,16 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import humanevalfix_repo as hef
 import realbugs
+import realbugs_coverage
 from greenloop.retrieval import RepoIndex, build_context, count_tokens, locate, parse_frames, spec_locations
 from greenloop.retrieval import index as index_module
 from greenloop.retrieval.model import Definition
 from greenloop.tokens import tokenizer_name
+from greenloop_sandbox import Spectrum
 
 _WORDS = re.compile(r"[A-Za-z][a-z]*|[A-Z]+(?![a-z])|\d+")
 
@@ -149,13 +156,13 @@ class _CaseResult:
     seconds: tuple[float, float, float]  # index, locate, spec_locations
 
 
-async def _run_case(case: realbugs.Case) -> _CaseResult:
+async def _run_case(case: realbugs.Case, spectrum: Spectrum | None = None) -> _CaseResult:
     files = await asyncio.to_thread(case.files)
     index = RepoIndex()
     t0 = time.perf_counter()
     await index.update(files)
     t1 = time.perf_counter()
-    found = await locate(index, case.output, top_k=10)
+    found = await locate(index, case.output, top_k=10, spectrum=spectrum)
     t2 = time.perf_counter()
     spec = await spec_locations(index, case.output)
     t3 = time.perf_counter()
@@ -175,10 +182,16 @@ async def _run_case(case: realbugs.Case) -> _CaseResult:
     return _CaseResult(hits, [f.symbol for f in found[:3]], shown, (t1 - t0, t2 - t1, t3 - t2))
 
 
-async def realbugs_suite(ids: set[str] | None) -> tuple[list[str], dict[str, float]]:
-    """Every realbugs case: its own index, `locate` on the real output, both baselines, the context."""
+async def realbugs_suite(
+    ids: set[str] | None, runs: dict[str, realbugs_coverage.Run] | None = None
+) -> tuple[list[str], dict[str, Any]]:
+    """Every realbugs case: its own index, `locate` on the real output, both baselines, the context.
+
+    With `runs` (coverage per case), greenloop's columns use the `executed` signal too.
+    """
     cases = realbugs.load_cases(ids=ids)
-    results = [await _run_case(case) for case in cases]
+    runs = runs or {}
+    results = [await _run_case(case, runs[case.id].spectrum if case.id in runs else None) for case in cases]
     methods = ("greenloop", "deepest frame", "BM25")
     counts: dict[str, dict[str, list[int]]] = {}  # project -> method -> [top1, top3]
     for case, result in zip(cases, results, strict=True):
@@ -212,7 +225,51 @@ async def realbugs_suite(ids: set[str] | None) -> tuple[list[str], dict[str, flo
             truth = ", ".join(f"`{t.symbol}`" for t in case.truth)
             rows.append(f"| {case.id} | {truth} | {rank} | {', '.join(f'`{s}`' for s in result.top3)} |")
     all_counts = counts.get("all", {"greenloop": [0, 0]})["greenloop"]
-    return rows, {"top1": all_counts[0] / max(n, 1), "top3": all_counts[1] / max(n, 1)}
+    summary: dict[str, Any] = {"top1": all_counts[0] / max(n, 1), "top3": all_counts[1] / max(n, 1), "cases": n,
+               "top1_count": all_counts[0], "top3_count": all_counts[1]}
+    for budget in _CONTEXT_BUDGETS:
+        summary[f"recall{budget}"] = sum(r.shown[budget][0] for r in results)
+        summary[f"tokens{budget}"] = statistics.median(r.shown[budget][2] for r in results) if results else 0
+    summary["top1_ids"] = [c.id for c, r in zip(cases, results, strict=True) if r.hits["greenloop"][:1] == [True]]
+    return rows, summary
+
+
+async def coverage_comparison(
+    ids: set[str] | None, cache: Path, host_python: str | None
+) -> tuple[list[str], dict[str, Any]]:
+    """realbugs with and without the coverage pass (`executed` signal), and the pass's time."""
+    cases = realbugs.load_cases(ids=ids)
+    runs = await realbugs_coverage.spectra(cases, cache, host_python)
+    covered = {c.id for c in cases if c.id in runs and runs[c.id].spectrum.failing}
+    _, off = await realbugs_suite(ids)
+    rows_on, on = await realbugs_suite(ids, runs)
+    n = len(cases)
+    rows = [f"Coverage pass per case: up to {realbugs_coverage.MAX_TESTS} tests of the failing tests' files for "
+            f"up to {realbugs_coverage.SECONDS:g} s, then the failing tests, each test at most "
+            f"{realbugs_coverage.CASE_TIMEOUT:g} s. A spectrum with a failing test for {len(covered)}/{n} cases; "
+            "time is the whole pass (sandbox start, sync, run, parse).", "",
+            "| retrieval.coverage | top-1 | top-3 | recall at 1,500 (median tokens) | recall at 3,000 |",
+            "| --- | ---: | ---: | ---: | ---: |"]
+    for label, summary in (("off", off), ("on", on)):
+        rows.append(f"| {label} | {_share(int(summary['top1_count']), n)} | {_share(int(summary['top3_count']), n)} | "
+                    f"{_share(int(summary['recall1500']), n)} ({summary['tokens1500']:.0f}) | "
+                    f"{_share(int(summary['recall3000']), n)} |")
+    rows.append("")
+    gained = sorted(set(on["top1_ids"]) - set(off["top1_ids"]))
+    lost = sorted(set(off["top1_ids"]) - set(on["top1_ids"]))
+    rows += [f"Top-1 gained with coverage: {', '.join(gained) or 'none'}; lost: {', '.join(lost) or 'none'}.", ""]
+    rows += ["| coverage pass ran | cases | median s | max s | median tests run |", "| --- | ---: | ---: | ---: | ---: |"]
+    for where in ("docker", "host"):
+        chosen = [r for c, r in runs.items() if r.where == where]
+        if chosen:
+            rows.append(f"| {where} | {len(chosen)} | {statistics.median(r.seconds for r in chosen):.1f} | "
+                        f"{max(r.seconds for r in chosen):.1f} | "
+                        f"{statistics.median(len(r.spectrum.tests) for r in chosen):.0f} |")
+    notes = sorted({r.spectrum.note for r in runs.values() if r.spectrum.note})
+    if notes:
+        rows += ["", "Notes from the coverage runs: " + "; ".join(notes) + "."]
+    rows += ["", "With coverage, the per-project table and misses:", "", *rows_on]
+    return rows, on
 
 
 def _share(count: int, total: int) -> str:
@@ -271,6 +328,12 @@ async def main() -> int:
     parser.add_argument("--repeats", type=int, default=3, help="cold-index repeats (default 3)")
     parser.add_argument("--suites", default="realbugs,hef,index", help="comma-separated: realbugs, hef, index")
     parser.add_argument("--cases", help="comma-separated realbugs case ids (default: all)")
+    parser.add_argument("--coverage", action="store_true",
+                        help="realbugs also with the coverage pass (Docker; --host-python for cases with requirements)")
+    parser.add_argument("--host-python", help="a python with pytest, pytest-timeout, coverage and the cases' "
+                        "requirements, for the cases the offline sandbox cannot install")
+    parser.add_argument("--spectra", type=Path, default=Path(tempfile.gettempdir()) / "realbugs-spectra",
+                        help="cache of the coverage runs, one JSON per case")
     args = parser.parse_args()
     suites = set(args.suites.split(","))
     parts: list[str] = []
@@ -281,6 +344,10 @@ async def main() -> int:
         rows, summary = await realbugs_suite(set(args.cases.split(",")) if args.cases else None)
         parts += ["## 1. realbugs (real bugs, real pytest output)", "", *rows, ""]
         ok &= summary["top1"] >= 0.85 and summary["top3"] >= 0.95
+        if args.coverage:
+            ids = set(args.cases.split(",")) if args.cases else None
+            rows, _ = await coverage_comparison(ids, args.spectra, args.host_python)
+            parts += ["## 1b. realbugs with the coverage pass (`retrieval.coverage`)", "", *rows, ""]
     if "hef" in suites:
         with tempfile.TemporaryDirectory(prefix="bench-locate-") as tmp:
             rows, summary = await localization(Path(tmp))

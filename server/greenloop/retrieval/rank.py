@@ -41,7 +41,7 @@ WEIGHTS: dict[str, float] = {
     "name_like": 1.0,  # named like the failing test, or like a missing name on the failing line
     "size": 0.5,  # log of its own line count (longer code holds more bugs)
     "graph": 0.3,  # personalized PageRank from all of the above
-    "executed": 3.0,  # Ochiai over per-test coverage (retrieval.coverage): run by the failing tests, rarely by passing
+    "executed": 1.0,  # Ochiai over per-test coverage (retrieval.coverage): run by the failing tests, rarely by passing
 }
 SPECIFIC = frozenset({"test_calls", "failing_line", "imported", "callee", "nested", "message"})
 _FRAME_FLOOR = 0.5  # a frame keeps half its weight however many test files reach its definition
