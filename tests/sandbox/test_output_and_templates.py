@@ -64,6 +64,7 @@ def test_each_template_says_what_it_provides() -> None:
 
 def test_a_templates_support_files_are_part_of_its_image_hash() -> None:
     python = load_template("python")
-    assert [name for name, _ in python.support] == ["run_pytest.py"]  # baked into the image, run by the tests
-    changed = replace(python, support=(("run_pytest.py", python.support[0][1] + b"\n# changed\n"),))
+    # baked into the image: the test runner, and the coverage runner (retrieval.coverage)
+    assert [name for name, _ in python.support] == ["run_pytest.py", "run_spectrum.py"]
+    changed = replace(python, support=(("run_pytest.py", python.support[0][1] + b"\n# changed\n"), python.support[1]))
     assert changed.recipe_hash != python.recipe_hash  # a changed runner builds a new image
