@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.retrieval import projects
+from tests.sandbox.conftest import docker_images  # noqa: F401 (the fixture, for the docker test)
+from tests.support import shop
 
 KEYS = {"path", "symbol", "kind", "start_line", "end_line", "score", "why", "role", "signals"}
 
@@ -54,3 +58,17 @@ def test_locate_run_through_the_local_sandbox(tmp_path: Path) -> None:
     symbols = [item["symbol"] for item in found]
     assert {"helper", "divide", "average", "parse"} <= set(symbols)
     assert "3 failed" in done.stderr
+
+
+@pytest.mark.docker
+@pytest.mark.usefixtures("docker_images")
+def test_locate_run_with_coverage_in_docker_says_why(tmp_path: Path) -> None:
+    for path, data in shop.files().items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_bytes(data)
+    done = _greenloop(str(tmp_path), "--run", "--coverage", "--sandbox", "docker", "--json", "--top", "5")
+    assert done.returncode == 0, done.stderr
+    assert "coverage: 1 failing and 4 passing tests" in done.stderr
+    found = {item["symbol"]: item for item in json.loads(done.stdout)}
+    executed = next(s for s in found[shop.BUGGY]["signals"] if s["name"] == "executed")
+    assert executed["note"].startswith("line ") and "0 of 4 passing tests (Ochiai 1.00)" in executed["note"]
