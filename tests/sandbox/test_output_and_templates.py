@@ -68,3 +68,13 @@ def test_a_templates_support_files_are_part_of_its_image_hash() -> None:
     assert [name for name, _ in python.support] == ["run_pytest.py", "run_spectrum.py"]
     changed = replace(python, support=(("run_pytest.py", python.support[0][1] + b"\n# changed\n"), python.support[1]))
     assert changed.recipe_hash != python.recipe_hash  # a changed runner builds a new image
+
+
+def test_only_the_templates_own_test_runner_has_a_coverage_runner() -> None:
+    from greenloop_sandbox import ProjectEnv
+
+    python = load_template("python")
+    assert "run_spectrum.py" in python.spectrum_argv(["t.py::test_a"], max_tests=5, seconds=3)
+    assert not load_template("node").spectrum_command and not load_template("rust").spectrum_command
+    # a project's own test command may not be pytest: no coverage pass (a note says so), not a wrong one
+    assert ProjectEnv(test_command="make check").apply(python).spectrum_command == ""
