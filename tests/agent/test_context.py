@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from greenloop.agent.changes.snapshot import Snapshot
 from greenloop.agent.context import whole_files
-from greenloop.agent.snapshot import Snapshot
 from greenloop_sandbox import TestFailure
 
 

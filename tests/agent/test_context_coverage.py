@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from greenloop.agent.changes.snapshot import Snapshot
 from greenloop.agent.context import ContextBuilder
-from greenloop.agent.snapshot import Snapshot
 from greenloop_sandbox import Spectrum, TestFailure, TestLines
 from tests.support import shop
 

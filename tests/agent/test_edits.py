@@ -2,7 +2,7 @@
 
 import pytest
 
-from greenloop.agent.edits import EditMiss, apply_search_replace
+from greenloop.agent.changes.edits import EditMiss, apply_search_replace
 
 SOURCE = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
 

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from greenloop.agent import apply_changes
-from greenloop.agent.actions import apply_plan
-from greenloop.agent.edits import EditMiss, apply_search_replace
+from greenloop.agent.changes.actions import apply_plan
+from greenloop.agent.changes.edits import EditMiss, apply_search_replace
+from greenloop.agent.changes.snapshot import Snapshot
+from greenloop.agent.changes.text import restore_endings
 from greenloop.agent.events import EditRejected
 from greenloop.agent.plan import DebugPlan, EditAction, WriteAction
 from greenloop.agent.ports import SandboxPort
-from greenloop.agent.snapshot import Snapshot
-from greenloop.agent.text import restore_endings
 from greenloop_sandbox import LocalSandbox, load_template
 
 # mostly CRLF, two LF lines (as after a merge of a Windows and a Unix edit), no newline at the end

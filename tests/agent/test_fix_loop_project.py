@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from greenloop.agent import FixRequest, fix
+from greenloop.agent.changes.snapshot import Snapshot
 from greenloop.agent.context import ContextBuilder
 from greenloop.agent.events import TestsRan
-from greenloop.agent.snapshot import Snapshot
 from tests.agent.conftest import collect, tree_bytes, write_project
 
 pytestmark = pytest.mark.docker

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from greenloop.agent.changes.snapshot import Snapshot
+from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.repair.routes import ladder, repair_messages
-from greenloop.agent.snapshot import Snapshot
-from greenloop.agent.testfiles import TestFiles
 from greenloop.retrieval import Location, RepoIndex
 from greenloop_sandbox import TestFailure, TestReport
 

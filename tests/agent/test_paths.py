@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.agent.paths import UnsafePath, safe_relpath
+from greenloop.agent.changes.paths import UnsafePath, safe_relpath
 
 
 @pytest.mark.parametrize(

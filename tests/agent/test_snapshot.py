@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from greenloop.agent import apply_changes
-from greenloop.agent.snapshot import Snapshot
+from greenloop.agent.changes.snapshot import Snapshot
 from greenloop.errors import GreenloopError
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from greenloop.agent.edits import apply_search_replace
+from greenloop.agent.changes.edits import apply_search_replace
 from greenloop.agent.repair.blocks import parse_blocks
 from greenloop.agent.repair.splice import SpliceError, Target, splice
 

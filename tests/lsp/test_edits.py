@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
+from greenloop.agent.changes.snapshot import Snapshot
 from greenloop.agent.events import ChangeSet, FileChange
-from greenloop.agent.snapshot import Snapshot
 from greenloop.lsp.edits import ANNOTATION_ID, EditSupport, plain_edits, workspace_edit
 from tests.lsp.workspace_edits import apply_text_edits, apply_workspace_edit
 

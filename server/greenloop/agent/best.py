@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from greenloop.agent.snapshot import Snapshot
+from greenloop.agent.changes.snapshot import Snapshot
 from greenloop_sandbox import TestReport
 
 

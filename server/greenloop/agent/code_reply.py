@@ -8,7 +8,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from greenloop.agent.syntax import first_error
+from greenloop.agent.changes.syntax import first_error
 from greenloop_sandbox.languages import source_suffixes
 
 _FENCE = re.compile(

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
-from greenloop.agent.snapshot import Snapshot
+from greenloop.agent.changes.snapshot import Snapshot
 from greenloop.retrieval import Location, RepoIndex, SpectrumCache, build_context, locate
 from greenloop.tokens import count_text
 from greenloop_sandbox import Spectrum, TestFailure, TestReport

@@ -10,9 +10,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from greenloop.agent.actions import ApplyOutcome, apply_plan
 from greenloop.agent.best import BestState
 from greenloop.agent.budget import Budget
+from greenloop.agent.changes.actions import ApplyOutcome, apply_plan
+from greenloop.agent.changes.snapshot import Snapshot
+from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.context import ContextBuilder, focus_text, render_failures
 from greenloop.agent.events import (
     BudgetUsed,
@@ -33,8 +35,6 @@ from greenloop.agent.ports import Ports
 from greenloop.agent.prompts import render_prompt
 from greenloop.agent.repair.rounds import candidate_rounds
 from greenloop.agent.rewrite import rewritable, rewrite
-from greenloop.agent.snapshot import Snapshot
-from greenloop.agent.testfiles import TestFiles
 from greenloop.llm import ContextOverflow, LLMError, StructuredOutputError
 from greenloop.settings import Settings
 from greenloop_sandbox import TestReport

@@ -8,13 +8,13 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from greenloop.agent.changes.paths import safe_relpath
+from greenloop.agent.changes.snapshot import Snapshot
+from greenloop.agent.changes.text import exact_text
 from greenloop.agent.events import ChangeSet, Event, RunMode
 from greenloop.agent.loop import Focus, LoopContext, fix_loop
-from greenloop.agent.paths import safe_relpath
 from greenloop.agent.ports import Ports, choose_template, open_sandbox_for
 from greenloop.agent.recorded_run import RunScope, recorded_run
-from greenloop.agent.snapshot import Snapshot
-from greenloop.agent.text import exact_text
 from greenloop.errors import GreenloopError
 from greenloop.settings import Settings
 from greenloop_sandbox import TestReport

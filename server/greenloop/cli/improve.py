@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from greenloop.agent import FixRequest, Focus, improve
-from greenloop.agent.paths import safe_relpath
+from greenloop.agent.changes.paths import safe_relpath
 from greenloop.cli.common import settings_from_args
 from greenloop.cli.fix import add_result_flags, drive, resolve_workspace
 from greenloop.errors import GreenloopError

@@ -10,8 +10,8 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
+from greenloop.agent.changes.text import split_lines
 from greenloop.agent.events import ChangeSet, FileChange
-from greenloop.agent.text import split_lines
 from greenloop.lsp.diagnostics import utf16_len
 
 ANNOTATION_ID = "greenloop-fix"

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from greenloop.agent.changes.snapshot import Snapshot
 from greenloop.agent.events import Done, EnvironmentChanged, Event, Message, Outcome
 from greenloop.agent.generate.files import FileWriter, write_files
 from greenloop.agent.generate.interfaces import count_modules, write_interfaces
@@ -16,7 +17,6 @@ from greenloop.agent.generate.planning import make_plan, manifests
 from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan
 from greenloop.agent.loop import LoopContext, fix_loop
 from greenloop.agent.ports import Refused
-from greenloop.agent.snapshot import Snapshot
 from greenloop.errors import GreenloopError
 
 GREEN = ("green", "already_green")

@@ -12,7 +12,7 @@ from pathlib import PurePosixPath
 
 import tree_sitter as ts
 
-from greenloop.agent.syntax import first_error, parse
+from greenloop.agent.changes.syntax import first_error, parse
 
 _DEFINITIONS = {
     "function_definition", "class_definition", "decorated_definition", "import_statement",

@@ -14,13 +14,13 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from greenloop.agent.actions import apply_plan
+from greenloop.agent.changes.actions import apply_plan
+from greenloop.agent.changes.snapshot import Snapshot
+from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.events import CandidateAsked, CandidateTested, Event
 from greenloop.agent.ports import SandboxPort
 from greenloop.agent.repair.routes import Approach, ReplyRejected, ReplyUnchanged, prompt_hash, read_reply
 from greenloop.agent.repair.splice import has_code_block
-from greenloop.agent.snapshot import Snapshot
-from greenloop.agent.testfiles import TestFiles
 from greenloop.llm import ContextOverflow, LLMClient
 from greenloop_sandbox import TestReport
 

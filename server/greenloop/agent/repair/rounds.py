@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
+from greenloop.agent.changes.snapshot import Snapshot
 from greenloop.agent.events import Event, IterationStarted, LocationsFound, Message, RoundEnded, TestsRan
 from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
 from greenloop.agent.repair.routes import Approach, ladder, repair_messages, with_feedback
-from greenloop.agent.snapshot import Snapshot
 from greenloop.llm import LLMError
 from greenloop_sandbox import TestReport
 

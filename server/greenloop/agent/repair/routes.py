@@ -14,13 +14,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from greenloop.agent.changes.snapshot import Snapshot
+from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.code_reply import extract_code
 from greenloop.agent.plan import Action, DebugPlan, InstallAction, WriteAction
 from greenloop.agent.prompts import render_prompt
 from greenloop.agent.repair.blocks import parse_blocks
 from greenloop.agent.repair.splice import SpliceError, Target, Unchanged, splice
-from greenloop.agent.snapshot import Snapshot
-from greenloop.agent.testfiles import TestFiles
 from greenloop.retrieval import Location, RepoIndex, language_of
 from greenloop_sandbox import TestReport
 from greenloop_sandbox.languages import languages

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import tree_sitter as ts
 
+from greenloop.agent.changes.syntax import first_error, parse
 from greenloop.agent.plan import EditAction
-from greenloop.agent.syntax import first_error, parse
 
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.S)
 # Node types that define something, per grammar family; a name is the node's `name` field.

@@ -6,7 +6,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from greenloop.agent.text import lf_lines
+from greenloop.agent.changes.text import lf_lines
 
 NEAR_MATCH_THRESHOLD = 0.86
 

@@ -6,9 +6,9 @@ import difflib
 from collections.abc import Mapping
 from pathlib import Path
 
+from greenloop.agent.changes.text import BOM, decode_text, encode_like, lf_lines, not_text_reason
 from greenloop.agent.events import ChangeSet, FileChange
 from greenloop.agent.ports import read_workspace
-from greenloop.agent.text import BOM, decode_text, encode_like, lf_lines, not_text_reason
 
 __all__ = ["Snapshot", "decode_text"]
 

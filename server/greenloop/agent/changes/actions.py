@@ -6,14 +6,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from greenloop.agent.edits import EditMiss, apply_search_replace
+from greenloop.agent.changes.edits import EditMiss, apply_search_replace
+from greenloop.agent.changes.paths import UnsafePath, safe_relpath
+from greenloop.agent.changes.snapshot import Snapshot
+from greenloop.agent.changes.syntax import introduced_error
+from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.events import EditApplied, EditRejected, EnvironmentChanged, Event, Message
-from greenloop.agent.paths import UnsafePath, safe_relpath
 from greenloop.agent.plan import Action, DebugPlan, EditAction, InstallAction, RunAction, WriteAction
 from greenloop.agent.ports import Refused, SandboxPort
-from greenloop.agent.snapshot import Snapshot
-from greenloop.agent.syntax import introduced_error
-from greenloop.agent.testfiles import TestFiles
 from greenloop_sandbox import TestFailure
 from greenloop_sandbox.packages import without
 
