@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from greenloop.agent.code_reply import extract_code
+from greenloop.agent.prompting.code_reply import extract_code
 
 
 def test_the_block_naming_the_file_wins_over_a_larger_one() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from greenloop.agent.changes.snapshot import Snapshot
-from greenloop.agent.context import whole_files
+from greenloop.agent.prompting.context import whole_files
 from greenloop_sandbox import TestFailure
 
 

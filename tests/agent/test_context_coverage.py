@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from greenloop.agent.changes.snapshot import Snapshot
-from greenloop.agent.context import ContextBuilder
+from greenloop.agent.prompting.context import ContextBuilder
 from greenloop_sandbox import Spectrum, TestFailure, TestLines
 from tests.support import shop
 

@@ -11,8 +11,8 @@ import pytest
 
 from greenloop.agent import FixRequest, fix
 from greenloop.agent.changes.snapshot import Snapshot
-from greenloop.agent.context import ContextBuilder
 from greenloop.agent.events import TestsRan
+from greenloop.agent.prompting.context import ContextBuilder
 from tests.agent.conftest import collect, tree_bytes, write_project
 
 pytestmark = pytest.mark.docker

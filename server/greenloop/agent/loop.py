@@ -15,7 +15,6 @@ from greenloop.agent.budget import Budget
 from greenloop.agent.changes.actions import ApplyOutcome, apply_plan
 from greenloop.agent.changes.snapshot import Snapshot
 from greenloop.agent.changes.testfiles import TestFiles
-from greenloop.agent.context import ContextBuilder, focus_text, render_failures
 from greenloop.agent.events import (
     BudgetUsed,
     Diagnosis,
@@ -32,7 +31,8 @@ from greenloop.agent.events import (
 from greenloop.agent.history import Attempt, History, describe_action, failure_signature, plan_signature
 from greenloop.agent.plan import DebugPlan
 from greenloop.agent.ports import Ports
-from greenloop.agent.prompts import render_prompt
+from greenloop.agent.prompting.context import ContextBuilder, focus_text, render_failures
+from greenloop.agent.prompting.files import render_prompt
 from greenloop.agent.repair.rounds import candidate_rounds
 from greenloop.agent.rewrite import rewritable, rewrite
 from greenloop.llm import ContextOverflow, LLMError, StructuredOutputError

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from greenloop.agent.changes.actions import ApplyOutcome
 from greenloop.agent.changes.snapshot import Snapshot
-from greenloop.agent.code_reply import extract_code
 from greenloop.agent.events import EditRejected
 from greenloop.agent.plan import WriteAction
-from greenloop.agent.prompts import render_prompt
+from greenloop.agent.prompting.code_reply import extract_code
+from greenloop.agent.prompting.files import render_prompt
 from greenloop.llm import LLMClient
 from greenloop.retrieval import language_of
 

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from greenloop.agent.changes.syntax import first_error
-from greenloop.agent.code_reply import extract_code
 from greenloop.agent.generate.checks import add_missing_imports, check_test_file, import_hints, without_copies
 from greenloop.agent.generate.interfaces import outline_code_blocks
 from greenloop.agent.generate.layouts import Layout, crate_name
 from greenloop.agent.generate.planning import plan_for_prompt
 from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan
 from greenloop.agent.generate.script_tail import guard_script_tail
-from greenloop.agent.prompts import render_prompt
+from greenloop.agent.prompting.code_reply import extract_code
+from greenloop.agent.prompting.files import render_prompt
 from greenloop.errors import GreenloopError
 from greenloop.llm import LLMClient
 from greenloop.retrieval import outline

@@ -17,7 +17,7 @@ from greenloop.agent.generate.project_plan import (
     validate_plan,
 )
 from greenloop.agent.generate.request import read_plan_file
-from greenloop.agent.prompts import render_prompt
+from greenloop.agent.prompting.files import render_prompt
 from greenloop.errors import GreenloopError
 from greenloop.llm import LLMClient, StructuredOutputError
 from greenloop.settings import Settings

@@ -16,9 +16,9 @@ from typing import Literal
 
 from greenloop.agent.changes.snapshot import Snapshot
 from greenloop.agent.changes.testfiles import TestFiles
-from greenloop.agent.code_reply import extract_code
 from greenloop.agent.plan import Action, DebugPlan, InstallAction, WriteAction
-from greenloop.agent.prompts import render_prompt
+from greenloop.agent.prompting.code_reply import extract_code
+from greenloop.agent.prompting.files import render_prompt
 from greenloop.agent.repair.blocks import parse_blocks
 from greenloop.agent.repair.splice import SpliceError, Target, Unchanged, splice
 from greenloop.retrieval import Location, RepoIndex, language_of

@@ -9,7 +9,7 @@ from string import Template
 from greenloop.errors import GreenloopError
 
 
-def load_prompt(name: str, workspace: Path | None = None, *, package: str = "greenloop.agent") -> str:
+def load_prompt(name: str, workspace: Path | None = None, *, package: str = "greenloop.agent.prompting") -> str:
     """The text of prompt `name`: the project's override if present, else `package`'s default."""
     if workspace is not None:
         override = workspace / ".greenloop" / "prompts" / f"{name}.md"
@@ -22,7 +22,7 @@ def load_prompt(name: str, workspace: Path | None = None, *, package: str = "gre
 
 
 def render_prompt(
-    name: str, workspace: Path | None = None, *, package: str = "greenloop.agent", **values: str
+    name: str, workspace: Path | None = None, *, package: str = "greenloop.agent.prompting", **values: str
 ) -> str:
     """Fill `$name` placeholders; unknown placeholders are left as they are."""
     return Template(load_prompt(name, workspace, package=package)).safe_substitute(values).strip() + "\n"
