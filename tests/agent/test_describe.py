@@ -8,7 +8,7 @@ import typing
 from rich.console import Console
 
 from greenloop.agent import events as ev
-from greenloop.agent.describe import describe, tone
+from greenloop.agent.orchestration.describe import describe, tone
 from greenloop.agent.plan import DebugPlan
 from greenloop.cli.progress import EventPrinter
 from greenloop.lsp.progress import loop_event_params

@@ -1,6 +1,6 @@
 """History and loop detection: the same failure with the same plan is noticed."""
 
-from greenloop.agent.history import Attempt, History, failure_signature, plan_signature
+from greenloop.agent.orchestration.history import Attempt, History, failure_signature, plan_signature
 from greenloop.agent.plan import DebugPlan, EditAction
 from greenloop_sandbox import TestFailure, TestReport
 

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from greenloop.agent.events import Event, Message, RunStarted
-from greenloop.agent.recorded_run import RunScope, recorded_run
+from greenloop.agent.orchestration.recorded_run import RunScope, recorded_run
 from greenloop.errors import GreenloopError
 from greenloop.runs import RunStore
 from greenloop.settings import Settings

@@ -6,11 +6,11 @@ workspace snapshot. Front ends consume the events; they add no loop logic.
 
 from greenloop.agent.changes.snapshot import Snapshot
 from greenloop.agent.events import ChangeSet, Done, Event, FileChange
-from greenloop.agent.loop import Focus, LoopContext, fix_loop
+from greenloop.agent.orchestration.loop import Focus, LoopContext, fix_loop
+from greenloop.agent.orchestration.recorded_run import new_run_id
+from greenloop.agent.orchestration.session import FixRequest, apply_changes, fix, improve, run_tests
 from greenloop.agent.plan import DebugPlan
 from greenloop.agent.ports import Ports, open_ports
-from greenloop.agent.recorded_run import new_run_id
-from greenloop.agent.session import FixRequest, apply_changes, fix, improve, run_tests
 
 __all__ = [
     "ChangeSet",

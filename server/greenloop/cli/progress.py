@@ -6,8 +6,8 @@ from rich.console import Console
 from rich.syntax import Syntax
 from rich.text import Text
 
-from greenloop.agent.describe import Tone, describe, tone
 from greenloop.agent.events import Done, Event
+from greenloop.agent.orchestration.describe import Tone, describe, tone
 
 STYLES: dict[Tone, str] = {
     "heading": "bold cyan",

@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from greenloop.agent.describe import describe
 from greenloop.agent.events import Event
+from greenloop.agent.orchestration.describe import describe
 from greenloop.cli.common import settings_from_args
 from greenloop.cli.run_list import run_list_table
 from greenloop.errors import GreenloopError

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from pygls.lsp.server import LanguageServer
 
 from greenloop.agent import events as ev
-from greenloop.agent.describe import describe
+from greenloop.agent.orchestration.describe import describe
 from greenloop.lsp.protocol import LOOP_EVENT, LoopEventParams
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from pathlib import Path
 from greenloop.agent.events import ChangeSet, FileChange
 from greenloop.agent.generate.plan_doc import PLAN_FILE, render_plan
 from greenloop.agent.generate.project_plan import ProjectPlan
-from greenloop.agent.session import apply_changes
+from greenloop.agent.orchestration.session import apply_changes
 from greenloop.errors import GreenloopError
 
 

@@ -15,7 +15,7 @@ from greenloop.agent.generate.layouts import Layout
 from greenloop.agent.generate.output import save_plan, write_output
 from greenloop.agent.generate.planning import make_plan, manifests
 from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan
-from greenloop.agent.loop import LoopContext, fix_loop
+from greenloop.agent.orchestration.loop import LoopContext, fix_loop
 from greenloop.agent.ports import Refused
 from greenloop.errors import GreenloopError
 

@@ -10,9 +10,9 @@ from greenloop.agent.generate.layouts import get_layout
 from greenloop.agent.generate.pipeline import Generation, Job
 from greenloop.agent.generate.planning import ask_questions, load_plan, render_answers
 from greenloop.agent.generate.request import GenerateRequest, check_out_dir, check_prompt
-from greenloop.agent.loop import LoopContext
+from greenloop.agent.orchestration.loop import LoopContext
+from greenloop.agent.orchestration.recorded_run import RunScope, recorded_run
 from greenloop.agent.ports import Ports
-from greenloop.agent.recorded_run import RunScope, recorded_run
 from greenloop.llm import LLMClient, open_llm
 from greenloop.settings import Settings
 

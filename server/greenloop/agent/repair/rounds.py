@@ -20,7 +20,7 @@ from greenloop.llm import LLMError
 from greenloop_sandbox import TestReport
 
 if TYPE_CHECKING:
-    from greenloop.agent.loop import LoopContext
+    from greenloop.agent.orchestration.loop import LoopContext
 
 
 async def candidate_rounds(

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from greenloop.agent.events import Done, Event, Message, RunMode, RunStarted
+from greenloop.agent.orchestration.recording import RunRecorder
 from greenloop.agent.ports import Ports, open_ports
-from greenloop.agent.recording import RunRecorder
 from greenloop.errors import GreenloopError
 from greenloop.settings import Settings
 

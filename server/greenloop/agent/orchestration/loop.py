@@ -10,8 +10,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from greenloop.agent.best import BestState
-from greenloop.agent.budget import Budget
 from greenloop.agent.changes.actions import ApplyOutcome, apply_plan
 from greenloop.agent.changes.snapshot import Snapshot
 from greenloop.agent.changes.testfiles import TestFiles
@@ -28,13 +26,21 @@ from greenloop.agent.events import (
     PlanMade,
     TestsRan,
 )
-from greenloop.agent.history import Attempt, History, describe_action, failure_signature, plan_signature
+from greenloop.agent.orchestration.best import BestState
+from greenloop.agent.orchestration.budget import Budget
+from greenloop.agent.orchestration.history import (
+    Attempt,
+    History,
+    describe_action,
+    failure_signature,
+    plan_signature,
+)
+from greenloop.agent.orchestration.rewrite import rewritable, rewrite
 from greenloop.agent.plan import DebugPlan
 from greenloop.agent.ports import Ports
 from greenloop.agent.prompting.context import ContextBuilder, focus_text, render_failures
 from greenloop.agent.prompting.files import render_prompt
 from greenloop.agent.repair.rounds import candidate_rounds
-from greenloop.agent.rewrite import rewritable, rewrite
 from greenloop.llm import ContextOverflow, LLMError, StructuredOutputError
 from greenloop.settings import Settings
 from greenloop_sandbox import TestReport

@@ -12,9 +12,9 @@ from greenloop.agent.changes.paths import safe_relpath
 from greenloop.agent.changes.snapshot import Snapshot
 from greenloop.agent.changes.text import exact_text
 from greenloop.agent.events import ChangeSet, Event, RunMode
-from greenloop.agent.loop import Focus, LoopContext, fix_loop
+from greenloop.agent.orchestration.loop import Focus, LoopContext, fix_loop
+from greenloop.agent.orchestration.recorded_run import RunScope, recorded_run
 from greenloop.agent.ports import Ports, choose_template, open_sandbox_for
-from greenloop.agent.recorded_run import RunScope, recorded_run
 from greenloop.errors import GreenloopError
 from greenloop.settings import Settings
 from greenloop_sandbox import TestReport
