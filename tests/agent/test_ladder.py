@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from greenloop.agent.changes.snapshot import Snapshot
 from greenloop.agent.changes.testfiles import TestFiles
+from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.repair.routes import ladder, repair_messages
 from greenloop.retrieval import Location, RepoIndex
 from greenloop_sandbox import TestFailure, TestReport
@@ -16,10 +16,10 @@ TEST = "from shapes import area\n\n\ndef test_area():\n    assert area(1) == 3.1
 
 
 def steps(tmp_path: Path, source: str) -> list[tuple[str, str, bool]]:
-    snapshot = Snapshot(tmp_path, {"shapes.py": source.encode(), "test_shapes.py": TEST.encode()})
+    copy = WorkingCopy(tmp_path, {"shapes.py": source.encode(), "test_shapes.py": TEST.encode()})
     start = source.splitlines().index("def area(r):") + 1
     top = Location("shapes.py", "area", "function", start, start + 1, 1.0, "frames")
-    found = ladder([top], TestReport(failed=1), snapshot, TestFiles())
+    found = ladder([top], TestReport(failed=1), copy, TestFiles())
     return [(a.route, a.why, a.anew) for a in found]
 
 
@@ -37,24 +37,24 @@ def test_a_file_with_more_code_than_the_function_gets_the_whole_file(tmp_path: P
 
 
 async def test_the_anew_request_asks_for_the_function_from_the_tests(tmp_path: Path) -> None:
-    snapshot = Snapshot(tmp_path, {"shapes.py": ONE.encode(), "test_shapes.py": TEST.encode()})
+    copy = WorkingCopy(tmp_path, {"shapes.py": ONE.encode(), "test_shapes.py": TEST.encode()})
     top = Location("shapes.py", "area", "function", 4, 5, 1.0, "frames")
-    fresh = ladder([top], TestReport(failed=1), snapshot, TestFiles())[2]
+    fresh = ladder([top], TestReport(failed=1), copy, TestFiles())[2]
     index = RepoIndex()
-    await index.update(snapshot.files())
-    prompt = repair_messages(fresh, snapshot, index, TestReport(failed=1), TestFiles(), template="python",
+    await index.update(copy.files())
+    prompt = repair_messages(fresh, copy, index, TestReport(failed=1), TestFiles(), template="python",
                              workspace=tmp_path)[-1]["content"]
     assert "Write `area` again" in prompt and "Find the bug" not in prompt
     assert "return math.pi * r" in prompt  # the current code is still shown
 
 
 def test_a_module_that_is_not_installed_is_installed_first_by_its_package_name(tmp_path: Path) -> None:
-    snapshot = Snapshot(tmp_path, {"shapes.py": ONE.encode(), "test_shapes.py": TEST.encode()})
+    copy = WorkingCopy(tmp_path, {"shapes.py": ONE.encode(), "test_shapes.py": TEST.encode()})
     top = Location("shapes.py", "area", "function", 4, 5, 1.0, "frames")
 
     def first(message: str) -> tuple[str, str]:
         report = TestReport(failed=1, failures=[TestFailure(test_id="test_shapes.py::test_area", message=message)])
-        step = ladder([top], report, snapshot, TestFiles())[0]
+        step = ladder([top], report, copy, TestFiles())[0]
         return step.route, step.package
 
     assert first("ModuleNotFoundError: No module named 'yaml'") == ("install", "pyyaml")  # the language's alias

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from greenloop.agent.changes.snapshot import Snapshot
+from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import ChangeSet, FileChange
 from greenloop.lsp.edits import ANNOTATION_ID, EditSupport, plain_edits, workspace_edit
 from tests.lsp.workspace_edits import apply_text_edits, apply_workspace_edit
@@ -112,9 +112,9 @@ def test_a_bom_is_the_editors_encoding_not_text(tmp_path: Path) -> None:
 def test_a_crlf_file_edited_through_the_editor_keeps_its_bytes(tmp_path: Path) -> None:
     original = b"\xef\xbb\xbfdef add(a, b):\r\n    return a - b\n\r\n\x0c\r\ndef mul(a, b):\r\n    return a * b\r\n"
     (tmp_path / "calc.py").write_bytes(original)
-    snap = Snapshot.from_workspace(tmp_path)
-    snap.write("calc.py", (snap.read("calc.py") or "").replace("a * b", "b * a"))
-    edit = workspace_edit(tmp_path, snap.changes(), description="fix")
+    copy = WorkingCopy.from_workspace(tmp_path)
+    copy.write("calc.py", (copy.read("calc.py") or "").replace("a * b", "b * a"))
+    edit = workspace_edit(tmp_path, copy.changes(), description="fix")
     assert edit is not None
     apply_workspace_edit(edit)
     assert (tmp_path / "calc.py").read_bytes() == original.replace(b"a * b", b"b * a")

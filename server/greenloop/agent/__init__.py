@@ -1,10 +1,10 @@
 """The loops (fix, improve; generation in agent.generate) as async generators of events.
 
 Pure orchestration over three ports: the model client, the sandbox and the
-workspace snapshot. Front ends consume the events; they add no loop logic.
+workspace's working copy. Front ends consume the events; they add no loop logic.
 """
 
-from greenloop.agent.changes.snapshot import Snapshot
+from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import ChangeSet, Done, Event, FileChange
 from greenloop.agent.orchestration.loop import Focus, LoopContext, fix_loop
 from greenloop.agent.orchestration.recorded_run import new_run_id
@@ -22,7 +22,7 @@ __all__ = [
     "Focus",
     "LoopContext",
     "Ports",
-    "Snapshot",
+    "WorkingCopy",
     "apply_changes",
     "fix",
     "fix_loop",

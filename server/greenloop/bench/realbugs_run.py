@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from greenloop.agent import ChangeSet, FixRequest, Ports, Snapshot, fix, open_ports
+from greenloop.agent import ChangeSet, FixRequest, Ports, WorkingCopy, fix, open_ports
 from greenloop.bench.realbugs import CASE_TIMEOUT, expected_error, unpack
 from greenloop.bench.runner import consume
 from greenloop.bench.suites import Task
@@ -36,7 +36,7 @@ async def drive_case(task: Task, tmp: Path, settings: Settings, seen: dict[str, 
     workspace = unpack(archive, tmp / "ws", task.id)
     timeout = max(settings.sandbox.test_case_timeout, CASE_TIMEOUT)
     settings = settings.model_copy(update={"sandbox": settings.sandbox.model_copy(update={"test_case_timeout": timeout})})
-    snapshot = Snapshot.from_workspace(workspace)
+    copy = WorkingCopy.from_workspace(workspace)
     calls = _CallSink(settings)
     try:
         async with open_ports(settings, task.template, sink=calls.add, label=f"bench-{task.id}") as ports:
@@ -46,7 +46,7 @@ async def drive_case(task: Task, tmp: Path, settings: Settings, seen: dict[str, 
             if not getattr(installed, "ok", False):
                 why = getattr(installed, "reason", "") or getattr(installed, "stderr", "")
                 return _not_run(task, "skipped", f"requirements not installed offline: {why.strip()[-400:]}")
-            await ports.sandbox.sync(snapshot.files())
+            await ports.sandbox.sync(copy.files())
             red = await ports.sandbox.run_tests(tests, timeout=settings.sandbox.test_timeout)
             why_not = not_red(red, ports.sandbox.template.language.missing_module, expected_error(archive))
             if why_not:
@@ -54,7 +54,7 @@ async def drive_case(task: Task, tmp: Path, settings: Settings, seen: dict[str, 
             events = fix(FixRequest(workspace=workspace, test_ids=tests), settings, ports=ports)
             done = await consume(events, seen, on_event=calls.started)
             done["extra"].update(project=str(extra["project"]), setup_seconds=round(setup, 3), red=red.summary())
-            await _check(done, ports, snapshot.files(), tests, settings)
+            await _check(done, ports, copy.files(), tests, settings)
             return done
     finally:
         calls.close()

@@ -1,4 +1,4 @@
-"""The one place that applies a DebugPlan: file actions to the snapshot, the rest to the sandbox."""
+"""The one place that applies a DebugPlan: file actions to the working copy, the rest to the sandbox."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import PurePosixPath
 
 from greenloop.agent.changes.edits import EditMiss, apply_search_replace
 from greenloop.agent.changes.paths import UnsafePath, safe_relpath
-from greenloop.agent.changes.snapshot import Snapshot
 from greenloop.agent.changes.syntax import introduced_error
 from greenloop.agent.changes.testfiles import TestFiles
+from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import EditApplied, EditRejected, EnvironmentChanged, Event, Message
 from greenloop.agent.plan import Action, DebugPlan, EditAction, InstallAction, RunAction, WriteAction
 from greenloop.agent.ports import Refused, SandboxPort
@@ -32,7 +32,7 @@ class ApplyOutcome:
 
 async def apply_plan(
     plan: DebugPlan,
-    snapshot: Snapshot,
+    copy: WorkingCopy,
     sandbox: SandboxPort,
     iteration: int,
     failures: list[TestFailure] | None = None,
@@ -47,22 +47,22 @@ async def apply_plan(
     aliases = tuple(d for d in (sandbox.workspace_dir(),) if d)
     for action in plan.actions:
         if isinstance(action, EditAction | WriteAction):
-            _apply_file_action(action, snapshot, iteration, out, failures or [], aliases, tests)
+            _apply_file_action(action, copy, iteration, out, failures or [], aliases, tests)
         else:
-            await _apply_env_action(action, sandbox, iteration, out, _own_names(snapshot))
+            await _apply_env_action(action, sandbox, iteration, out, _own_names(copy))
     return out
 
 
 def _apply_file_action(
-    action: EditAction | WriteAction, snapshot: Snapshot, iteration: int, out: ApplyOutcome,
+    action: EditAction | WriteAction, copy: WorkingCopy, iteration: int, out: ApplyOutcome,
     failures: list[TestFailure], aliases: tuple[str, ...], tests: TestFiles | None = None,
 ) -> None:
     try:
-        path = safe_relpath(snapshot.root, action.path, aliases)
+        path = safe_relpath(copy.root, action.path, aliases)
     except UnsafePath as exc:
         _reject(out, iteration, action.path, f"refused: {exc}")
         return
-    shown = _heading_path(snapshot, path)
+    shown = _heading_path(copy, path)
     if shown is not None and isinstance(action, EditAction):
         path = shown  # the search text must still match, so an edit may name the file by its heading
     elif shown is not None:
@@ -72,8 +72,8 @@ def _apply_file_action(
     if refused is not None:  # the demo's first iteration edited the test's assertion to match the bug
         _reject(out, iteration, path, f"refused: {refused}")
         return
-    before = snapshot.read(path)
-    not_text = snapshot.why_not_text(path)
+    before = copy.read(path)
+    not_text = copy.why_not_text(path)
     if not_text is not None:
         _reject(out, iteration, path, f"refused: {not_text}")
         return
@@ -86,7 +86,7 @@ def _apply_file_action(
         try:
             result = apply_search_replace(before, action.search, action.replace)
         except EditMiss as exc:
-            hint = _from_report(action.search, failures, snapshot)
+            hint = _from_report(action.search, failures, copy)
             _reject(out, iteration, path, f"{exc}{hint}\nCurrent content of {path}:\n{_numbered(before)}")
             return
         after, match = result.text, result.match
@@ -98,18 +98,18 @@ def _apply_file_action(
     if bad_line is not None:
         _reject(out, iteration, path, f"the edit would introduce a syntax error at line {bad_line}")
         return
-    snapshot.write(path, after)
+    copy.write(path, after)
     out.applied += 1
     out.events.append(EditApplied(iteration=iteration, path=path, action=action.kind, match=match))
 
 
-def _heading_path(snapshot: Snapshot, path: str) -> str | None:
+def _heading_path(copy: WorkingCopy, path: str) -> str | None:
     """The file of a context heading used as a path (`calc.py:3-9 add (function)` -> `calc.py`), else None.
 
     Small models copy the heading of the code they were shown into an action's path.
     """
     match = _HEADING.match(path)
-    if match is None or snapshot.exists(path) or not snapshot.exists(match.group(1)):
+    if match is None or copy.exists(path) or not copy.exists(match.group(1)):
         return None
     return match.group(1)
 
@@ -162,9 +162,9 @@ def _installable(packages: list[str], sandbox: SandboxPort, own: set[str], out: 
     return wanted
 
 
-def _own_names(snapshot: Snapshot) -> set[str]:
+def _own_names(copy: WorkingCopy) -> set[str]:
     """The project's own top-level module and folder names (`wordcount/core.py` -> `wordcount`)."""
-    return {PurePosixPath(p).parts[0].removesuffix(".py") for p in snapshot.paths()}
+    return {PurePosixPath(p).parts[0].removesuffix(".py") for p in copy.paths()}
 
 
 def _reject(out: ApplyOutcome, iteration: int, path: str, reason: str) -> None:
@@ -172,7 +172,7 @@ def _reject(out: ApplyOutcome, iteration: int, path: str, reason: str) -> None:
     out.problems.append(f"- {path}: {reason}")
 
 
-def _from_report(search: str, failures: list[TestFailure], snapshot: Snapshot) -> str:
+def _from_report(search: str, failures: list[TestFailure], copy: WorkingCopy) -> str:
     """A note when a missed search text was copied from the test report, with the lines the report is about.
 
     Qwen2.5-Coder 0.5B searched for `-273.15 != 32` and `assert {...} == {...}` (pytest's view of an
@@ -183,7 +183,7 @@ def _from_report(search: str, failures: list[TestFailure], snapshot: Snapshot) -
         return ""
     lines = []
     for f in failures:
-        source = snapshot.read(f.file) if f.file and f.line else None
+        source = copy.read(f.file) if f.file and f.line else None
         if source is not None and f.line is not None and f.line <= len(rows := source.split("\n")):
             lines.append(f"{f.file}:{f.line}| {rows[f.line - 1]}")
     where = ("\nThe report is about these lines:\n" + "\n".join(dict.fromkeys(lines[:5]))) if lines else ""

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from greenloop.agent.changes.snapshot import Snapshot
+from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Done, EnvironmentChanged, Event, Message, Outcome
 from greenloop.agent.generate.files import FileWriter, write_files
 from greenloop.agent.generate.interfaces import count_modules, write_interfaces
@@ -44,14 +44,14 @@ class Generation:
 
     job: Job
     ctx: LoopContext
-    snapshot: Snapshot = field(init=False)
+    copy: WorkingCopy = field(init=False)
     known: dict[str, str] = field(default_factory=dict)  # every file's text so far
     iterations: int = 0
     last: Done | None = None  # the latest fix loop's Done
     built: list[str] = field(default_factory=list)  # components that went through their loop
 
     def __post_init__(self) -> None:
-        self.snapshot = Snapshot.empty(self.job.out_dir)
+        self.copy = WorkingCopy.empty(self.job.out_dir)
 
     def note(self, text: str, level: Literal["info", "warning", "error"] = "info") -> Event:
         event: Event = self.ctx.stamp(Message(text=text, level=level))
@@ -135,7 +135,7 @@ class Generation:
                 async for event in self._write(plan, group):
                     yield event
         yield self.note(f"Running the tests of {label}" + (" and the earlier ones" if step > 1 else ""))
-        async for event in fix_loop(self.ctx, self.snapshot):
+        async for event in fix_loop(self.ctx, self.copy):
             if isinstance(event, Done):
                 self.last = event
                 self.iterations += event.iterations
@@ -156,7 +156,7 @@ class Generation:
         )
         known = {
             **self.known,
-            **{p: t for p in self.snapshot.paths() if (t := self.snapshot.read(p)) is not None},
+            **{p: t for p in self.copy.paths() if (t := self.copy.read(p)) is not None},
         }
         if (why := self.ctx.over_budget()) is not None:
             raise BudgetStop(why)
@@ -166,7 +166,7 @@ class Generation:
 
     def _keep(self, path: str, text: str) -> None:
         self.known[path] = text
-        self.snapshot.write(path, text)
+        self.copy.write(path, text)
 
     def _finish(self, plan: ProjectPlan | None, *, error: str = "", outcome: Outcome = "error") -> Done:
         """The run's Done: writes the output when the files exist, and says what is on disk."""
@@ -176,9 +176,9 @@ class Generation:
             where = "except the plan (.greenloop/plan.md; re-run with --from-plan)" if saved_plan else ""
             reason = (error or "Generation stopped").rstrip(". ")
             summary = f"{reason}. Nothing was written to {out} {where}".strip() + "."
-            return self.ctx.done(Snapshot.empty(out), outcome, summary, self.iterations, error)
+            return self.ctx.done(WorkingCopy.empty(out), outcome, summary, self.iterations, error)
         outcome = "green" if self.last.outcome in GREEN else self.last.outcome
-        done = self.ctx.done(self.snapshot, outcome, "", self.iterations, self.last.evidence)
+        done = self.ctx.done(self.copy, outcome, "", self.iterations, self.last.evidence)
         try:
             done.changes = write_output(out, done.changes)
         except GreenloopError as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from greenloop.agent.changes.snapshot import Snapshot
+from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop_sandbox import TestReport
 
 
@@ -20,17 +20,17 @@ class BestState:
     files: dict[str, bytes] = field(default_factory=dict)
     iteration: int = 0
 
-    def offer(self, report: TestReport, snapshot: Snapshot, iteration: int) -> None:
-        """Remember the snapshot's files when `report` is better than the best so far."""
+    def offer(self, report: TestReport, copy: WorkingCopy, iteration: int) -> None:
+        """Remember the working copy's files when `report` is better than the best so far."""
         if self.report is None or _better(report, self.report):
-            self.report, self.files, self.iteration = report, snapshot.files(), iteration
+            self.report, self.files, self.iteration = report, copy.files(), iteration
 
-    def keep(self, snapshot: Snapshot, report: TestReport) -> tuple[TestReport, str]:
+    def keep(self, copy: WorkingCopy, report: TestReport) -> tuple[TestReport, str]:
         """The report to end with and what to tell the person; restores the best files when they
         are better than the last (`report`)."""
         if self.report is None or not _better(self.report, report):
             return report, ""
-        snapshot.restore(self.files)
+        copy.restore(self.files)
         when = "before any change" if self.iteration == 0 else f"after iteration {self.iteration}"
         return self.report, (
             f"Kept the files as they were {when} ({self.report.summary()}); the later changes left "

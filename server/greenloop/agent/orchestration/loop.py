@@ -1,4 +1,4 @@
-"""The test-fix loop: run tests, find the code, diagnose, plan, apply to the snapshot, rerun."""
+"""The test-fix loop: run tests, find the code, diagnose, plan, apply to the working copy, rerun."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from greenloop.agent.changes.actions import ApplyOutcome, apply_plan
-from greenloop.agent.changes.snapshot import Snapshot
 from greenloop.agent.changes.testfiles import TestFiles
+from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import (
     BudgetUsed,
     Diagnosis,
@@ -133,9 +133,9 @@ class LoopContext:
             )
         )
 
-    def done(self, snapshot: Snapshot, outcome: Outcome, summary: str, iterations: int, evidence: str = "") -> Done:
+    def done(self, copy: WorkingCopy, outcome: Outcome, summary: str, iterations: int, evidence: str = "") -> Done:
         u = self.ports.llm.usage
-        changes = snapshot.changes(self.packages, self.commands)
+        changes = copy.changes(self.packages, self.commands)
         return self.stamp(
             Done(
                 outcome=outcome,
@@ -152,9 +152,9 @@ class LoopContext:
         )
 
 
-async def test_snapshot(ctx: LoopContext, snapshot: Snapshot, test_ids: list[str] | None) -> TestReport:
-    """Sync the snapshot into the sandbox (changed files only) and run the tests."""
-    await ctx.ports.sandbox.sync(snapshot.files(), snapshot.deleted())
+async def run_tests_on(ctx: LoopContext, copy: WorkingCopy, test_ids: list[str] | None) -> TestReport:
+    """Sync the working copy into the sandbox (changed files only) and run the tests."""
+    await ctx.ports.sandbox.sync(copy.files(), copy.deleted())
     return await ctx.ports.sandbox.run_tests(test_ids, timeout=ctx.settings.sandbox.test_timeout)
 
 
@@ -174,32 +174,32 @@ def tests_ran(ctx: LoopContext, iteration: int, report: TestReport) -> TestsRan:
 
 async def fix_loop(
     ctx: LoopContext,
-    snapshot: Snapshot,
+    copy: WorkingCopy,
     *,
     test_ids: list[str] | None = None,
     instruction: str | None = None,
     focus: Focus | None = None,
 ) -> AsyncIterator[Event]:
     """Yield the loop's events, ending with exactly one Done."""
-    report = await test_snapshot(ctx, snapshot, test_ids)
+    report = await run_tests_on(ctx, copy, test_ids)
     yield tests_ran(ctx, 0, report)
     if report.total == 0 and not report.failures and not instruction:
-        yield ctx.done(snapshot, "no_tests", _no_tests_message(report), 0)
+        yield ctx.done(copy, "no_tests", _no_tests_message(report), 0)
         return
     if report.green and not instruction:
-        yield ctx.done(snapshot, "already_green", f"The tests already pass ({report.summary()}); nothing changed.", 0)
+        yield ctx.done(copy, "already_green", f"The tests already pass ({report.summary()}); nothing changed.", 0)
         return
     if instruction is None and ctx.settings.loop.strategy != "plan":
-        async for event in candidate_rounds(ctx, snapshot, report, test_ids):
+        async for event in candidate_rounds(ctx, copy, report, test_ids):
             yield event
         return
-    async for event in _iterations(ctx, snapshot, report, test_ids, instruction, focus):
+    async for event in _iterations(ctx, copy, report, test_ids, instruction, focus):
         yield event
 
 
 async def _iterations(
     ctx: LoopContext,
-    snapshot: Snapshot,
+    copy: WorkingCopy,
     report: TestReport,
     test_ids: list[str] | None,
     instruction: str | None,
@@ -210,14 +210,14 @@ async def _iterations(
     instruction_done = instruction is None
     best = BestState()  # a run that ends red leaves its best state (an improve run: once its change is made)
     if instruction_done:
-        best.offer(report, snapshot, 0)
+        best.offer(report, copy, 0)
 
     def stop(outcome: Outcome, summary: str, iterations: int, evidence: str = "", tests: bool = False) -> Iterator[Event]:
-        kept, note = best.keep(snapshot, report)
+        kept, note = best.keep(copy, report)
         if note:
             yield ctx.stamp(Message(text=note, level="warning"))
         summary = f"{summary}; {kept.summary()}." if tests else summary
-        yield ctx.done(snapshot, outcome, summary, iterations, evidence)
+        yield ctx.done(copy, outcome, summary, iterations, evidence)
 
     for iteration in range(1, max_it + 1):
         if (why := ctx.over_budget()) is not None:
@@ -225,13 +225,13 @@ async def _iterations(
                 yield event
             return
         yield ctx.stamp(IterationStarted(iteration=iteration, max_iterations=max_it))
-        step = _Step(ctx, snapshot, report, iteration, instruction, focus, instruction_done)
-        before = snapshot.files()
+        step = _Step(ctx, copy, report, iteration, instruction, focus, instruction_done)
+        before = copy.files()
         try:
             async for event in step.run():
                 yield event
         except LLMError as exc:  # the model server failed for good: what the run reached is kept
-            snapshot.restore(before)  # this iteration's changes were never tested
+            copy.restore(before)  # this iteration's changes were never tested
             yield ctx.stamp(Message(text=f"The model call failed: {exc}", level="error"))
             summary = f"Stopped in iteration {iteration}: the model call failed"
             for event in stop("error", summary, iteration - 1, str(exc), tests=True):
@@ -251,20 +251,20 @@ async def _iterations(
         instruction_done = instruction_done or step.changed_files
         undone = ""
         if step.changed:
-            rerun = await test_snapshot(ctx, snapshot, test_ids)
+            rerun = await run_tests_on(ctx, copy, test_ids)
             yield tests_ran(ctx, iteration, rerun)
             undone = _tests_lost(report, rerun) if fixing else ""
             if undone:  # the files go back; the earlier report still says what fails
-                snapshot.restore(before)
+                copy.restore(before)
                 yield ctx.stamp(Message(text=f"Iteration {iteration}'s change was undone: {undone}.", level="warning"))
             else:
                 report = rerun
                 if instruction_done:
-                    best.offer(report, snapshot, iteration)
+                    best.offer(report, copy, iteration)
         step.record_outcome(report, undone)
         yield ctx.budget_event(iteration)
         if instruction_done and (report.green or (report.total == 0 and instruction)):
-            yield ctx.done(snapshot, *_success(report, instruction), iteration)
+            yield ctx.done(copy, *_success(report, instruction), iteration)
             return
     for event in stop("budget", f"Stopped after {max_it} iterations", max_it, "max iterations reached", tests=True):
         yield event
@@ -305,14 +305,14 @@ class _Step:
     def __init__(
         self,
         ctx: LoopContext,
-        snapshot: Snapshot,
+        copy: WorkingCopy,
         report: TestReport,
         iteration: int,
         instruction: str | None,
         focus: Focus | None,
         instruction_done: bool,
     ) -> None:
-        self.ctx, self.snapshot, self.report, self.iteration = ctx, snapshot, report, iteration
+        self.ctx, self.copy, self.report, self.iteration = ctx, copy, report, iteration
         self.instruction, self.focus, self.instruction_done = instruction, focus, instruction_done
         self.plan: DebugPlan | None = None
         self.stuck: str | None = None
@@ -320,11 +320,11 @@ class _Step:
         self.changed = False
         self.changed_files = False
         self.attempt = Attempt(iteration=iteration, failing=_failing_line(report), diagnosis="", actions=[])
-        self._before = snapshot.fingerprint()
+        self._before = copy.fingerprint()
 
     async def run(self) -> AsyncIterator[Event]:
         ctx = self.ctx
-        code = await ctx.contexts.build(self.snapshot, self.report.failures)
+        code = await ctx.contexts.build(self.copy, self.report.failures)
         locations = [loc.to_json() for loc in code.locations]
         yield ctx.stamp(LocationsFound(iteration=self.iteration, locations=locations, context_tokens=code.tokens))
         values = self._prompt_values(code.text)
@@ -344,7 +344,7 @@ class _Step:
             instruction = GOAL_SECTION.format(goal=self.ctx.goal)
         focus = ""
         if self.focus is not None:
-            focus = focus_text(self.snapshot, self.focus.path, self.focus.start_line, self.focus.end_line)
+            focus = focus_text(self.copy, self.focus.path, self.focus.start_line, self.focus.end_line)
         return {
             "template": self.ctx.template,
             "failures": render_failures(self.report),
@@ -407,7 +407,7 @@ class _Step:
                     yield ctx.stamp(PlanMade(iteration=self.iteration, plan=plan))
                     return
             yield ctx.stamp(PlanMade(iteration=self.iteration, plan=plan))
-            outcome = await apply_plan(plan, self.snapshot, ctx.ports.sandbox, self.iteration, self.report.failures,
+            outcome = await apply_plan(plan, self.copy, ctx.ports.sandbox, self.iteration, self.report.failures,
                                        ctx.tests)
             self._absorb(plan, outcome)
             for event in outcome.events:
@@ -430,7 +430,7 @@ class _Step:
         """The small files whose edits still miss, written whole by the model (`loop.rewrite_lines`)."""
         ctx = self.ctx
         limit = ctx.settings.loop.rewrite_lines
-        files = rewritable(outcome, self.snapshot, limit) if limit else {}
+        files = rewritable(outcome, self.copy, limit) if limit else {}
         diagnosis = self.attempt.diagnosis.strip()
         values = {"template": ctx.template, "failures": render_failures(self.report),
                   "diagnosis": f"\n## Diagnosis\n{diagnosis}\n" if diagnosis else ""}
@@ -439,7 +439,7 @@ class _Step:
                 return
             yield ctx.stamp(Message(text=f"The edits to {path} did not apply; asking for the whole file."))
             try:
-                action = await rewrite(ctx.ports.llm, self.snapshot, ctx.workspace, path, problems, values)
+                action = await rewrite(ctx.ports.llm, self.copy, ctx.workspace, path, problems, values)
             except ContextOverflow:
                 yield ctx.stamp(Message(text=f"The whole of {path} would not fit the model's context window; "
                                              "it is not rewritten.", level="warning"))
@@ -450,7 +450,7 @@ class _Step:
                 continue
             plan = DebugPlan(diagnosis=f"The whole of {path}, written again.", actions=[action])
             yield ctx.stamp(PlanMade(iteration=self.iteration, plan=plan))
-            applied = await apply_plan(plan, self.snapshot, ctx.ports.sandbox, self.iteration, tests=ctx.tests)
+            applied = await apply_plan(plan, self.copy, ctx.ports.sandbox, self.iteration, tests=ctx.tests)
             self._absorb(plan, applied)
             for event in applied.events:
                 yield ctx.stamp(event)
@@ -463,7 +463,7 @@ class _Step:
             self.attempt.outcome = f"{len(outcome.problems)} action(s) rejected: " + "; ".join(
                 p.splitlines()[0][:160] for p in outcome.problems
             )
-        self.changed_files = self.changed_files or self.snapshot.fingerprint() != self._before
+        self.changed_files = self.changed_files or self.copy.fingerprint() != self._before
         self.changed = self.changed or self.changed_files or bool(outcome.packages or outcome.commands)
 
     def _stuck_evidence(self, earlier: int, plan: DebugPlan) -> str:

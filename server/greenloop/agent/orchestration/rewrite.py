@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from greenloop.agent.changes.actions import ApplyOutcome
-from greenloop.agent.changes.snapshot import Snapshot
+from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import EditRejected
 from greenloop.agent.plan import WriteAction
 from greenloop.agent.prompting.code_reply import extract_code
@@ -20,13 +20,13 @@ from greenloop.retrieval import language_of
 MAX_FILES = 2  # rewrites per iteration: each is a whole file of output
 
 
-def rewritable(outcome: ApplyOutcome, snapshot: Snapshot, max_lines: int) -> dict[str, str]:
+def rewritable(outcome: ApplyOutcome, copy: WorkingCopy, max_lines: int) -> dict[str, str]:
     """The files whose edits were rejected and that are small enough to write whole: path -> the reasons."""
     reasons: dict[str, list[str]] = {}
     for event in outcome.events:
         if not isinstance(event, EditRejected):
             continue
-        text = snapshot.read(event.path)
+        text = copy.read(event.path)
         if text is None or len(text.splitlines()) > max_lines:
             continue  # a path that was refused (escaping, binary, missing) or a file too long to rewrite
         reasons.setdefault(event.path, []).append(f"- {event.reason}")
@@ -34,20 +34,20 @@ def rewritable(outcome: ApplyOutcome, snapshot: Snapshot, max_lines: int) -> dic
 
 
 async def rewrite(
-    llm: LLMClient, snapshot: Snapshot, workspace: Path, path: str, problems: str, values: dict[str, str]
+    llm: LLMClient, copy: WorkingCopy, workspace: Path, path: str, problems: str, values: dict[str, str]
 ) -> WriteAction | str:
     """The model's whole new `path` as a write action, or why its reply holds none.
 
     `values` fill the prompt's `template`, `failures` and `diagnosis` (a section, or "").
     """
-    content = snapshot.read(path) or ""
+    content = copy.read(path) or ""
     fence = language_of(path) or ""
     prompt = render_prompt("rewrite", workspace, **values, path=path, fence=fence, content=content.rstrip("\n"),
                            problems=problems)
     messages = [{"role": "system", "content": render_prompt("system", workspace)},
                 {"role": "user", "content": prompt}]
     reply = await llm.complete(messages, step="rewrite")
-    code = extract_code(reply, path, [p for p in snapshot.paths() if p != path])
+    code = extract_code(reply, path, [p for p in copy.paths() if p != path])
     if code.problem:
         return code.problem
     return WriteAction(kind="write", path=path, content=code.text)

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from greenloop.agent.changes.paths import safe_relpath
-from greenloop.agent.changes.snapshot import Snapshot
 from greenloop.agent.changes.text import exact_text
+from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import ChangeSet, Event, RunMode
 from greenloop.agent.orchestration.loop import Focus, LoopContext, fix_loop
 from greenloop.agent.orchestration.recorded_run import RunScope, recorded_run
@@ -43,8 +43,8 @@ def improve(request: FixRequest, settings: Settings, *, ports: Ports | None = No
 
 def _run(mode: RunMode, request: FixRequest, settings: Settings, ports: Ports | None) -> AsyncIterator[Event]:
     async def body(run: RunScope) -> AsyncIterator[Event]:
-        snapshot = Snapshot.from_workspace(request.workspace, request.overlays)
-        template = choose_template(settings, snapshot.files())
+        copy = WorkingCopy.from_workspace(request.workspace, request.overlays)
+        template = choose_template(settings, copy.files())
         async with run.ports(template) as live:
             ctx = LoopContext(
                 settings=settings, ports=live, workspace=request.workspace, template=template, run_id=run.run_id,
@@ -53,7 +53,7 @@ def _run(mode: RunMode, request: FixRequest, settings: Settings, ports: Ports | 
                 tests_writable=mode == "improve" and "test" in (request.instruction or "").lower(),
             )
             async for event in fix_loop(
-                ctx, snapshot, test_ids=request.test_ids, instruction=request.instruction, focus=request.focus
+                ctx, copy, test_ids=request.test_ids, instruction=request.instruction, focus=request.focus
             ):
                 yield event
 
@@ -68,10 +68,10 @@ async def run_tests(
     test_ids: list[str] | None = None,
 ) -> TestReport:
     """Run the workspace's tests (with unsaved buffers) in a sandbox; no model involved."""
-    snapshot = Snapshot.from_workspace(workspace, overlays)
-    template = choose_template(settings, snapshot.files())
+    copy = WorkingCopy.from_workspace(workspace, overlays)
+    template = choose_template(settings, copy.files())
     async with open_sandbox_for(settings, template, workspace=workspace) as sandbox:
-        await sandbox.sync(snapshot.files())
+        await sandbox.sync(copy.files())
         return await sandbox.run_tests(test_ids, timeout=settings.sandbox.test_timeout)
 
 

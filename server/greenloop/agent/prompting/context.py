@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
-from greenloop.agent.changes.snapshot import Snapshot
+from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.retrieval import Location, RepoIndex, SpectrumCache, build_context, locate
 from greenloop.tokens import count_text
 from greenloop_sandbox import Spectrum, TestFailure, TestReport
@@ -55,8 +55,8 @@ class ContextBuilder:
         self.index = RepoIndex()
         self.spectra = SpectrumCache(coverage)  # the coverage pass (retrieval.coverage), once per run
 
-    async def build(self, snapshot: Snapshot, failures: Sequence[TestFailure]) -> CodeContext:
-        await self.index.update(snapshot.files(), snapshot.deleted())
+    async def build(self, copy: WorkingCopy, failures: Sequence[TestFailure]) -> CodeContext:
+        await self.index.update(copy.files(), copy.deleted())
         spectrum = await self.spectra.get(self.index, failures)
         locations = await locate(self.index, list(failures), top_k=self.top_k, spectrum=spectrum) if failures else []
         if self.use_retrieval:
@@ -64,7 +64,7 @@ class ContextBuilder:
                 self.index, locations, budget_tokens=self.budget_tokens, failures=failures, failure_text=False
             )
             return CodeContext(ctx.text, ctx.tokens, list(ctx.locations))
-        text = whole_files(snapshot, failures)
+        text = whole_files(copy, failures)
         return CodeContext(text, count_text(text), locations)
 
 
@@ -75,18 +75,18 @@ def _path_re() -> re.Pattern[str]:
     return re.compile(rf"([\w./-]+\.(?:{'|'.join(suffixes)}))")
 
 
-def whole_files(snapshot: Snapshot, failures: Sequence[TestFailure]) -> str:
+def whole_files(copy: WorkingCopy, failures: Sequence[TestFailure]) -> str:
     """The 'no retrieval' baseline: every project file named in the failures, whole."""
     named: list[str] = []
     for failure in failures:
         for candidate in [failure.file or "", *_path_re().findall(failure.traceback + "\n" + failure.message)]:
             path = candidate.lstrip("./")
-            for known in snapshot.paths():
+            for known in copy.paths():
                 if known not in named and _same_file(known, path):
                     named.append(known)
     blocks = []
     for path in named:
-        text = snapshot.read(path)
+        text = copy.read(path)
         if text is not None:
             blocks.append(f"### {path}\n{numbered(text)}")
     return "\n".join(blocks) or "(no project files are named in the failures)"
@@ -96,9 +96,9 @@ def _same_file(known: str, path: str) -> bool:
     return bool(path) and (known == path or known.endswith("/" + path) or path.endswith("/" + known))
 
 
-def focus_text(snapshot: Snapshot, path: str, start: int, end: int, margin: int = 15) -> str:
+def focus_text(copy: WorkingCopy, path: str, start: int, end: int, margin: int = 15) -> str:
     """The lines a person pointed at (marked) with some surrounding lines, numbered."""
-    text = snapshot.read(path)
+    text = copy.read(path)
     if text is None:
         return f"({path} is not a text file in the workspace)"
     lines = text.splitlines()

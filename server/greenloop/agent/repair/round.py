@@ -1,4 +1,4 @@
-"""One round: ask for N candidates, test each on its own fork of the snapshot, keep the best.
+"""One round: ask for N candidates, test each on its own fork of the working copy, keep the best.
 
 Candidates are asked one after another with the same messages (the server's prompt cache reads
 the prompt once), each with its own seed: the first greedy, the rest hotter. Each candidate is
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from greenloop.agent.changes.actions import apply_plan
-from greenloop.agent.changes.snapshot import Snapshot
 from greenloop.agent.changes.testfiles import TestFiles
+from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import CandidateAsked, CandidateTested, Event
 from greenloop.agent.ports import SandboxPort
 from greenloop.agent.repair.routes import Approach, ReplyRejected, ReplyUnchanged, prompt_hash, read_reply
@@ -97,15 +97,15 @@ def better(a: TestReport, b: TestReport) -> bool:
 
 
 async def run_round(
-    inputs: RoundInputs, approach: Approach, snapshot: Snapshot, report: TestReport
+    inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport
 ) -> AsyncIterator[Event | RoundResult]:
     """Yield the round's events, then its RoundResult (always last)."""
     failing = [f.test_id for f in report.failures]
     subset = inputs.subset and bool(failing) and all("::" in t for t in failing)
     count = 1 if approach.route == "install" else inputs.count
-    start = snapshot.fingerprint()
+    start = copy.fingerprint()
     tried: list[Tried] = []
-    kept: dict[int, tuple[Snapshot, TestReport]] = {}
+    kept: dict[int, tuple[WorkingCopy, TestReport]] = {}
     environment: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}  # index -> (packages, commands)
     fingerprints: dict[int, int] = {}
     ended: Ended = "nothing_better"
@@ -128,7 +128,7 @@ async def run_round(
                 yield _tested_event(inputs, approach, tried[-1], 0)
                 break
         fork, reason, environment[index], fingerprint, again = await _read(
-            inputs, approach, snapshot, report, reply, start, fingerprints, tried)
+            inputs, approach, copy, report, reply, start, fingerprints, tried)
         if again:  # the code of the file, or a change already tested: asked once for a different one
             follow = [*inputs.messages, {"role": "assistant", "content": reply}, {"role": "user", "content": again}]
             try:
@@ -137,7 +137,7 @@ async def run_round(
                 more = ""
             first = reason
             fork, reason, environment[index], fingerprint, _ = await _read(
-                inputs, approach, snapshot, report, more, start, fingerprints, tried)
+                inputs, approach, copy, report, more, start, fingerprints, tried)
             reason = f"{first}; asked again: {reason}" if reason else ""
         tokens = _tokens(inputs.llm) - used
         if reason:
@@ -145,7 +145,7 @@ async def run_round(
             yield _tested_event(inputs, approach, tried[-1], tokens)
             continue
         fingerprints[fingerprint] = index
-        diff, lines = _diff(snapshot, fork)
+        diff, lines = _diff(copy, fork)
         result, scope = await _test(inputs, fork, failing if subset else None)
         if scope == "failing" and result.failures == [] and result.passed > 0:
             result, scope = await _test(inputs, fork, None)  # the failing tests pass: now the whole suite
@@ -194,16 +194,16 @@ async def _ask(inputs: RoundInputs, approach: Approach, limit: int | None, seed:
 
 
 async def _read(
-    inputs: RoundInputs, approach: Approach, snapshot: Snapshot, report: TestReport, reply: str, start: int,
+    inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport, reply: str, start: int,
     fingerprints: dict[int, int], tried: list[Tried],
-) -> tuple[Snapshot, str, tuple[tuple[str, ...], tuple[str, ...]], int, str]:
+) -> tuple[WorkingCopy, str, tuple[tuple[str, ...], tuple[str, ...]], int, str]:
     """A reply applied to a fork: (fork, why it is rejected or "", its installs and commands, fingerprint,
     what to ask the model once more when the reply is the file's code or a change already tested)."""
-    fork = snapshot.fork()
+    fork = copy.fork()
     environment: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     reason, unchanged = "", False
     try:
-        plan = read_reply(approach, snapshot, reply)
+        plan = read_reply(approach, copy, reply)
         applied = await apply_plan(plan, fork, inputs.sandbox, inputs.iteration, report.failures, inputs.tests)
         reason = applied.problems[0].removeprefix("- ").split("\nCurrent content")[0] if applied.problems else ""
         environment = (tuple(applied.packages), tuple(applied.commands))
@@ -252,13 +252,13 @@ def _tokens(llm: LLMClient) -> int:
     return int(llm.usage.prompt_tokens + llm.usage.completion_tokens)
 
 
-async def _test(inputs: RoundInputs, fork: Snapshot, ids: list[str] | None) -> tuple[TestReport, Literal["failing", "all"]]:
+async def _test(inputs: RoundInputs, fork: WorkingCopy, ids: list[str] | None) -> tuple[TestReport, Literal["failing", "all"]]:
     await inputs.sandbox.sync(fork.files(), fork.deleted())
     report = await inputs.sandbox.run_tests(ids or inputs.suite, timeout=inputs.test_timeout)
     return report, ("failing" if ids else "all")
 
 
-def _diff(before: Snapshot, after: Snapshot) -> tuple[str, int]:
+def _diff(before: WorkingCopy, after: WorkingCopy) -> tuple[str, int]:
     """A unified diff of the fork against the round's starting state, and its count of changed lines."""
     out: list[str] = []
     for path in sorted(set(before.paths()) | set(after.paths())):

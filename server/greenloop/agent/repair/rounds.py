@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from greenloop.agent.changes.snapshot import Snapshot
+from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Event, IterationStarted, LocationsFound, Message, RoundEnded, TestsRan
 from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
 from greenloop.agent.repair.routes import Approach, ladder, repair_messages, with_feedback
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 async def candidate_rounds(
-    ctx: LoopContext, snapshot: Snapshot, report: TestReport, test_ids: list[str] | None = None
+    ctx: LoopContext, copy: WorkingCopy, report: TestReport, test_ids: list[str] | None = None
 ) -> AsyncIterator[Event]:
     """Yield the rounds' events, ending with exactly one Done."""
     loop = ctx.settings.loop
@@ -34,22 +34,22 @@ async def candidate_rounds(
     seen: dict[int, str] = {}  # what each change tested so far gave
     for iteration in range(1, max_it + 1):
         if (why := ctx.over_budget()) is not None:
-            yield ctx.done(snapshot, "budget", f"Stopped: {why}; {report.summary()}.", iteration - 1, why)
+            yield ctx.done(copy, "budget", f"Stopped: {why}; {report.summary()}.", iteration - 1, why)
             return
         yield ctx.stamp(IterationStarted(iteration=iteration, max_iterations=max_it))
-        code = await ctx.contexts.build(snapshot, report.failures)
+        code = await ctx.contexts.build(copy, report.failures)
         yield ctx.stamp(LocationsFound(iteration=iteration, locations=[loc.to_json() for loc in code.locations],
                                        context_tokens=code.tokens))
-        steps = ladder(code.locations, report, snapshot, ctx.tests, oneshot=oneshot)
+        steps = ladder(code.locations, report, copy, ctx.tests, oneshot=oneshot)
         if step >= len(steps):
             evidence = "; ".join(spent) or "no code outside the tests was found to change"
-            yield ctx.done(snapshot, "stuck", f"Stopped: every approach was tried ({report.summary()}).",
+            yield ctx.done(copy, "stuck", f"Stopped: every approach was tried ({report.summary()}).",
                            iteration - 1, evidence)
             return
         approach = with_feedback(steps[step], feedback)
         inputs = RoundInputs(
             llm=ctx.ports.llm, sandbox=ctx.ports.sandbox, tests=ctx.tests,
-            messages=repair_messages(approach, snapshot, ctx.contexts.index, report, ctx.tests,
+            messages=repair_messages(approach, copy, ctx.contexts.index, report, ctx.tests,
                                      template=ctx.template, workspace=ctx.workspace),
             count=1 if oneshot else loop.candidates, temperature=0.0 if oneshot else loop.candidate_temperature,
             next_seed=ctx.next_seed, over_budget=ctx.over_budget, test_timeout=ctx.settings.sandbox.test_timeout,
@@ -57,20 +57,20 @@ async def candidate_rounds(
         )
         result: RoundResult | None = None
         try:
-            async for item in run_round(inputs, approach, snapshot, report):
+            async for item in run_round(inputs, approach, copy, report):
                 if isinstance(item, RoundResult):
                     result = item
                 else:
                     yield ctx.stamp(item)
         except LLMError as exc:  # the model server failed for good: the state reached so far is kept
             yield ctx.stamp(Message(text=f"The model call failed: {exc}", level="error"))
-            yield ctx.done(snapshot, "error", f"Stopped in round {iteration}: the model call failed; "
+            yield ctx.done(copy, "error", f"Stopped in round {iteration}: the model call failed; "
                            f"{report.summary()}.", iteration - 1, str(exc))
             return
         assert result is not None  # run_round always ends with its result
         yield ctx.stamp(_round_event(iteration, result))
         if result.moved and result.files is not None and result.report is not None:
-            snapshot.restore(result.files)
+            copy.restore(result.files)
             ctx.packages.extend(p for p in result.packages if p not in ctx.packages)
             ctx.commands.extend(result.commands)
             report = result.report
@@ -83,14 +83,14 @@ async def candidate_rounds(
             step, feedback = step + 1, _feedback_text(approach, result)
         yield ctx.budget_event(iteration)
         if result.ended == "green" or report.green:
-            yield ctx.done(snapshot, "green", f"The tests pass ({report.summary()}).", iteration)
+            yield ctx.done(copy, "green", f"The tests pass ({report.summary()}).", iteration)
             return
         if result.ended == "budget":
             why = ctx.over_budget() or "budget"
-            yield ctx.done(snapshot, "budget", f"Stopped: {why}; {report.summary()}.", iteration, why)
+            yield ctx.done(copy, "budget", f"Stopped: {why}; {report.summary()}.", iteration, why)
             return
-    unchanged = "" if snapshot.changed_paths() else " No candidate was better than the code as it was."
-    yield ctx.done(snapshot, "budget", f"Stopped after {max_it} rounds; {report.summary()}.{unchanged}", max_it,
+    unchanged = "" if copy.changed_paths() else " No candidate was better than the code as it was."
+    yield ctx.done(copy, "budget", f"Stopped after {max_it} rounds; {report.summary()}.{unchanged}", max_it,
                    "max iterations reached")
 
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from greenloop.agent.changes.snapshot import Snapshot
 from greenloop.agent.changes.testfiles import TestFiles
+from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import Action, DebugPlan, InstallAction, WriteAction
 from greenloop.agent.prompting.code_reply import extract_code
 from greenloop.agent.prompting.files import render_prompt
@@ -64,20 +64,20 @@ class Approach:
 
 
 def ladder(
-    locations: list[Location], report: TestReport, snapshot: Snapshot, tests: TestFiles, *, oneshot: bool = False
+    locations: list[Location], report: TestReport, copy: WorkingCopy, tests: TestFiles, *, oneshot: bool = False
 ) -> list[Approach]:
     """The approaches for this state, in order: a round that brings nothing better moves one step on."""
-    sources = [loc for loc in locations if not tests.is_test(loc.path) and snapshot.read(loc.path) is not None]
+    sources = [loc for loc in locations if not tests.is_test(loc.path) and copy.read(loc.path) is not None]
     if not sources:
-        sources = _imported_sources(report, snapshot, tests)
+        sources = _imported_sources(report, copy, tests)
     if oneshot:
         return [replace(_file(sources[0].path, "the whole file, once (baseline)"), bare=True)] if sources else []
     steps: list[Approach] = []
-    missing, package = _missing_module(report, snapshot)
+    missing, package = _missing_module(report, copy)
     if missing:
         steps.append(Approach("install", Target("", missing, "module", 0, 0), "a module is not installed",
                               package=package))
-    broken = _broken_file(report, snapshot, tests)
+    broken = _broken_file(report, copy, tests)
     if broken:
         steps.append(_file(broken, "the code does not load"))
     functions = [loc for loc in sources if loc.kind in ("function", "method")]
@@ -88,13 +88,13 @@ def ladder(
         steps.append(Approach("function", top, "the top-ranked function, sampled hotter", hotter=0.3))
     if sources:
         path = sources[0].path
-        if functions and _mostly(snapshot, top):  # the whole file would be the same request again
+        if functions and _mostly(copy, top):  # the whole file would be the same request again
             steps.append(Approach("function", top, "the top-ranked function, written anew from the tests",
                                   anew=True))
-        elif _lines(snapshot, path) <= FILE_ROUTE_LINES and not any(s.route == "file" and s.target.path == path
+        elif _lines(copy, path) <= FILE_ROUTE_LINES and not any(s.route == "file" and s.target.path == path
                                                                     for s in steps):
             steps.append(_file(path, "the whole file"))
-        steps.append(Approach("blocks", Target(path, path, "file", 1, _lines(snapshot, path)),
+        steps.append(Approach("blocks", Target(path, path, "file", 1, _lines(copy, path)),
                               "changes in several places"))
     return steps
 
@@ -107,29 +107,29 @@ def _target(loc: Location) -> Target:
     return Target(loc.path, loc.symbol, loc.kind, loc.start_line, loc.end_line)
 
 
-def _mostly(snapshot: Snapshot, target: Target) -> bool:
+def _mostly(copy: WorkingCopy, target: Target) -> bool:
     """The function is most of its file's code (imports and blank lines aside)."""
-    rows = (snapshot.read(target.path) or "").splitlines()
+    rows = (copy.read(target.path) or "").splitlines()
     code = [r for r in rows if r.strip() and not r.lstrip().startswith(("import ", "from ", "#"))]
     return (target.end_line - target.start_line + 1) >= 0.8 * len(code)
 
 
-def _lines(snapshot: Snapshot, path: str) -> int:
-    return len((snapshot.read(path) or "").splitlines())
+def _lines(copy: WorkingCopy, path: str) -> int:
+    return len((copy.read(path) or "").splitlines())
 
 
-def _own_modules(snapshot: Snapshot) -> set[str]:
+def _own_modules(copy: WorkingCopy) -> set[str]:
     names: set[str] = set()
-    for path in snapshot.paths():
+    for path in copy.paths():
         parts = PurePosixPath(path).parts
         names.update(p.removesuffix(".py") for p in parts)
     return names
 
 
-def _missing_module(report: TestReport, snapshot: Snapshot) -> tuple[str, str]:
+def _missing_module(report: TestReport, copy: WorkingCopy) -> tuple[str, str]:
     """(module, package) for the first module a failure says is not installed (by its language's
     message) and the project does not hold itself; ("", "") when there is none."""
-    own = _own_modules(snapshot)
+    own = _own_modules(copy)
     for failure in report.failures:
         text = f"{failure.message}\n{failure.traceback}"
         for language in languages():
@@ -140,39 +140,39 @@ def _missing_module(report: TestReport, snapshot: Snapshot) -> tuple[str, str]:
     return "", ""
 
 
-def _broken_file(report: TestReport, snapshot: Snapshot, tests: TestFiles) -> str:
+def _broken_file(report: TestReport, copy: WorkingCopy, tests: TestFiles) -> str:
     """A source file named in a failure that says the code does not load (syntax, import, name errors)."""
     for failure in report.failures:
         text = f"{failure.message}\n{failure.traceback}"
         if not any(word in text for word in _BROKEN):
             continue
         for path in reversed(re.findall(r"([\w./-]+\.\w+)", text)):
-            known = _known(snapshot, path)
+            known = _known(copy, path)
             if known and not tests.is_test(known) and language_of(known):
                 return known
     return ""
 
 
-def _known(snapshot: Snapshot, path: str) -> str:
+def _known(copy: WorkingCopy, path: str) -> str:
     path = path.lstrip("./")
-    for known in snapshot.paths():
+    for known in copy.paths():
         if known == path or path.endswith("/" + known):
             return known
     return ""
 
 
-def _imported_sources(report: TestReport, snapshot: Snapshot, tests: TestFiles) -> list[Location]:
+def _imported_sources(report: TestReport, copy: WorkingCopy, tests: TestFiles) -> list[Location]:
     """Source files named in the failures, when retrieval found no code outside the tests."""
     found: list[Location] = []
     for failure in report.failures:
         for path in re.findall(r"([\w./-]+\.\w+)", f"{failure.traceback}\n{failure.message}"):
-            known = _known(snapshot, path)
+            known = _known(copy, path)
             if known and not tests.is_test(known) and language_of(known) and all(f.path != known for f in found):
-                found.append(Location(known, known, "module", 1, _lines(snapshot, known), 0.0, "named"))
+                found.append(Location(known, known, "module", 1, _lines(copy, known), 0.0, "named"))
     if not found:
-        code = [p for p in snapshot.paths() if language_of(p) and not tests.is_test(p)]
+        code = [p for p in copy.paths() if language_of(p) and not tests.is_test(p)]
         if len(code) <= 3:  # a tiny project: its source files are the candidates
-            found = [Location(p, p, "module", 1, _lines(snapshot, p), 0.0, "only source") for p in code]
+            found = [Location(p, p, "module", 1, _lines(copy, p), 0.0, "only source") for p in code]
     return found
 
 
@@ -253,12 +253,12 @@ def related_text(index: RepoIndex, target: Target, tests: TestFiles) -> str:
 
 
 def repair_messages(
-    approach: Approach, snapshot: Snapshot, index: RepoIndex, report: TestReport, tests: TestFiles,
+    approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
     *, template: str, workspace: Path,
 ) -> list[dict[str, str]]:
     """The request of one round; every candidate of the round sends exactly this (shared prefix)."""
     target = approach.target
-    source = snapshot.read(target.path) or ""
+    source = copy.read(target.path) or ""
     values = {
         "template": template, "failures": render_failures(report), "spec": spec_text(index, report, tests),
         "path": target.path, "fence": language_of(target.path) or "", "feedback": approach.feedback,
@@ -281,20 +281,20 @@ def prompt_hash(messages: list[dict[str, str]]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def read_reply(approach: Approach, snapshot: Snapshot, reply: str) -> DebugPlan:
+def read_reply(approach: Approach, copy: WorkingCopy, reply: str) -> DebugPlan:
     """The reply as a DebugPlan of edits/writes; ReplyRejected says why there is none."""
     target = approach.target
     actions: list[Action]
     if approach.route == "function":
         try:
-            actions = list(splice(snapshot.read(target.path) or "", target, reply))
+            actions = list(splice(copy.read(target.path) or "", target, reply))
         except Unchanged as exc:
             raise ReplyUnchanged(str(exc)) from None
         except SpliceError as exc:
             raise ReplyRejected(str(exc)) from None
         return DebugPlan(diagnosis=f"`{target.symbol}` rewritten", actions=actions)
     if approach.route == "file":
-        code = extract_code(reply, target.path, [p for p in snapshot.paths() if p != target.path])
+        code = extract_code(reply, target.path, [p for p in copy.paths() if p != target.path])
         if code.problem:
             raise ReplyRejected(code.problem)
         return DebugPlan(diagnosis=f"{target.path} rewritten", actions=[WriteAction(path=target.path, content=code.text)])

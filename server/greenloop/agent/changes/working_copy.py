@@ -1,4 +1,4 @@
-"""Snapshot: the workspace's files in memory (disk + unsaved buffers), edited instead of the disk."""
+"""WorkingCopy: the workspace's files in memory (disk + unsaved buffers), edited instead of the disk."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from greenloop.agent.changes.text import BOM, decode_text, encode_like, lf_lines
 from greenloop.agent.events import ChangeSet, FileChange
 from greenloop.agent.ports import read_workspace
 
-__all__ = ["Snapshot", "decode_text"]
+__all__ = ["WorkingCopy", "decode_text"]
 
 
-class Snapshot:
+class WorkingCopy:
     """Files by workspace-relative posix path; remembers the base to diff against.
 
     `read` gives the text to work on ("\n" endings, no BOM); `write` puts text back in the
@@ -27,7 +27,7 @@ class Snapshot:
         self._files: dict[str, bytes] = dict(files)
 
     @classmethod
-    def from_workspace(cls, root: Path, overlays: Mapping[str, str] | None = None) -> Snapshot:
+    def from_workspace(cls, root: Path, overlays: Mapping[str, str] | None = None) -> WorkingCopy:
         files = read_workspace(root)
         for path, text in (overlays or {}).items():
             if path not in files and files.ignore.ignored(path):
@@ -38,7 +38,7 @@ class Snapshot:
         return cls(root, files)
 
     @classmethod
-    def empty(cls, root: Path) -> Snapshot:
+    def empty(cls, root: Path) -> WorkingCopy:
         return cls(root, {})
 
     def read(self, path: str) -> str | None:
@@ -68,9 +68,9 @@ class Snapshot:
         """Go back to an earlier `files()` (an attempt that made things worse is undone)."""
         self._files = dict(files)
 
-    def fork(self) -> Snapshot:
+    def fork(self) -> WorkingCopy:
         """A copy to try a candidate on: same base, same files; changing it leaves this one as it is."""
-        twin = Snapshot(self.root, self._base)
+        twin = WorkingCopy(self.root, self._base)
         twin._files = dict(self._files)
         return twin
 
