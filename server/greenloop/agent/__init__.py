@@ -6,8 +6,9 @@ workspace's working copy. Front ends consume the events; they add no loop logic.
 
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import ChangeSet, Done, Event, FileChange
-from greenloop.agent.orchestration.loop import Focus, LoopContext, fix_loop
+from greenloop.agent.orchestration.loop import Focus, fix_loop
 from greenloop.agent.orchestration.recorded_run import new_run_id
+from greenloop.agent.orchestration.run_state import RunState
 from greenloop.agent.orchestration.session import FixRequest, apply_changes, fix, improve, run_tests
 from greenloop.agent.plan import DebugPlan
 from greenloop.agent.ports import Ports, open_ports
@@ -20,8 +21,8 @@ __all__ = [
     "FileChange",
     "FixRequest",
     "Focus",
-    "LoopContext",
     "Ports",
+    "RunState",
     "WorkingCopy",
     "apply_changes",
     "fix",

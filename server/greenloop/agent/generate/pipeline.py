@@ -15,7 +15,8 @@ from greenloop.agent.generate.layouts import Layout
 from greenloop.agent.generate.output import save_plan, write_output
 from greenloop.agent.generate.planning import make_plan, manifests
 from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan
-from greenloop.agent.orchestration.loop import LoopContext, fix_loop
+from greenloop.agent.orchestration.loop import fix_loop
+from greenloop.agent.orchestration.run_state import RunState
 from greenloop.agent.ports import Refused
 from greenloop.errors import GreenloopError
 
@@ -43,7 +44,7 @@ class Generation:
     """The state of one run after the ports are open."""
 
     job: Job
-    ctx: LoopContext
+    state: RunState
     copy: WorkingCopy = field(init=False)
     known: dict[str, str] = field(default_factory=dict)  # every file's text so far
     iterations: int = 0
@@ -54,7 +55,7 @@ class Generation:
         self.copy = WorkingCopy.empty(self.job.out_dir)
 
     def note(self, text: str, level: Literal["info", "warning", "error"] = "info") -> Event:
-        event: Event = self.ctx.stamp(Message(text=text, level=level))
+        event: Event = self.state.stamp(Message(text=text, level=level))
         return event
 
     async def run(self) -> AsyncIterator[Event]:
@@ -63,7 +64,7 @@ class Generation:
             plan = self.job.plan
             if plan is None:
                 interfaces = await write_interfaces(
-                    self.ctx.ports.llm, self.job.layout, self.job.request, self.job.out_dir
+                    self.state.ports.llm, self.job.layout, self.job.request, self.job.out_dir
                 )
                 yield self.note(f"Interfaces: {count_modules(interfaces)} module(s); planning the files")
                 plan = await self._plan_step(interfaces)
@@ -89,9 +90,9 @@ class Generation:
     async def _plan_step(self, interfaces: str) -> ProjectPlan:
         job = self.job
         return await make_plan(
-            self.ctx.ports.llm,
+            self.state.ports.llm,
             job.layout,
-            self.ctx.settings,
+            self.state.settings,
             job.request,
             job.out_dir,
             interfaces=interfaces,
@@ -102,17 +103,17 @@ class Generation:
         if not plan.packages:
             return
         yield self.note(f"Installing {', '.join(plan.packages)} in the sandbox")
-        result = await self.ctx.ports.sandbox.install(plan.packages)
+        result = await self.state.ports.sandbox.install(plan.packages)
         detail = " ".join(plan.packages)
         if isinstance(result, Refused):  # a spec the sandbox will not take: said, like a failed install
             ok, output, what = False, f"refused: {result.reason}", f"was refused ({result.reason})"
         else:
             ok, output, what = result.ok, (result.stdout + result.stderr)[-2000:], "failed"
-        yield self.ctx.stamp(
+        yield self.state.stamp(
             EnvironmentChanged(iteration=0, action="install", detail=detail, ok=ok, output=output)
         )
         if ok:
-            self.ctx.packages.extend(p for p in plan.packages if p not in self.ctx.packages)
+            self.state.packages.extend(p for p in plan.packages if p not in self.state.packages)
         else:
             yield self.note(
                 f"Installing {detail} {what}; the fix loop will see the import errors.", "warning"
@@ -135,7 +136,7 @@ class Generation:
                 async for event in self._write(plan, group):
                     yield event
         yield self.note(f"Running the tests of {label}" + (" and the earlier ones" if step > 1 else ""))
-        async for event in fix_loop(self.ctx, self.copy):
+        async for event in fix_loop(self.state, self.copy):
             if isinstance(event, Done):
                 self.last = event
                 self.iterations += event.iterations
@@ -144,9 +145,9 @@ class Generation:
                 yield event
 
     async def _write(self, plan: ProjectPlan, group: list[PlannedFile]) -> AsyncIterator[Event]:
-        settings = self.ctx.settings
+        settings = self.state.settings
         writer = FileWriter(
-            llm=self.ctx.ports.llm,
+            llm=self.state.ports.llm,
             layout=self.job.layout,
             plan=plan,
             request=self.job.request,
@@ -158,7 +159,7 @@ class Generation:
             **self.known,
             **{p: t for p in self.copy.paths() if (t := self.copy.read(p)) is not None},
         }
-        if (why := self.ctx.over_budget()) is not None:
+        if (why := self.state.over_budget()) is not None:
             raise BudgetStop(why)
         async for path, text in write_files(writer, group, known, settings.generate.parallel_files):
             self._keep(path, text)
@@ -176,9 +177,9 @@ class Generation:
             where = "except the plan (.greenloop/plan.md; re-run with --from-plan)" if saved_plan else ""
             reason = (error or "Generation stopped").rstrip(". ")
             summary = f"{reason}. Nothing was written to {out} {where}".strip() + "."
-            return self.ctx.done(WorkingCopy.empty(out), outcome, summary, self.iterations, error)
+            return self.state.done(WorkingCopy.empty(out), outcome, summary, self.iterations, error)
         outcome = "green" if self.last.outcome in GREEN else self.last.outcome
-        done = self.ctx.done(self.copy, outcome, "", self.iterations, self.last.evidence)
+        done = self.state.done(self.copy, outcome, "", self.iterations, self.last.evidence)
         try:
             done.changes = write_output(out, done.changes)
         except GreenloopError as exc:

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import secrets
-import time
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
-from functools import partial
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
 
 from greenloop.agent.changes.actions import ApplyOutcome, apply_plan
-from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import (
-    BudgetUsed,
     Diagnosis,
     DiagnosisDelta,
-    Done,
     Event,
     IterationStarted,
     LocationsFound,
@@ -27,25 +19,21 @@ from greenloop.agent.events import (
     TestsRan,
 )
 from greenloop.agent.orchestration.best import BestState
-from greenloop.agent.orchestration.budget import Budget
 from greenloop.agent.orchestration.history import (
     Attempt,
-    History,
     describe_action,
     failure_signature,
     plan_signature,
 )
 from greenloop.agent.orchestration.rewrite import rewritable, rewrite
+from greenloop.agent.orchestration.run_state import RunState
 from greenloop.agent.plan import DebugPlan
-from greenloop.agent.ports import Ports
-from greenloop.agent.prompting.context import ContextBuilder, focus_text, render_failures
+from greenloop.agent.prompting.context import focus_text, render_failures
 from greenloop.agent.prompting.files import render_prompt
 from greenloop.agent.repair.rounds import candidate_rounds
 from greenloop.llm import ContextOverflow, LLMError, StructuredOutputError
-from greenloop.settings import Settings
 from greenloop_sandbox import TestReport
 
-OFFERED = ("green", "no_tests")  # outcomes whose change set is offered to the person (tested and passing)
 EDIT_REPAIRS = 2  # rounds per iteration in which rejected actions go back to the model
 INVALID_PLANS_IN_A_ROW = 2  # then the loop ends with an error
 # The diagnosis is one paragraph; see docs/decisions/2026-11-plan-strategy-loop.md.
@@ -71,95 +59,14 @@ class Focus:
     end_line: int
 
 
-@dataclass
-class LoopContext:
-    """Everything one run's loop needs; created by the session, shared with generation."""
-
-    settings: Settings
-    ports: Ports
-    workspace: Path
-    template: str
-    run_id: str
-    budget: Budget = field(init=False)
-    history: History = field(default_factory=History)
-    contexts: ContextBuilder = field(init=False)
-    packages: list[str] = field(default_factory=list)
-    commands: list[str] = field(default_factory=list)
-    started: float = field(default_factory=time.monotonic)
-    goal: str = ""  # a generated project's request: its tests are the model's too, and may be wrong
-    tests_writable: bool = False  # generation's own tests, an improve request about tests, loop.edit_tests
-    _seeds: int = 0
-
-    def __post_init__(self) -> None:
-        self.budget = Budget(self.settings.loop)
-        r = self.settings.retrieval
-        coverage = partial(self.ports.sandbox.run_spectrum, seconds=r.coverage_seconds) if r.coverage else None
-        self.contexts = ContextBuilder(use_retrieval=r.enabled, budget_tokens=r.context_tokens, top_k=r.top_k,
-                                       coverage=coverage)
-        self._seed_base = self.settings.llm.seed if self.settings.llm.seed is not None else secrets.randbelow(2**31)
-
-    @property
-    def tests(self) -> TestFiles:
-        """Which files are tests, and whether this run may change them."""
-        writable = self.tests_writable or self.settings.loop.edit_tests
-        return TestFiles.of(self.ports.sandbox.template.language.test_globs, self.settings.loop.test_paths, writable=writable)
-
-    def next_seed(self) -> int:
-        """A seed no other call of this run has used (candidates are sampled apart, and recorded)."""
-        self._seeds += 1
-        return self._seed_base + 1000 + self._seeds
-
-    def stamp(self, event: Any) -> Any:
-        event.run_id, event.at = self.run_id, round(time.monotonic() - self.started, 3)
-        return event
-
-    def tokens(self) -> int:
-        usage = self.ports.llm.usage
-        return int(usage.prompt_tokens + usage.completion_tokens)
-
-    def over_budget(self) -> str | None:
-        return self.budget.exceeded(tokens=self.tokens(), cost=float(self.ports.llm.usage.cost))
-
-    def budget_event(self, iteration: int) -> BudgetUsed:
-        u = self.ports.llm.usage
-        return self.stamp(
-            BudgetUsed(
-                iteration=iteration,
-                prompt_tokens=u.prompt_tokens,
-                completion_tokens=u.completion_tokens,
-                cost=u.cost,
-                seconds=round(self.budget.elapsed(), 3),
-                calls=u.calls,
-            )
-        )
-
-    def done(self, copy: WorkingCopy, outcome: Outcome, summary: str, iterations: int, evidence: str = "") -> Done:
-        u = self.ports.llm.usage
-        changes = copy.changes(self.packages, self.commands)
-        return self.stamp(
-            Done(
-                outcome=outcome,
-                summary=summary,
-                iterations=iterations,
-                changes=changes,
-                offers_changes=outcome in OFFERED and bool(changes.files or changes.packages or changes.commands),
-                prompt_tokens=u.prompt_tokens,
-                completion_tokens=u.completion_tokens,
-                cost=u.cost,
-                seconds=round(self.budget.elapsed(), 3),
-                evidence=evidence,
-            )
-        )
-
-
-async def run_tests_on(ctx: LoopContext, copy: WorkingCopy, test_ids: list[str] | None) -> TestReport:
+async def run_tests_on(state: RunState, copy: WorkingCopy, test_ids: list[str] | None) -> TestReport:
     """Sync the working copy into the sandbox (changed files only) and run the tests."""
-    await ctx.ports.sandbox.sync(copy.files(), copy.deleted())
-    return await ctx.ports.sandbox.run_tests(test_ids, timeout=ctx.settings.sandbox.test_timeout)
+    await state.ports.sandbox.sync(copy.files(), copy.deleted())
+    return await state.ports.sandbox.run_tests(test_ids, timeout=state.settings.sandbox.test_timeout)
 
 
-def tests_ran(ctx: LoopContext, iteration: int, report: TestReport) -> TestsRan:
-    return ctx.stamp(
+def tests_ran(state: RunState, iteration: int, report: TestReport) -> TestsRan:
+    return state.stamp(
         TestsRan(
             iteration=iteration,
             passed=report.passed,
@@ -173,7 +80,7 @@ def tests_ran(ctx: LoopContext, iteration: int, report: TestReport) -> TestsRan:
 
 
 async def fix_loop(
-    ctx: LoopContext,
+    state: RunState,
     copy: WorkingCopy,
     *,
     test_ids: list[str] | None = None,
@@ -181,31 +88,31 @@ async def fix_loop(
     focus: Focus | None = None,
 ) -> AsyncIterator[Event]:
     """Yield the loop's events, ending with exactly one Done."""
-    report = await run_tests_on(ctx, copy, test_ids)
-    yield tests_ran(ctx, 0, report)
+    report = await run_tests_on(state, copy, test_ids)
+    yield tests_ran(state, 0, report)
     if report.total == 0 and not report.failures and not instruction:
-        yield ctx.done(copy, "no_tests", _no_tests_message(report), 0)
+        yield state.done(copy, "no_tests", _no_tests_message(report), 0)
         return
     if report.green and not instruction:
-        yield ctx.done(copy, "already_green", f"The tests already pass ({report.summary()}); nothing changed.", 0)
+        yield state.done(copy, "already_green", f"The tests already pass ({report.summary()}); nothing changed.", 0)
         return
-    if instruction is None and ctx.settings.loop.strategy != "plan":
-        async for event in candidate_rounds(ctx, copy, report, test_ids):
+    if instruction is None and state.settings.loop.strategy != "plan":
+        async for event in candidate_rounds(state, copy, report, test_ids):
             yield event
         return
-    async for event in _iterations(ctx, copy, report, test_ids, instruction, focus):
+    async for event in _iterations(state, copy, report, test_ids, instruction, focus):
         yield event
 
 
 async def _iterations(
-    ctx: LoopContext,
+    state: RunState,
     copy: WorkingCopy,
     report: TestReport,
     test_ids: list[str] | None,
     instruction: str | None,
     focus: Focus | None,
 ) -> AsyncIterator[Event]:
-    max_it = ctx.settings.loop.max_iterations
+    max_it = state.settings.loop.max_iterations
     invalid_in_a_row = 0
     instruction_done = instruction is None
     best = BestState()  # a run that ends red leaves its best state (an improve run: once its change is made)
@@ -215,24 +122,24 @@ async def _iterations(
     def stop(outcome: Outcome, summary: str, iterations: int, evidence: str = "", tests: bool = False) -> Iterator[Event]:
         kept, note = best.keep(copy, report)
         if note:
-            yield ctx.stamp(Message(text=note, level="warning"))
+            yield state.stamp(Message(text=note, level="warning"))
         summary = f"{summary}; {kept.summary()}." if tests else summary
-        yield ctx.done(copy, outcome, summary, iterations, evidence)
+        yield state.done(copy, outcome, summary, iterations, evidence)
 
     for iteration in range(1, max_it + 1):
-        if (why := ctx.over_budget()) is not None:
+        if (why := state.over_budget()) is not None:
             for event in stop("budget", f"Stopped: {why}.", iteration - 1, why):
                 yield event
             return
-        yield ctx.stamp(IterationStarted(iteration=iteration, max_iterations=max_it))
-        step = _Step(ctx, copy, report, iteration, instruction, focus, instruction_done)
+        yield state.stamp(IterationStarted(iteration=iteration, max_iterations=max_it))
+        step = _Step(state, copy, report, iteration, instruction, focus, instruction_done)
         before = copy.files()
         try:
             async for event in step.run():
                 yield event
         except LLMError as exc:  # the model server failed for good: what the run reached is kept
             copy.restore(before)  # this iteration's changes were never tested
-            yield ctx.stamp(Message(text=f"The model call failed: {exc}", level="error"))
+            yield state.stamp(Message(text=f"The model call failed: {exc}", level="error"))
             summary = f"Stopped in iteration {iteration}: the model call failed"
             for event in stop("error", summary, iteration - 1, str(exc), tests=True):
                 yield event
@@ -251,20 +158,20 @@ async def _iterations(
         instruction_done = instruction_done or step.changed_files
         undone = ""
         if step.changed:
-            rerun = await run_tests_on(ctx, copy, test_ids)
-            yield tests_ran(ctx, iteration, rerun)
+            rerun = await run_tests_on(state, copy, test_ids)
+            yield tests_ran(state, iteration, rerun)
             undone = _tests_lost(report, rerun) if fixing else ""
             if undone:  # the files go back; the earlier report still says what fails
                 copy.restore(before)
-                yield ctx.stamp(Message(text=f"Iteration {iteration}'s change was undone: {undone}.", level="warning"))
+                yield state.stamp(Message(text=f"Iteration {iteration}'s change was undone: {undone}.", level="warning"))
             else:
                 report = rerun
                 if instruction_done:
                     best.offer(report, copy, iteration)
         step.record_outcome(report, undone)
-        yield ctx.budget_event(iteration)
+        yield state.budget_event(iteration)
         if instruction_done and (report.green or (report.total == 0 and instruction)):
-            yield ctx.done(copy, *_success(report, instruction), iteration)
+            yield state.done(copy, *_success(report, instruction), iteration)
             return
     for event in stop("budget", f"Stopped after {max_it} iterations", max_it, "max iterations reached", tests=True):
         yield event
@@ -304,7 +211,7 @@ class _Step:
 
     def __init__(
         self,
-        ctx: LoopContext,
+        state: RunState,
         copy: WorkingCopy,
         report: TestReport,
         iteration: int,
@@ -312,7 +219,7 @@ class _Step:
         focus: Focus | None,
         instruction_done: bool,
     ) -> None:
-        self.ctx, self.copy, self.report, self.iteration = ctx, copy, report, iteration
+        self.state, self.copy, self.report, self.iteration = state, copy, report, iteration
         self.instruction, self.focus, self.instruction_done = instruction, focus, instruction_done
         self.plan: DebugPlan | None = None
         self.stuck: str | None = None
@@ -323,12 +230,12 @@ class _Step:
         self._before = copy.fingerprint()
 
     async def run(self) -> AsyncIterator[Event]:
-        ctx = self.ctx
-        code = await ctx.contexts.build(self.copy, self.report.failures)
+        state = self.state
+        code = await state.contexts.build(self.copy, self.report.failures)
         locations = [loc.to_json() for loc in code.locations]
-        yield ctx.stamp(LocationsFound(iteration=self.iteration, locations=locations, context_tokens=code.tokens))
+        yield state.stamp(LocationsFound(iteration=self.iteration, locations=locations, context_tokens=code.tokens))
         values = self._prompt_values(code.text)
-        if ctx.settings.loop.diagnosis and self.instruction_done:
+        if state.settings.loop.diagnosis and self.instruction_done:
             async for event in self._diagnose(values):
                 yield event
         messages = self._plan_messages(values)
@@ -336,17 +243,17 @@ class _Step:
             yield event
 
     def _prompt_values(self, code_text: str) -> dict[str, str]:
-        history = self.ctx.history.render() if self.ctx.settings.loop.history else ""
+        history = self.state.history.render() if self.state.settings.loop.history else ""
         instruction = ""
         if self.instruction and self.instruction_done:
             instruction = f"\n## The person's request (keep it done while fixing)\n{self.instruction}\n"
-        elif self.ctx.goal:
-            instruction = GOAL_SECTION.format(goal=self.ctx.goal)
+        elif self.state.goal:
+            instruction = GOAL_SECTION.format(goal=self.state.goal)
         focus = ""
         if self.focus is not None:
             focus = focus_text(self.copy, self.focus.path, self.focus.start_line, self.focus.end_line)
         return {
-            "template": self.ctx.template,
+            "template": self.state.template,
             "failures": render_failures(self.report),
             "context": code_text,
             "history": history,
@@ -356,44 +263,44 @@ class _Step:
         }
 
     async def _diagnose(self, values: dict[str, str]) -> AsyncIterator[Event]:
-        messages = _messages(self.ctx, render_prompt("diagnose", self.ctx.workspace, **values))
+        messages = _messages(self.state, render_prompt("diagnose", self.state.workspace, **values))
         parts: list[str] = []
-        limit = min(DIAGNOSIS_TOKENS, self.ctx.settings.llm.max_tokens)
-        async for delta in self.ctx.ports.llm.stream(messages, step="diagnosis", max_tokens=limit):
+        limit = min(DIAGNOSIS_TOKENS, self.state.settings.llm.max_tokens)
+        async for delta in self.state.ports.llm.stream(messages, step="diagnosis", max_tokens=limit):
             parts.append(delta)
-            yield self.ctx.stamp(DiagnosisDelta(iteration=self.iteration, text=delta))
+            yield self.state.stamp(DiagnosisDelta(iteration=self.iteration, text=delta))
         text = "".join(parts).strip()
         self.attempt.diagnosis = text
         values["diagnosis"] = DIAGNOSIS_SECTION.format(text=text) if text else ""
-        yield self.ctx.stamp(Diagnosis(iteration=self.iteration, text=text))
+        yield self.state.stamp(Diagnosis(iteration=self.iteration, text=text))
 
     def _plan_messages(self, values: dict[str, str]) -> list[dict[str, str]]:
         if self.instruction and not self.instruction_done:
             values = {**values, "instruction": self.instruction}
-            return _messages(self.ctx, render_prompt("improve", self.ctx.workspace, **values))
-        return _messages(self.ctx, render_prompt("plan", self.ctx.workspace, **values))
+            return _messages(self.state, render_prompt("improve", self.state.workspace, **values))
+        return _messages(self.state, render_prompt("plan", self.state.workspace, **values))
 
     async def _plan_and_apply(self, messages: list[dict[str, str]]) -> AsyncIterator[Event]:
-        ctx = self.ctx
+        state = self.state
         rejected = ""  # signature of the plan the last repair request was about
         outcome = ApplyOutcome()
         for round_ in range(EDIT_REPAIRS + 1):
             try:
-                plan = await ctx.ports.llm.structured(messages, DebugPlan, step="debug_plan", attempt=round_)
+                plan = await state.ports.llm.structured(messages, DebugPlan, step="debug_plan", attempt=round_)
             except ContextOverflow:
                 if round_ == 0:
                     raise
                 # a 201-line test file shown with the repair took the embedded model past its 8,192 tokens
-                yield ctx.stamp(Message(text="The repair request would not fit the model's context window; "
+                yield state.stamp(Message(text="The repair request would not fit the model's context window; "
                                              "no more repairs in this iteration.", level="warning"))
                 return
             except StructuredOutputError as exc:
                 self.error = str(exc)
                 self.attempt.actions.append("(no valid plan)")
-                yield ctx.stamp(Message(text=f"The model's plan was not valid: {exc}", level="warning"))
+                yield state.stamp(Message(text=f"The model's plan was not valid: {exc}", level="warning"))
                 return
             if plan_signature(plan) == rejected:  # asked to repair, it sent the same actions back
-                yield ctx.stamp(Message(text="The model sent the rejected actions back unchanged; "
+                yield state.stamp(Message(text="The model sent the rejected actions back unchanged; "
                                              "no more repairs in this iteration.", level="warning"))
                 async for event in self._rewrite(outcome):
                     yield event
@@ -401,18 +308,18 @@ class _Step:
             if round_ == 0:
                 self.plan = plan
                 self.attempt.diagnosis = self.attempt.diagnosis or plan.diagnosis
-                earlier = ctx.history.repeat_of(failure_signature(self.report), plan_signature(plan), self.iteration)
+                earlier = state.history.repeat_of(failure_signature(self.report), plan_signature(plan), self.iteration)
                 if earlier is not None:
                     self.stuck = self._stuck_evidence(earlier, plan)
-                    yield ctx.stamp(PlanMade(iteration=self.iteration, plan=plan))
+                    yield state.stamp(PlanMade(iteration=self.iteration, plan=plan))
                     return
-            yield ctx.stamp(PlanMade(iteration=self.iteration, plan=plan))
-            outcome = await apply_plan(plan, self.copy, ctx.ports.sandbox, self.iteration, self.report.failures,
-                                       ctx.tests)
+            yield state.stamp(PlanMade(iteration=self.iteration, plan=plan))
+            outcome = await apply_plan(plan, self.copy, state.ports.sandbox, self.iteration, self.report.failures,
+                                       state.tests)
             self._absorb(plan, outcome)
             for event in outcome.events:
-                yield ctx.stamp(event)
-            if not outcome.problems or (ctx.over_budget() is not None):
+                yield state.stamp(event)
+            if not outcome.problems or (state.over_budget() is not None):
                 return
             if round_ == EDIT_REPAIRS:
                 async for event in self._rewrite(outcome):
@@ -423,42 +330,42 @@ class _Step:
             messages = [
                 *messages,
                 {"role": "assistant", "content": plan.model_dump_json()},
-                {"role": "user", "content": render_prompt("edit_repair", ctx.workspace, problems=problems)},
+                {"role": "user", "content": render_prompt("edit_repair", state.workspace, problems=problems)},
             ]
 
     async def _rewrite(self, outcome: ApplyOutcome) -> AsyncIterator[Event]:
         """The small files whose edits still miss, written whole by the model (`loop.rewrite_lines`)."""
-        ctx = self.ctx
-        limit = ctx.settings.loop.rewrite_lines
+        state = self.state
+        limit = state.settings.loop.rewrite_lines
         files = rewritable(outcome, self.copy, limit) if limit else {}
         diagnosis = self.attempt.diagnosis.strip()
-        values = {"template": ctx.template, "failures": render_failures(self.report),
+        values = {"template": state.template, "failures": render_failures(self.report),
                   "diagnosis": f"\n## Diagnosis\n{diagnosis}\n" if diagnosis else ""}
         for path, problems in files.items():
-            if ctx.over_budget() is not None:
+            if state.over_budget() is not None:
                 return
-            yield ctx.stamp(Message(text=f"The edits to {path} did not apply; asking for the whole file."))
+            yield state.stamp(Message(text=f"The edits to {path} did not apply; asking for the whole file."))
             try:
-                action = await rewrite(ctx.ports.llm, self.copy, ctx.workspace, path, problems, values)
+                action = await rewrite(state.ports.llm, self.copy, state.workspace, path, problems, values)
             except ContextOverflow:
-                yield ctx.stamp(Message(text=f"The whole of {path} would not fit the model's context window; "
+                yield state.stamp(Message(text=f"The whole of {path} would not fit the model's context window; "
                                              "it is not rewritten.", level="warning"))
                 continue
             if isinstance(action, str):
-                yield ctx.stamp(Message(text=f"The model's rewrite of {path} was not usable: {action}.",
+                yield state.stamp(Message(text=f"The model's rewrite of {path} was not usable: {action}.",
                                         level="warning"))
                 continue
             plan = DebugPlan(diagnosis=f"The whole of {path}, written again.", actions=[action])
-            yield ctx.stamp(PlanMade(iteration=self.iteration, plan=plan))
-            applied = await apply_plan(plan, self.copy, ctx.ports.sandbox, self.iteration, tests=ctx.tests)
+            yield state.stamp(PlanMade(iteration=self.iteration, plan=plan))
+            applied = await apply_plan(plan, self.copy, state.ports.sandbox, self.iteration, tests=state.tests)
             self._absorb(plan, applied)
             for event in applied.events:
-                yield ctx.stamp(event)
+                yield state.stamp(event)
 
     def _absorb(self, plan: DebugPlan, outcome: ApplyOutcome) -> None:
         self.attempt.actions.extend(describe_action(a) for a in plan.actions)
-        self.ctx.packages.extend(p for p in outcome.packages if p not in self.ctx.packages)
-        self.ctx.commands.extend(outcome.commands)
+        self.state.packages.extend(p for p in outcome.packages if p not in self.state.packages)
+        self.state.commands.extend(outcome.commands)
         if outcome.problems:
             self.attempt.outcome = f"{len(outcome.problems)} action(s) rejected: " + "; ".join(
                 p.splitlines()[0][:160] for p in outcome.problems
@@ -482,11 +389,11 @@ class _Step:
             self.attempt.outcome = (self.attempt.outcome + "; " if self.attempt.outcome else "") + (
                 f"tests then: {report.summary()}" + (f" ({_failing_line(report)})" if report.failures else "")
             )
-        self.ctx.history.add(self.attempt)
+        self.state.history.add(self.attempt)
 
 
-def _messages(ctx: LoopContext, user: str) -> list[dict[str, str]]:
-    return [{"role": "system", "content": render_prompt("system", ctx.workspace)}, {"role": "user", "content": user}]
+def _messages(state: RunState, user: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": render_prompt("system", state.workspace)}, {"role": "user", "content": user}]
 
 
 def _failing_line(report: TestReport) -> str:

@@ -12,8 +12,9 @@ from greenloop.agent.changes.paths import safe_relpath
 from greenloop.agent.changes.text import exact_text
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import ChangeSet, Event, RunMode
-from greenloop.agent.orchestration.loop import Focus, LoopContext, fix_loop
+from greenloop.agent.orchestration.loop import Focus, fix_loop
 from greenloop.agent.orchestration.recorded_run import RunScope, recorded_run
+from greenloop.agent.orchestration.run_state import RunState
 from greenloop.agent.ports import Ports, choose_template, open_sandbox_for
 from greenloop.errors import GreenloopError
 from greenloop.settings import Settings
@@ -46,14 +47,14 @@ def _run(mode: RunMode, request: FixRequest, settings: Settings, ports: Ports | 
         copy = WorkingCopy.from_workspace(request.workspace, request.overlays)
         template = choose_template(settings, copy.files())
         async with run.ports(template) as live:
-            ctx = LoopContext(
+            state = RunState(
                 settings=settings, ports=live, workspace=request.workspace, template=template, run_id=run.run_id,
                 started=run.started,
                 # tests are the spec; an improve request that is about tests may change them
                 tests_writable=mode == "improve" and "test" in (request.instruction or "").lower(),
             )
             async for event in fix_loop(
-                ctx, copy, test_ids=request.test_ids, instruction=request.instruction, focus=request.focus
+                state, copy, test_ids=request.test_ids, instruction=request.instruction, focus=request.focus
             ):
                 yield event
 

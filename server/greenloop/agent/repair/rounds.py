@@ -20,40 +20,40 @@ from greenloop.llm import LLMError
 from greenloop_sandbox import TestReport
 
 if TYPE_CHECKING:
-    from greenloop.agent.orchestration.loop import LoopContext
+    from greenloop.agent.orchestration.run_state import RunState
 
 
 async def candidate_rounds(
-    ctx: LoopContext, copy: WorkingCopy, report: TestReport, test_ids: list[str] | None = None
+    state: RunState, copy: WorkingCopy, report: TestReport, test_ids: list[str] | None = None
 ) -> AsyncIterator[Event]:
     """Yield the rounds' events, ending with exactly one Done."""
-    loop = ctx.settings.loop
+    loop = state.settings.loop
     oneshot = loop.strategy == "oneshot"
     max_it = 1 if oneshot else loop.max_iterations
     step, feedback, spent = 0, "", list[str]()
     seen: dict[int, str] = {}  # what each change tested so far gave
     for iteration in range(1, max_it + 1):
-        if (why := ctx.over_budget()) is not None:
-            yield ctx.done(copy, "budget", f"Stopped: {why}; {report.summary()}.", iteration - 1, why)
+        if (why := state.over_budget()) is not None:
+            yield state.done(copy, "budget", f"Stopped: {why}; {report.summary()}.", iteration - 1, why)
             return
-        yield ctx.stamp(IterationStarted(iteration=iteration, max_iterations=max_it))
-        code = await ctx.contexts.build(copy, report.failures)
-        yield ctx.stamp(LocationsFound(iteration=iteration, locations=[loc.to_json() for loc in code.locations],
+        yield state.stamp(IterationStarted(iteration=iteration, max_iterations=max_it))
+        code = await state.contexts.build(copy, report.failures)
+        yield state.stamp(LocationsFound(iteration=iteration, locations=[loc.to_json() for loc in code.locations],
                                        context_tokens=code.tokens))
-        steps = ladder(code.locations, report, copy, ctx.tests, oneshot=oneshot)
+        steps = ladder(code.locations, report, copy, state.tests, oneshot=oneshot)
         if step >= len(steps):
             evidence = "; ".join(spent) or "no code outside the tests was found to change"
-            yield ctx.done(copy, "stuck", f"Stopped: every approach was tried ({report.summary()}).",
+            yield state.done(copy, "stuck", f"Stopped: every approach was tried ({report.summary()}).",
                            iteration - 1, evidence)
             return
         approach = with_feedback(steps[step], feedback)
         inputs = RoundInputs(
-            llm=ctx.ports.llm, sandbox=ctx.ports.sandbox, tests=ctx.tests,
-            messages=repair_messages(approach, copy, ctx.contexts.index, report, ctx.tests,
-                                     template=ctx.template, workspace=ctx.workspace),
+            llm=state.ports.llm, sandbox=state.ports.sandbox, tests=state.tests,
+            messages=repair_messages(approach, copy, state.contexts.index, report, state.tests,
+                                     template=state.template, workspace=state.workspace),
             count=1 if oneshot else loop.candidates, temperature=0.0 if oneshot else loop.candidate_temperature,
-            next_seed=ctx.next_seed, over_budget=ctx.over_budget, test_timeout=ctx.settings.sandbox.test_timeout,
-            iteration=iteration, subset=ctx.ports.sandbox.template.selects_tests, seen=seen, suite=test_ids,
+            next_seed=state.next_seed, over_budget=state.over_budget, test_timeout=state.settings.sandbox.test_timeout,
+            iteration=iteration, subset=state.ports.sandbox.template.selects_tests, seen=seen, suite=test_ids,
         )
         result: RoundResult | None = None
         try:
@@ -61,36 +61,36 @@ async def candidate_rounds(
                 if isinstance(item, RoundResult):
                     result = item
                 else:
-                    yield ctx.stamp(item)
+                    yield state.stamp(item)
         except LLMError as exc:  # the model server failed for good: the state reached so far is kept
-            yield ctx.stamp(Message(text=f"The model call failed: {exc}", level="error"))
-            yield ctx.done(copy, "error", f"Stopped in round {iteration}: the model call failed; "
+            yield state.stamp(Message(text=f"The model call failed: {exc}", level="error"))
+            yield state.done(copy, "error", f"Stopped in round {iteration}: the model call failed; "
                            f"{report.summary()}.", iteration - 1, str(exc))
             return
         assert result is not None  # run_round always ends with its result
-        yield ctx.stamp(_round_event(iteration, result))
+        yield state.stamp(_round_event(iteration, result))
         if result.moved and result.files is not None and result.report is not None:
             copy.restore(result.files)
-            ctx.packages.extend(p for p in result.packages if p not in ctx.packages)
-            ctx.commands.extend(result.commands)
+            state.packages.extend(p for p in result.packages if p not in state.packages)
+            state.commands.extend(result.commands)
             report = result.report
-            yield ctx.stamp(TestsRan(iteration=iteration, passed=report.passed, failed=report.failed,
+            yield state.stamp(TestsRan(iteration=iteration, passed=report.passed, failed=report.failed,
                                      errors=report.errors, skipped=report.skipped,
                                      failures=[f.model_dump() for f in report.failures], duration=report.duration))
             step, feedback = 0, ""
         else:
             spent.append(f"round {iteration}: {approach.label} ({approach.why}): {_tally(result)}")
             step, feedback = step + 1, _feedback_text(approach, result)
-        yield ctx.budget_event(iteration)
+        yield state.budget_event(iteration)
         if result.ended == "green" or report.green:
-            yield ctx.done(copy, "green", f"The tests pass ({report.summary()}).", iteration)
+            yield state.done(copy, "green", f"The tests pass ({report.summary()}).", iteration)
             return
         if result.ended == "budget":
-            why = ctx.over_budget() or "budget"
-            yield ctx.done(copy, "budget", f"Stopped: {why}; {report.summary()}.", iteration, why)
+            why = state.over_budget() or "budget"
+            yield state.done(copy, "budget", f"Stopped: {why}; {report.summary()}.", iteration, why)
             return
     unchanged = "" if copy.changed_paths() else " No candidate was better than the code as it was."
-    yield ctx.done(copy, "budget", f"Stopped after {max_it} rounds; {report.summary()}.{unchanged}", max_it,
+    yield state.done(copy, "budget", f"Stopped after {max_it} rounds; {report.summary()}.{unchanged}", max_it,
                    "max iterations reached")
 
 
