@@ -12,7 +12,7 @@ import pytest
 from greenloop.agent import FixRequest, fix
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import TestsRan
-from greenloop.agent.prompting.context import ContextBuilder
+from greenloop.agent.prompting.material import PromptCodeBuilder
 from tests.agent.conftest import collect, tree_bytes, write_project
 
 pytestmark = pytest.mark.docker
@@ -61,7 +61,7 @@ async def test_a_make_check_project_is_fixed_end_to_end(make_project: Path, scri
     prompt = "\n".join(str(m["content"]) for r in requests for m in r.messages)
     assert "return a - b" in prompt and "add(2, 3) is -1" in prompt
     assert "IGNORED_COPY" not in prompt and "IGNORED_SECRET" not in prompt
-    builder = ContextBuilder(use_retrieval=True, budget_tokens=3000, top_k=8)  # the loop's index, fed as it is
+    builder = PromptCodeBuilder(use_retrieval=True, budget_tokens=3000, top_k=8)  # the loop's index, fed as it is
     await builder.build(WorkingCopy.from_workspace(make_project), [])
     assert "src/calc.py" in builder.index and "checks/run_checks.py" in builder.index
     assert "src/calc.local.py" not in builder.index and "notes/secret.txt" not in builder.index

@@ -28,8 +28,8 @@ from greenloop.agent.orchestration.history import (
 from greenloop.agent.orchestration.rewrite import rewritable, rewrite
 from greenloop.agent.orchestration.run_state import RunState
 from greenloop.agent.plan import DebugPlan
-from greenloop.agent.prompting.context import focus_text, render_failures
 from greenloop.agent.prompting.files import render_prompt
+from greenloop.agent.prompting.material import focus_text, render_failures
 from greenloop.agent.repair.rounds import candidate_rounds
 from greenloop.llm import ContextOverflow, LLMError, StructuredOutputError
 from greenloop_sandbox import TestReport
@@ -231,7 +231,7 @@ class _Step:
 
     async def run(self) -> AsyncIterator[Event]:
         state = self.state
-        code = await state.contexts.build(self.copy, self.report.failures)
+        code = await state.prompt_code.build(self.copy, self.report.failures)
         locations = [loc.to_json() for loc in code.locations]
         yield state.stamp(LocationsFound(iteration=self.iteration, locations=locations, context_tokens=code.tokens))
         values = self._prompt_values(code.text)

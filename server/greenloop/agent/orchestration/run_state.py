@@ -15,7 +15,7 @@ from greenloop.agent.events import BudgetUsed, Done, Outcome
 from greenloop.agent.orchestration.budget import Budget
 from greenloop.agent.orchestration.history import History
 from greenloop.agent.ports import Ports
-from greenloop.agent.prompting.context import ContextBuilder
+from greenloop.agent.prompting.material import PromptCodeBuilder
 from greenloop.settings import Settings
 
 OFFERED = ("green", "no_tests")  # outcomes whose change set is offered to the person (tested and passing)
@@ -32,7 +32,7 @@ class RunState:
     run_id: str
     budget: Budget = field(init=False)
     history: History = field(default_factory=History)
-    contexts: ContextBuilder = field(init=False)
+    prompt_code: PromptCodeBuilder = field(init=False)
     packages: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
@@ -44,7 +44,7 @@ class RunState:
         self.budget = Budget(self.settings.loop)
         r = self.settings.retrieval
         coverage = partial(self.ports.sandbox.run_spectrum, seconds=r.coverage_seconds) if r.coverage else None
-        self.contexts = ContextBuilder(use_retrieval=r.enabled, budget_tokens=r.context_tokens, top_k=r.top_k,
+        self.prompt_code = PromptCodeBuilder(use_retrieval=r.enabled, budget_tokens=r.context_tokens, top_k=r.top_k,
                                        coverage=coverage)
         self._seed_base = self.settings.llm.seed if self.settings.llm.seed is not None else secrets.randbelow(2**31)
 

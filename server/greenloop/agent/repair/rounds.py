@@ -37,7 +37,7 @@ async def candidate_rounds(
             yield state.done(copy, "budget", f"Stopped: {why}; {report.summary()}.", iteration - 1, why)
             return
         yield state.stamp(IterationStarted(iteration=iteration, max_iterations=max_it))
-        code = await state.contexts.build(copy, report.failures)
+        code = await state.prompt_code.build(copy, report.failures)
         yield state.stamp(LocationsFound(iteration=iteration, locations=[loc.to_json() for loc in code.locations],
                                        context_tokens=code.tokens))
         steps = ladder(code.locations, report, copy, state.tests, oneshot=oneshot)
@@ -49,7 +49,7 @@ async def candidate_rounds(
         approach = with_feedback(steps[step], feedback)
         inputs = RoundInputs(
             llm=state.ports.llm, sandbox=state.ports.sandbox, tests=state.tests,
-            messages=repair_messages(approach, copy, state.contexts.index, report, state.tests,
+            messages=repair_messages(approach, copy, state.prompt_code.index, report, state.tests,
                                      template=state.template, workspace=state.workspace),
             count=1 if oneshot else loop.candidates, temperature=0.0 if oneshot else loop.candidate_temperature,
             next_seed=state.next_seed, over_budget=state.over_budget, test_timeout=state.settings.sandbox.test_timeout,

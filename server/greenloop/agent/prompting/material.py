@@ -38,14 +38,14 @@ def numbered(text: str, start: int = 1) -> str:
 
 
 @dataclass
-class CodeContext:
+class PromptCode:
     text: str
     tokens: int
     locations: list[Location] = field(default_factory=list)
 
 
-class ContextBuilder:
-    """Keeps one incremental repo index per run and turns failures into code context."""
+class PromptCodeBuilder:
+    """Keeps one incremental repo index per run and turns failures into the code a prompt shows."""
 
     def __init__(self, *, use_retrieval: bool, budget_tokens: int, top_k: int,
                  coverage: Callable[[list[str]], Awaitable[Spectrum]] | None = None) -> None:
@@ -55,7 +55,7 @@ class ContextBuilder:
         self.index = RepoIndex()
         self.spectra = SpectrumCache(coverage)  # the coverage pass (retrieval.coverage), once per run
 
-    async def build(self, copy: WorkingCopy, failures: Sequence[TestFailure]) -> CodeContext:
+    async def build(self, copy: WorkingCopy, failures: Sequence[TestFailure]) -> PromptCode:
         await self.index.update(copy.files(), copy.deleted())
         spectrum = await self.spectra.get(self.index, failures)
         locations = await locate(self.index, list(failures), top_k=self.top_k, spectrum=spectrum) if failures else []
@@ -63,9 +63,9 @@ class ContextBuilder:
             ctx = build_context(  # the prompt shows the failures itself: the budget goes to code
                 self.index, locations, budget_tokens=self.budget_tokens, failures=failures, failure_text=False
             )
-            return CodeContext(ctx.text, ctx.tokens, list(ctx.locations))
+            return PromptCode(ctx.text, ctx.tokens, list(ctx.locations))
         text = whole_files(copy, failures)
-        return CodeContext(text, count_text(text), locations)
+        return PromptCode(text, count_text(text), locations)
 
 
 @cache

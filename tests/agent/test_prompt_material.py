@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.prompting.context import whole_files
+from greenloop.agent.prompting.material import whole_files
 from greenloop_sandbox import TestFailure
 
 
