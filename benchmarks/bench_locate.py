@@ -37,7 +37,7 @@ from typing import Any
 import humanevalfix_repo as hef
 import realbugs
 import realbugs_coverage
-from greenloop.retrieval import RepoIndex, build_context, count_tokens, locate, parse_frames, spec_locations
+from greenloop.retrieval import RepoIndex, count_tokens, locate, pack_code, parse_frames, spec_locations
 from greenloop.retrieval import index as index_module
 from greenloop.retrieval.model import Definition
 from greenloop.tokens import tokenizer_name
@@ -115,9 +115,9 @@ async def localization(root: Path) -> tuple[list[str], dict[str, float]]:
         record(counts["deepest frame"], [deepest is not None and hit(deepest.path, deepest.symbol, task)])
         record(counts["BM25"], [hit(d.path, d.symbol, task) for d in bm25.top(tokens_of(text), 3)])
         for budget in budgets:
-            context = build_context(index, found, budget_tokens=budget)
-            shown[f"context {budget}"] += any(hit(loc.path, loc.symbol, task) for loc in context.locations)
-            sizes[f"context {budget}"].append(context.tokens)
+            pack = pack_code(index, found, budget_tokens=budget)
+            shown[f"context {budget}"] += any(hit(loc.path, loc.symbol, task) for loc in pack.locations)
+            sizes[f"context {budget}"].append(pack.tokens)
         named = {f.path for f in frames}
         shown["traceback files"] += task.module in named
         sizes["traceback files"].append(sum(count_tokens(files[p].decode()) for p in named))
@@ -176,9 +176,9 @@ async def _run_case(case: realbugs.Case, spectrum: Spectrum | None = None) -> _C
     }
     shown = {}
     for budget in _CONTEXT_BUDGETS:
-        context = build_context(index, found, budget_tokens=budget, failure_text=False, spec=spec)
-        hit = [loc for loc in context.locations if realbugs.hits(loc.path, loc.symbol, case)]
-        shown[budget] = (bool(hit), any(loc not in context.excerpts for loc in hit), context.tokens)
+        pack = pack_code(index, found, budget_tokens=budget, failure_text=False, spec=spec)
+        hit = [loc for loc in pack.locations if realbugs.hits(loc.path, loc.symbol, case)]
+        shown[budget] = (bool(hit), any(loc not in pack.excerpts for loc in hit), pack.tokens)
     return _CaseResult(hits, [f.symbol for f in found[:3]], shown, (t1 - t0, t2 - t1, t3 - t2))
 
 

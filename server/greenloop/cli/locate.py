@@ -15,7 +15,7 @@ from rich.table import Table
 from greenloop.agent.ports import choose_template, open_sandbox_for, read_workspace
 from greenloop.cli.common import settings_from_args
 from greenloop.errors import GreenloopError
-from greenloop.retrieval import Location, RepoIndex, build_context, locate
+from greenloop.retrieval import Location, RepoIndex, locate, pack_code
 from greenloop.settings import Settings
 from greenloop_sandbox import Spectrum, TestFailure
 
@@ -110,13 +110,13 @@ async def _locate(
     locations = await locate(index, failures, top_k=top_k, spectrum=spectrum)
     if settings is None:
         return locations, None
-    context = build_context(
+    pack = pack_code(
         index,
         locations,
         budget_tokens=settings.retrieval.context_tokens,
         failures=failures if isinstance(failures, list) else (),
     )
-    return locations, f"{context.text}\n[{context.tokens} tokens]"
+    return locations, f"{pack.text}\n[{pack.tokens} tokens]"
 
 
 def _print_table(locations: list[Location], workspace: Path) -> None:

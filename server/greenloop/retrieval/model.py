@@ -103,8 +103,8 @@ class Frame:
 
 
 @dataclass
-class Context:
-    """Code context for a prompt: its text, its size in tokens and what it shows."""
+class CodePack:
+    """The code packed for a prompt: its text, its size in tokens and what it shows."""
 
     text: str
     tokens: int

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.retrieval import Location, RepoIndex, SpectrumCache, build_context, locate
+from greenloop.retrieval import Location, RepoIndex, SpectrumCache, locate, pack_code
 from greenloop.tokens import count_text
 from greenloop_sandbox import Spectrum, TestFailure, TestReport
 from greenloop_sandbox.languages import source_suffixes
@@ -60,10 +60,10 @@ class PromptCodeBuilder:
         spectrum = await self.spectra.get(self.index, failures)
         locations = await locate(self.index, list(failures), top_k=self.top_k, spectrum=spectrum) if failures else []
         if self.use_retrieval:
-            ctx = build_context(  # the prompt shows the failures itself: the budget goes to code
+            pack = pack_code(  # the prompt shows the failures itself: the budget goes to code
                 self.index, locations, budget_tokens=self.budget_tokens, failures=failures, failure_text=False
             )
-            return PromptCode(ctx.text, ctx.tokens, list(ctx.locations))
+            return PromptCode(pack.text, pack.tokens, list(pack.locations))
         text = whole_files(copy, failures)
         return PromptCode(text, count_text(text), locations)
 

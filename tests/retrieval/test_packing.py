@@ -1,10 +1,10 @@
-"""Context assembly under a token budget; token counting."""
+"""Packing code under a token budget; token counting."""
 
 from __future__ import annotations
 
 import random
 
-from greenloop.retrieval import RepoIndex, build_context, count_tokens, locate
+from greenloop.retrieval import RepoIndex, count_tokens, locate, pack_code
 from greenloop.tokens import estimate_tokens, tokenizer_name
 from tests.retrieval.conftest import STDLIB, HumanEvalFixRepo
 
@@ -12,7 +12,7 @@ from tests.retrieval.conftest import STDLIB, HumanEvalFixRepo
 async def test_context_has_the_code_the_test_and_an_outline(hef_repo: HumanEvalFixRepo, hef_index: RepoIndex) -> None:
     failure = next(f for f in hef_repo.report().failures if f.file == "tests/test_t000.py")
     found = await locate(hef_index, [failure], top_k=8)
-    context = build_context(hef_index, found, budget_tokens=1500, failures=[failure])
+    context = pack_code(hef_index, found, budget_tokens=1500, failures=[failure])
     assert context.tokens == count_tokens(context.text) <= 1500
     text = context.text
     assert text.startswith("## Failing tests\n- tests/test_t000.py::test_has_close_elements: assert True == False")
@@ -22,7 +22,7 @@ async def test_context_has_the_code_the_test_and_an_outline(hef_repo: HumanEvalF
     assert "## Outline of related files (signatures only)" in text
     assert context.locations[0].symbol == "has_close_elements"
     # for a prompt that shows the failures itself: the same code, without the messages
-    code_only = build_context(hef_index, found, budget_tokens=1500, failures=[failure], failure_text=False)
+    code_only = pack_code(hef_index, found, budget_tokens=1500, failures=[failure], failure_text=False)
     assert "## Failing tests" not in code_only.text and code_only.text.startswith("## Code")
     assert "### tests/test_t000.py:" in code_only.text and code_only.tokens < context.tokens
 
@@ -31,18 +31,18 @@ async def test_budget_is_never_exceeded(hef_repo: HumanEvalFixRepo, hef_index: R
     failures = hef_repo.report().failures
     found = await locate(hef_index, failures[:20], top_k=40)
     for budget in (1, 50, 200, 800, 3000, 20000):
-        context = build_context(hef_index, found, budget_tokens=budget, failures=failures[:20])
+        context = pack_code(hef_index, found, budget_tokens=budget, failures=failures[:20])
         assert context.tokens <= budget
         assert context.tokens == count_tokens(context.text)
-    small = build_context(hef_index, found, budget_tokens=200)
-    large = build_context(hef_index, found, budget_tokens=20000)
+    small = pack_code(hef_index, found, budget_tokens=200)
+    large = pack_code(hef_index, found, budget_tokens=20000)
     assert len(small.locations) < len(large.locations) and large.text.count("### ") >= 20
 
 
 async def test_whole_files_cost_more_than_the_context(hef_repo: HumanEvalFixRepo, hef_index: RepoIndex) -> None:
     failure = hef_repo.report().failures[10]
     found = await locate(hef_index, [failure], top_k=5)
-    context = build_context(hef_index, found, budget_tokens=100_000, failures=[failure])
+    context = pack_code(hef_index, found, budget_tokens=100_000, failures=[failure])
     whole_repo = sum(count_tokens(d.decode()) for d in hef_repo.files.values())
     assert context.tokens < whole_repo / 20
 
@@ -73,10 +73,10 @@ async def test_a_definition_too_long_for_the_budget_shows_as_an_excerpt() -> Non
     await index.update({"pkg/report.py": source.encode()})
     [location] = [loc for loc in await locate(index, 'File "pkg/report.py", line 100, in long_report\n')
                   if loc.symbol == "long_report"]
-    context = build_context(index, [location], budget_tokens=600)
+    context = pack_code(index, [location], budget_tokens=600)
     assert context.tokens <= 600 and context.locations == [location] and context.excerpts == [location]
     assert "### pkg/report.py:1-126 long_report (function), excerpt" in context.text
     assert "2|     def fmt(value):\n   | … lines 3-4 not shown (a nested definition)" in context.text
     assert "lines not shown" in context.text and "126|     return fmt(total)" in context.text
-    whole = build_context(index, [location], budget_tokens=5000)
+    whole = pack_code(index, [location], budget_tokens=5000)
     assert whole.excerpts == [] and "step 119 of" in whole.text

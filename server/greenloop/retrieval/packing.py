@@ -1,4 +1,4 @@
-"""Ranked locations -> the code context of a prompt, within a token budget.
+"""Ranked locations -> a CodePack: the code a prompt shows, packed into a token budget.
 
 First the failing tests' messages, then the full text (with line numbers) of
 the top locations and the failing tests' own code - a definition too long for
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from greenloop.retrieval.evidence import tests_named
 from greenloop.retrieval.graph import resolve
 from greenloop.retrieval.index import RepoIndex
-from greenloop.retrieval.model import Context, Definition, Location
+from greenloop.retrieval.model import CodePack, Definition, Location
 from greenloop.tokens import count_text as count_tokens
 from greenloop_sandbox.report import TestFailure
 
@@ -39,7 +39,7 @@ class _Budget:
         return True
 
 
-def build_context(
+def pack_code(
     index: RepoIndex,
     locations: Sequence[Location],
     *,
@@ -47,7 +47,7 @@ def build_context(
     failures: Sequence[TestFailure] = (),
     failure_text: bool = True,
     spec: Sequence[Location] | None = None,
-) -> Context:
+) -> CodePack:
     """Failures, full code of the top locations and tests, then outlines, within `budget_tokens`.
 
     `failure_text=False` leaves the failures' messages out (a prompt that shows
@@ -69,7 +69,7 @@ def build_context(
         text = "\n".join(budget.parts)
         tokens = count_tokens(text)
     kept = [(loc, section, whole) for loc, section, whole in sections if section in text]
-    return Context(
+    return CodePack(
         text=text,
         tokens=tokens,
         locations=[loc for loc, _, _ in kept],
