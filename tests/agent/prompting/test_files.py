@@ -1,5 +1,6 @@
 """Prompt files: every packaged prompt loads, and a project's own file overrides it."""
 
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -7,7 +8,9 @@ import pytest
 from greenloop.agent.prompting.files import load_prompt, render_prompt
 from greenloop.errors import GreenloopError
 
-PACKAGED = sorted(p.stem for p in (Path(__file__).parents[2] / "server/greenloop/agent/prompting/prompts").glob("*.md"))
+PACKAGED = sorted(
+    p.name.removesuffix(".md") for p in resources.files("greenloop.agent.prompting").joinpath("prompts").iterdir()
+)
 
 
 @pytest.mark.parametrize("name", PACKAGED)
