@@ -44,8 +44,9 @@ class RunState:
         self.budget = Budget(self.settings.loop)
         r = self.settings.retrieval
         coverage = partial(self.ports.sandbox.run_spectrum, seconds=r.coverage_seconds) if r.coverage else None
-        self.prompt_code = PromptCodeBuilder(use_retrieval=r.enabled, budget_tokens=r.context_tokens, top_k=r.top_k,
-                                       coverage=coverage)
+        self.prompt_code = PromptCodeBuilder(
+            use_retrieval=r.enabled, budget_tokens=r.context_tokens, top_k=r.top_k, coverage=coverage
+        )
         self._seed_base = self.settings.llm.seed if self.settings.llm.seed is not None else secrets.randbelow(2**31)
 
     @property

@@ -1,4 +1,4 @@
-"""The fix loop's context with `retrieval.coverage`: one coverage pass per run, through the port it is given."""
+"""The code a fix-loop prompt shows, with `retrieval.coverage`: one coverage pass per run, through the port it is given."""
 
 from __future__ import annotations
 
