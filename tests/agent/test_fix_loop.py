@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -293,7 +294,7 @@ async def test_cancel_mid_iteration_leaves_no_container(
     calc_project: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
     client = docker.from_env()
-    label = {"label": "greenloop.sandbox"}
+    label = {"label": f"greenloop.owner_pid={os.getpid()}"}  # this run's; the engine may be shared
     before = {c.id for c in client.containers.list(all=True, filters=label)}
     scripted_llm.script(slow(30, "thinking"), step="diagnosis")
     seen: list[str] = []
