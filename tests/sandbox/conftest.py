@@ -30,5 +30,9 @@ def docker_images() -> None:
         build_template_image(client, load_template(name))
 
 
-def sandbox_containers() -> list[str]:
-    return [c.name for c in list_containers(docker_client())]
+def sandbox_containers(owner_pid: int | None = None) -> list[str]:
+    """Sandbox containers on the engine; with `owner_pid`, only that process's (the engine may be shared)."""
+    found = list_containers(docker_client())
+    if owner_pid is not None:
+        found = [c for c in found if c.labels.get("greenloop.owner_pid") == str(owner_pid)]
+    return [c.name for c in found]

@@ -98,7 +98,7 @@ async def test_node_packages_resolve_on_the_host() -> None:
 
 
 async def test_twenty_sandboxes_some_cancelled_leave_nothing() -> None:
-    before = set(sandbox_containers())
+    before = set(sandbox_containers(os.getpid()))
 
     async def one(i: int, running: asyncio.Event) -> None:
         async with open_sandbox("python", backend="docker", label=f"many-{i}") as sb:
@@ -121,7 +121,7 @@ async def test_twenty_sandboxes_some_cancelled_leave_nothing() -> None:
         assert all(r is None or isinstance(r, asyncio.CancelledError) for r in results), results
         cancelled += sum(isinstance(r, asyncio.CancelledError) for r in results)
     assert cancelled == 7
-    assert set(sandbox_containers()) == before
+    assert set(sandbox_containers(os.getpid())) == before
 
 
 async def test_reaper_removes_containers_of_dead_owners() -> None:
