@@ -281,3 +281,21 @@ async def open_ports(
     async with open_llm(settings, sink=sink) as llm, \
             open_sandbox_for(settings, template, label=label, workspace=workspace) as sandbox:
         yield Ports(llm=llm, sandbox=sandbox)
+
+
+def reap_leftovers(settings: Settings) -> int:
+    """Remove sandbox containers whose owner process is gone, on every engine of the settings that answers."""
+    from greenloop_sandbox import docker_available
+    from greenloop_sandbox.engine import docker_client
+    from greenloop_sandbox.reaper import reap_containers
+
+    removed = 0
+    engines: list[str | None] = list(settings.sandbox.engines) or [None]
+    for engine in engines:
+        if settings.sandbox.backend == "local" or (engine is None and not docker_available()):
+            continue
+        try:
+            removed += len(reap_containers(docker_client(engine)))
+        except SandboxError as exc:
+            log.warning("reaping on engine %s skipped: %s", engine or "default", exc)
+    return removed
