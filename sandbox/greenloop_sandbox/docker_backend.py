@@ -95,7 +95,7 @@ class DockerSandbox(Sandbox):
             labels=owner_labels(self.session_id, self.label), name=f"greenloop-{self.session_id}",
             environment={"HOME": "/home/sandbox"}, ulimits=[_ulimit("fsize", self.limits.file_size)],
         )
-        run = asyncio.ensure_future(asyncio.to_thread(self._client.containers.run, self.image, **kwargs))
+        run = asyncio.ensure_future(asyncio.to_thread(_run_container, self._client, self.image, kwargs))
         try:
             self._container = await asyncio.shield(run)
         except asyncio.CancelledError:
@@ -256,6 +256,23 @@ class DockerSandbox(Sandbox):
     def _require(self) -> None:
         if self._container is None:
             raise SandboxError("The sandbox is not running: call `await sandbox.start()` first (or it was closed).")
+
+
+def _run_container(client: Any, image: str, kwargs: dict[str, Any]) -> Any:
+    """`containers.run`, once more when the container vanished between create and start.
+
+    Seen on this machine's shared engine (a 404 on the new container's id right after its create, in 4 of
+    ~100 starts during one afternoon, with and without Ray); the remover was not pinned down (a
+    `docker container prune` from another tool would do it: a created container counts as stopped).
+    """
+    import docker.errors
+
+    try:
+        return client.containers.run(image, **kwargs)
+    except docker.errors.NotFound:
+        log.warning("sandbox container %s vanished while starting; starting it again", kwargs["name"])
+        _remove_named(client, kwargs["name"])
+        return client.containers.run(image, **kwargs)
 
 
 def _default_client() -> Any:
