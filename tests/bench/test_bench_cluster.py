@@ -7,6 +7,7 @@ its cells with it; Ray runs them again on the other node, and the run store keep
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import threading
@@ -23,6 +24,7 @@ from tests.support.ray_nodes import RayCluster, two_nodes
 from greenloop.bench import BenchOptions, CellResult, load_configs, run_bench, write_reports
 from greenloop.bench.runner import state_dir
 from greenloop.bench.suites import load_suite, repo_root
+from greenloop.cli import main
 from greenloop.errors import GreenloopError
 from greenloop.runs import RunStore
 from greenloop.settings import Settings
@@ -101,11 +103,17 @@ async def test_cells_run_on_both_nodes_and_report_as_without_the_cluster(
     assert not _left_behind(cluster.pids())
 
 
-async def test_a_wrong_cluster_address_is_named(tmp_path: Path, base: Settings) -> None:
+async def test_a_wrong_cluster_address_is_named(
+    tmp_path: Path, base: Settings, scripted_llm: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(GreenloopError, match=r"127\.0\.0\.1:9 .*ray start --head"):
         await run_bench(_options(tmp_path, jobs=0, cluster="127.0.0.1:9"), base)
     with pytest.raises(GreenloopError, match="'nowhere' is not auto or HOST:PORT"):
         await run_bench(_options(tmp_path, jobs=0, cluster="nowhere"), base)
+    args = ["bench", "--suite", "humanevalfix", "--limit", "1", "--out", str(tmp_path / "cli"),
+            "--base-url", scripted_llm.base_url, "--cluster", "127.0.0.1:9"]
+    assert await asyncio.to_thread(main, args) == 2
+    assert "No Ray cluster answers at 127.0.0.1:9" in capsys.readouterr().err
 
 
 async def test_a_node_killed_mid_bench_loses_no_cell(tmp_path: Path, base: Settings, cluster: RayCluster) -> None:

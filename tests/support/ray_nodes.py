@@ -101,8 +101,8 @@ def _wait_for_nodes(address: str, count: int, nodes: list[RayNode], timeout: flo
 
 
 @contextlib.contextmanager
-def two_nodes(pythonpath: str) -> Iterator[RayCluster]:
-    """A head node ("gl_head") and a second node ("gl_second"), both stopped when the block ends."""
+def two_nodes(pythonpath: str, count: int = 2) -> Iterator[RayCluster]:
+    """A head node ("gl_head") and a second node ("gl_second"; none with count=1), stopped when the block ends."""
     temp = Path(tempfile.mkdtemp(prefix="glray-"))
     port = _free_port()
     address = f"127.0.0.1:{port}"
@@ -111,8 +111,9 @@ def two_nodes(pythonpath: str) -> Iterator[RayCluster]:
         cluster.nodes.append(_start("gl_head", ["--head", "--port", str(port), "--include-dashboard", "false",
                                                 "--temp-dir", str(temp / "ray")], temp, pythonpath))
         _wait_for_nodes(address, 1, cluster.nodes)
-        cluster.nodes.append(_start("gl_second", ["--address", address], temp, pythonpath))
-        _wait_for_nodes(address, 2, cluster.nodes)
+        if count > 1:
+            cluster.nodes.append(_start("gl_second", ["--address", address], temp, pythonpath))
+            _wait_for_nodes(address, 2, cluster.nodes)
         yield cluster
     finally:
         for node in reversed(cluster.nodes):
