@@ -74,3 +74,17 @@ async def test_an_engine_that_is_down_is_skipped_and_the_round_goes_on(
         _, done = await collect(fix(FixRequest(calc_project), settings))
     assert done.outcome == "green", done.summary + done.evidence
     assert any(f"sandbox engine {down} is skipped" in r.getMessage() for r in caplog.records)
+
+
+async def test_a_green_candidate_stops_the_tests_still_running(
+    calc_project: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # two sandboxes on the default engine: candidate 2 is being tested when candidate 1 turns out green
+    scripted_llm.script(RIGHT, WRONG, step="repair_function", repeat=False)
+    settings = make_settings(calc_project, loop=candidates(), sandbox={"workers": 2})
+    events, done = await collect(fix(FixRequest(calc_project), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    tested = [e for e in events if isinstance(e, CandidateTested)]
+    assert [(e.index, e.green) for e in tested] == [(1, True)]
+    assert len(scripted_llm.requests_for("repair_function")) == 2  # the second was asked, its test cancelled
+    assert [c.name for c in list_containers(docker_client()) if c.labels.get("greenloop.label") == done.run_id] == []
