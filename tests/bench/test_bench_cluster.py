@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -114,6 +118,46 @@ async def test_a_wrong_cluster_address_is_named(
             "--base-url", scripted_llm.base_url, "--cluster", "127.0.0.1:9"]
     assert await asyncio.to_thread(main, args) == 2
     assert "No Ray cluster answers at 127.0.0.1:9" in capsys.readouterr().err
+
+
+def _bench_cli(out: Path, llm_url: str, address: str) -> subprocess.Popen[str]:
+    root = repo_root()
+    env = {**os.environ, "PYTHONPATH": f"{root / 'server'}:{root / 'sandbox'}", "GREENLOOP_LLM__API_KEY": "k",
+           "GREENLOOP_LLM__MAX_RETRIES": "0", "GREENLOOP_LOCAL_MODEL__ENABLED": "false",
+           "GREENLOOP_LOOP__STRATEGY": "plan", "GREENLOOP_SANDBOX__BACKEND": "docker"}
+    args = [sys.executable, "-m", "greenloop", "bench", "--suite", "humanevalfix", "--limit", "2", "--repeat", "2",
+            "--out", str(out), "--base-url", llm_url, "--model", "scripted", "--max-iterations", "1",
+            "--cluster", address, *[a for c in CONFIGS for a in ("--config", str(c))]]
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+
+
+def test_a_killed_driver_resumes_with_nothing_run_twice(
+    tmp_path: Path, base: Settings, scripted_llm: Any, cluster: RayCluster
+) -> None:
+    out = tmp_path / "bench"
+    driver = _bench_cli(out, scripted_llm.base_url, cluster.address)
+    assert driver.stdout is not None
+    finished = 0
+    pids = cluster.pids()
+    for line in driver.stdout:
+        finished += line.startswith("[")
+        if finished == 3:
+            pids.update(cluster.pids())  # the workers running the cells in flight
+            driver.send_signal(signal.SIGKILL)  # no clean-up of any kind
+            break
+    driver.wait(timeout=30)
+    before = [json.loads(x)["key"] for x in (state_dir(out) / "results.jsonl").read_text().splitlines()]
+    assert 3 <= len(before) < 8
+
+    again = _bench_cli(out, scripted_llm.base_url, cluster.address)
+    text, _ = again.communicate(timeout=180)
+    assert again.returncode == 0, text
+    keys = [json.loads(x)["key"] for x in (state_dir(out) / "results.jsonl").read_text().splitlines()]
+    assert keys[: len(before)] == before and len(keys) == len(set(keys)) == 8  # resumed; none twice
+    with RunStore.open(state_dir(out) / "runs.sqlite3") as store:
+        runs = store.list_runs(limit=100)
+    assert len(runs) == 8 and all(r.outcome for r in runs)  # the killed driver's cells in flight left nothing
+    assert not _left_behind(pids | cluster.pids())
 
 
 async def test_a_node_killed_mid_bench_loses_no_cell(tmp_path: Path, base: Settings, cluster: RayCluster) -> None:

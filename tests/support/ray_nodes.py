@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -118,3 +119,4 @@ def two_nodes(pythonpath: str, count: int = 2) -> Iterator[RayCluster]:
     finally:
         for node in reversed(cluster.nodes):
             node.stop()
+        shutil.rmtree(temp, ignore_errors=True)
