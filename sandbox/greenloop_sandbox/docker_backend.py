@@ -28,6 +28,7 @@ from greenloop_sandbox.project_images import build_project_image
 from greenloop_sandbox.reaper import owner_labels, reap_containers
 from greenloop_sandbox.report import TestReport
 from greenloop_sandbox.templates import EnvTemplate
+from greenloop_sandbox.transfer import template_image_on
 from greenloop_sandbox.tree import SyncState, check_relpath, is_executable_text
 
 log = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ WORKSPACE = "/workspace"
 # (docs/decisions/2026-11-sandbox-templates-and-images.md)
 _TIMED_OUT = 124
 REPORT_DIR = "/tmp/greenloop-report"
-_reaped = False
+_reaped: set[str | None] = set()  # engines whose leftovers this process has reaped
 
 
 class DockerSandbox(Sandbox):
@@ -46,11 +47,12 @@ class DockerSandbox(Sandbox):
     name = "docker"
 
     def __init__(self, template: EnvTemplate, *, limits: Limits = DEFAULT_LIMITS, label: str | None = None,
-                 project: ProjectEnv | None = None) -> None:
+                 project: ProjectEnv | None = None, engine: str | None = None) -> None:
         self.project = project or ProjectEnv()
         self.template = self.project.apply(template)
         self.limits = limits
         self.label = label
+        self.engine = engine  # a Docker engine URL; None: the environment's (DOCKER_HOST or the local socket)
         self.session_id = uuid.uuid4().hex[:12]
         self.image: str | None = None
         self._client: Any = None
@@ -64,13 +66,14 @@ class DockerSandbox(Sandbox):
 
     # lifecycle -----------------------------------------------------------------
     async def start(self) -> None:
-        global _reaped
-        self._client = await asyncio.to_thread(docker_client)
-        if not _reaped:
-            _reaped = True
+        self._client = await asyncio.to_thread(docker_client, self.engine)
+        if self.engine not in _reaped:
+            _reaped.add(self.engine)
             removed = await asyncio.to_thread(reap_containers, self._client)
             if removed:
                 log.info("removed %d leftover sandbox container(s) of crashed sessions", len(removed))
+        if self.engine is not None:  # another engine: the template image from the default one (no registry)
+            await asyncio.to_thread(template_image_on, self._client, self.template, _default_client())
         if self.project.builds_image:
             self.image = await asyncio.to_thread(build_project_image, self._client, self.template, self.project)
         else:
@@ -92,7 +95,7 @@ class DockerSandbox(Sandbox):
             labels=owner_labels(self.session_id, self.label), name=f"greenloop-{self.session_id}",
             environment={"HOME": "/home/sandbox"}, ulimits=[_ulimit("fsize", self.limits.file_size)],
         )
-        run = asyncio.ensure_future(asyncio.to_thread(self._client.containers.run, self.image, **kwargs))
+        run = asyncio.ensure_future(asyncio.to_thread(_run_container, self._client, self.image, kwargs))
         try:
             self._container = await asyncio.shield(run)
         except asyncio.CancelledError:
@@ -253,6 +256,31 @@ class DockerSandbox(Sandbox):
     def _require(self) -> None:
         if self._container is None:
             raise SandboxError("The sandbox is not running: call `await sandbox.start()` first (or it was closed).")
+
+
+def _run_container(client: Any, image: str, kwargs: dict[str, Any]) -> Any:
+    """`containers.run`, once more when the container vanished between create and start.
+
+    Seen on this machine's shared engine (a 404 on the new container's id right after its create, in 4 of
+    ~100 starts during one afternoon, with and without Ray); the remover was not pinned down (a
+    `docker container prune` from another tool would do it: a created container counts as stopped).
+    """
+    import docker.errors
+
+    try:
+        return client.containers.run(image, **kwargs)
+    except docker.errors.NotFound:
+        log.warning("sandbox container %s vanished while starting; starting it again", kwargs["name"])
+        _remove_named(client, kwargs["name"])
+        return client.containers.run(image, **kwargs)
+
+
+def _default_client() -> Any:
+    """The environment's engine, when it answers: the source of images another engine lacks."""
+    try:
+        return docker_client()
+    except SandboxError:
+        return None
 
 
 def _build_report(template: EnvTemplate, res: ExecResult, report_text: str | None, limit: int) -> TestReport:

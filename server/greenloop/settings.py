@@ -163,6 +163,16 @@ class SandboxSettings(_Section):
     cpus: float = Field(default=2.0, gt=0, description="Container CPU limit.")
     pids: int = Field(default=512, gt=0, description="Container process limit.")
     output_limit: int = Field(default=1_000_000, gt=0, description="Bytes of output kept per command.")
+    workers: int = Field(
+        default=1, ge=1, le=16,
+        description="Sandboxes a round's candidates are tested in at once (each its own container, spread over "
+        "`engines`); 1: one warm sandbox, candidates one after another.",
+    )
+    engines: list[str] = Field(
+        default_factory=list,
+        description="Docker engines (DOCKER_HOST URLs: unix:///..., tcp://..., ssh://host) the sandboxes run on; "
+        "empty: the environment's engine. One that does not answer is skipped with a warning.",
+    )
 
 
 class ProjectSettings(_Section):

@@ -4,12 +4,17 @@
 the front ends): a `SandboxError` never passes it. A sync or test run that fails is a GreenloopError
 (the user can act on it); an install or setup command the sandbox refuses is a `Refused` value, which
 the caller turns into a rejected action whose reason goes back to the model.
+
+A port may hold several sandboxes (`sandbox.workers`, spread over `sandbox.engines`): the first is the
+warm one every call uses; `lease()` lends any free one, so a round tests its candidates in parallel.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +39,8 @@ from greenloop_sandbox import (
 )
 from greenloop_sandbox import Snapshot as FileTree
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class Refused:
@@ -54,9 +61,34 @@ def sandbox_errors() -> Iterator[None]:
 class SandboxPort:
     """A started sandbox as the agent and the front ends use it; see the module docstring."""
 
-    def __init__(self, sandbox: Sandbox) -> None:
+    def __init__(self, sandbox: Sandbox, extra: tuple[Sandbox, ...] = (), skipped: tuple[str, ...] = (), *,
+                 ran: bool = False) -> None:
         self._sandbox = sandbox
-        self._ran = False
+        self._ran = ran  # a leased sandbox's first run is a candidate's: the project's command was checked
+        self._extra = list(extra)  # more sandboxes (other engines or containers) a round may lease
+        self._skipped = skipped  # why an engine in the settings got no sandbox
+        self._free: asyncio.Queue[SandboxPort] | None = None
+
+    @property
+    def workers(self) -> int:
+        """How many sandboxes this port holds (candidates tested at once)."""
+        return 1 + len(self._extra)
+
+    @asynccontextmanager
+    async def lease(self) -> AsyncIterator[SandboxPort]:
+        """A free sandbox of the pool, for one candidate's sync and test runs (the port itself with one)."""
+        if not self._extra:
+            yield self
+            return
+        if self._free is None:
+            self._free = asyncio.Queue()
+            for box in [self._sandbox, *self._extra]:
+                self._free.put_nowait(self if box is self._sandbox else SandboxPort(box, ran=True))
+        port = await self._free.get()
+        try:
+            yield port
+        finally:
+            self._free.put_nowait(port)
 
     @property
     def template(self) -> EnvTemplate:
@@ -70,7 +102,7 @@ class SandboxPort:
     @property
     def note(self) -> str:
         """What a user should know about this sandbox's isolation or tools ("" when nothing)."""
-        return self._sandbox.note
+        return "; ".join(n for n in (self._sandbox.note, *self._skipped) if n)
 
     def workspace_dir(self) -> str | None:
         return self._sandbox.workspace_dir()
@@ -96,15 +128,34 @@ class SandboxPort:
 
     async def install(self, packages: list[str]) -> ExecResult | Refused:
         try:
-            return await self._sandbox.install(packages)
+            result = await self._sandbox.install(packages)
         except SandboxError as exc:  # `-e .`, a spec with shell characters: said to the model, not a crash
             return Refused(str(exc))
+        if result.ok:
+            await self._on_extra(lambda box: box.install(packages))
+        return result
 
     async def run_setup(self, command: str) -> ExecResult | Refused:
         try:
-            return await self._sandbox.run_setup(command)
+            result = await self._sandbox.run_setup(command)
         except SandboxError as exc:
             return Refused(str(exc))
+        if result.ok:
+            await self._on_extra(lambda box: box.run_setup(command))
+        return result
+
+    async def _on_extra(self, change: Callable[[Sandbox], Any]) -> None:
+        """The same environment change on every other sandbox; one where it fails leaves the pool."""
+        for box in list(self._extra):
+            try:
+                ok = (await change(box)).ok
+            except SandboxError:
+                ok = False
+            if not ok:
+                log.warning("a parallel sandbox could not take the environment change; it leaves the pool")
+                self._extra.remove(box)
+                self._free = None
+                await box.close()
 
 
 def check_own_command(command: str, report: TestReport) -> None:
@@ -174,16 +225,45 @@ def project_env(settings: Settings, workspace: Path | None) -> ProjectEnv:
 @asynccontextmanager
 async def open_sandbox_for(settings: Settings, template: str, *, label: str | None = None,
                            workspace: Path | None = None) -> AsyncIterator[SandboxPort]:
-    """A started sandbox that is closed (container/processes gone) however the block ends.
+    """Started sandboxes (`sandbox.workers`, over `sandbox.engines`), all closed however the block ends.
 
     `workspace` is where the project's own Dockerfile is looked for (`project.dockerfile`).
     """
-    with sandbox_errors():
-        sandbox = open_sandbox(template, backend=settings.sandbox.backend, limits=limits_from(settings), label=label,
-                               project=project_env(settings, workspace))
-        await sandbox.start()
+    project = project_env(settings, workspace)
+    engines: list[str | None] = list(settings.sandbox.engines) or [None]
+    async with AsyncExitStack() as stack:
+        started: list[Sandbox] = []
+        skipped: list[str] = []
+        down: set[str | None] = set()
+        for slot in range(settings.sandbox.workers + len(engines) - 1):  # room for engines that are down
+            if len(started) == settings.sandbox.workers or len(down) == len(engines):
+                break
+            engine = engines[slot % len(engines)]
+            if engine in down:
+                continue
+            try:
+                started.append(await stack.enter_async_context(_started(settings, template, label, engine, project)))
+            except SandboxError as exc:
+                if engine is None or len(engines) == 1:
+                    raise GreenloopError(str(exc)) from exc
+                down.add(engine)
+                skipped.append(f"engine {engine} skipped: {exc}")
+                log.warning("sandbox engine %s is skipped: %s", engine, exc)
+        if not started:
+            raise GreenloopError("No sandbox engine in sandbox.engines answers: " + "; ".join(skipped))
+        yield SandboxPort(started[0], tuple(started[1:]), tuple(skipped))
+
+
+@asynccontextmanager
+async def _started(settings: Settings, template: str, label: str | None, engine: str | None,
+                   project: ProjectEnv) -> AsyncIterator[Sandbox]:
+    """One started sandbox on `engine`, closed when the block ends (SandboxError when it cannot start)."""
+    backend = "docker" if engine is not None else settings.sandbox.backend
+    sandbox = open_sandbox(template, backend=backend, limits=limits_from(settings), label=label, engine=engine,
+                           project=project)
+    await sandbox.start()
     try:
-        yield SandboxPort(sandbox)
+        yield sandbox
     finally:
         await sandbox.close()
 
@@ -201,3 +281,21 @@ async def open_ports(
     async with open_llm(settings, sink=sink) as llm, \
             open_sandbox_for(settings, template, label=label, workspace=workspace) as sandbox:
         yield Ports(llm=llm, sandbox=sandbox)
+
+
+def reap_leftovers(settings: Settings) -> int:
+    """Remove sandbox containers whose owner process is gone, on every engine of the settings that answers."""
+    from greenloop_sandbox import docker_available
+    from greenloop_sandbox.engine import docker_client
+    from greenloop_sandbox.reaper import reap_containers
+
+    removed = 0
+    engines: list[str | None] = list(settings.sandbox.engines) or [None]
+    for engine in engines:
+        if settings.sandbox.backend == "local" or (engine is None and not docker_available()):
+            continue
+        try:
+            removed += len(reap_containers(docker_client(engine)))
+        except SandboxError as exc:
+            log.warning("reaping on engine %s skipped: %s", engine or "default", exc)
+    return removed

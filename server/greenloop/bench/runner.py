@@ -10,12 +10,13 @@ import shlex
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from greenloop import __version__
+from greenloop.bench import handoff
 from greenloop.bench.configs import StepConfig, apply_config
 from greenloop.bench.state import NOT_RUN, BenchState, CellResult, cell_key
 from greenloop.bench.suites import Suite, Task, load_suite, repo_root
@@ -41,6 +42,7 @@ class BenchOptions:
     sample_seed: int = 0
     retry_errors: bool = False
     report_only: bool = False  # run nothing; report what the state folder holds
+    cluster: str | None = None  # a Ray cluster's address ("auto" or HOST:PORT): cells run as Ray tasks
     command: str = field(default_factory=lambda: shlex.join(["greenloop", *sys.argv[1:]]))
 
 
@@ -67,6 +69,7 @@ class BenchRun:
 
 
 Progress = Callable[[CellResult, int, int], None]
+Status = Callable[[str], None]  # one line on what the cluster is doing (cells done, running, per node)
 
 
 def state_dir(out_dir: Path) -> Path:
@@ -103,36 +106,85 @@ def plan_cells(suite: Suite, options: BenchOptions, base: Settings) -> list[Cell
     return cells
 
 
-async def run_bench(options: BenchOptions, base: Settings, *, progress: Progress | None = None) -> BenchRun:
+async def run_bench(options: BenchOptions, base: Settings, *, progress: Progress | None = None,
+                    status: Status | None = None) -> BenchRun:
     """Run every cell not already finished in `options.out_dir`; cancelling stops all running cells."""
-    if options.repeat < 1 or options.jobs < 1:
+    if options.repeat < 1 or options.jobs < 0 or (options.jobs == 0 and not options.cluster):
         raise GreenloopError("--repeat and --jobs must be at least 1")
     suite = load_suite(options.suite, options.suite_file, limit=options.limit, sample=options.sample,
                        sample_seed=options.sample_seed)
     state = BenchState(state_dir(options.out_dir))
-    async with shared_model(base, needed=not options.report_only) as base_settings:
+    store = state_dir(options.out_dir) / "runs.sqlite3"
+    handoff.recover(state, store)  # cells a killed driver had received but not yet written down
+    running = not options.report_only
+    if running and options.cluster and not (base.llm.base_url or os.environ.get("OPENAI_BASE_URL")):
+        raise GreenloopError("--cluster needs a model endpoint every node can reach: set llm.base_url "
+                             "(or OPENAI_BASE_URL); the embedded model serves only this machine.")
+    async with shared_model(base, needed=running) as base_settings:
         cells = plan_cells(suite, options, base_settings)
         todo = [c for c in cells if not state.done(c.key, retry_errors=options.retry_errors)]
         resumed = len(cells) - len(todo)  # finished before this run started
         if options.report_only:
             todo = []
-        gate = asyncio.Semaphore(options.jobs)
-        finished = 0
+        with contextlib.ExitStack() as stack:
+            runner = local_runner(state)
+            jobs = options.jobs
+            if options.cluster and todo:
+                from greenloop.bench.cluster import ClusterCells, connected
 
-        async def one(cell: Cell) -> None:
-            nonlocal finished
-            async with gate:
-                result = await run_cell(cell)
-            state.add(result)
-            finished += 1
-            if progress is not None:
-                progress(result, finished, len(todo))
-
-        async with asyncio.TaskGroup() as group:
-            for cell in todo:
-                group.create_task(one(cell))
+                ray = stack.enter_context(connected(options.cluster))
+                cluster = ClusterCells(ray, None if status is None else lambda s: status(s.line()))
+                runner = cluster_runner(cluster, state, store)
+                jobs = jobs or max(1, int(ray.cluster_resources().get("CPU", 1)))
+                stack.callback(cluster.reap_everywhere, base_settings)
+            await _run_all(todo, runner, jobs, progress)
     results = [state.results[c.key] for c in cells if c.key in state.results]
-    return BenchRun(suite, options, results, len(todo), resumed, base_settings, state.unreadable)
+    ran = sum(1 for c in todo if c.key in state.results)
+    return BenchRun(suite, options, results, ran, resumed, base_settings, state.unreadable)
+
+
+CellRunner = Callable[[Cell], Awaitable[CellResult | None]]
+
+
+def local_runner(state: BenchState) -> CellRunner:
+    """Cells in this process; each result kept as soon as it ends."""
+    async def one(cell: Cell) -> CellResult:
+        result = await run_cell(cell)
+        state.add(result)
+        return result
+
+    return one
+
+
+def cluster_runner(cluster: Any, state: BenchState, store: Path) -> CellRunner:
+    """Cells as Ray tasks; what comes back is kept exactly once (`handoff.keep`)."""
+    async def one(cell: Cell) -> CellResult | None:
+        output = await cluster.run(cell)
+        if output is None:
+            return None
+        await asyncio.to_thread(handoff.keep, state, store, output.result, output.bundle)
+        return output.result
+
+    return one
+
+
+async def _run_all(todo: list[Cell], runner: CellRunner, jobs: int, progress: Progress | None) -> None:
+    gate = asyncio.Semaphore(jobs)
+    finished = 0
+
+    async def one(cell: Cell) -> None:
+        nonlocal finished
+        async with gate:
+            result = await runner(cell)
+        if result is None:
+            return
+        finished += 1
+        if progress is not None:
+            progress(result, finished, len(todo))
+
+    async with asyncio.TaskGroup() as group:
+        for cell in todo:
+            group.create_task(one(cell))
 
 
 async def run_cell(cell: Cell) -> CellResult:

@@ -33,6 +33,7 @@ class CellResult:
     run_id: str = ""
     error: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    node: str = ""  # the Ray node that ran it (with --cluster); "" on this machine
 
     @property
     def counted(self) -> bool:

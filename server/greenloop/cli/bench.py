@@ -6,11 +6,13 @@ import argparse
 import asyncio
 import json
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.status import Status
 from rich.table import Table
 
 from greenloop.bench import (
@@ -42,7 +44,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="a step config (partial settings TOML; repeatable; the first is the baseline)",
     )
     p.add_argument("--repeat", type=int, default=1, help="runs per task and config (default 1)")
-    p.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own sandbox (default 1)")
+    p.add_argument("--jobs", type=int, help="runs at once, each in its own sandbox (default 1; with --cluster, "
+                   "the cluster's CPUs)")
+    p.add_argument("--cluster", metavar="auto|HOST:PORT",
+                   help="run the cells as Ray tasks on this Ray cluster (needs greenloop[cluster])")
     p.add_argument("--limit", type=int, help="only the first K tasks of the suite")
     p.add_argument("--sample", type=int, help="a fixed subset of N tasks, drawn with --sample-seed (before --limit)")
     p.add_argument("--sample-seed", type=int, default=0, help="seed of --sample's draw (default 0)")
@@ -65,20 +70,28 @@ def run(args: argparse.Namespace) -> int:
         out_dir=out_dir,
         configs=load_configs([p.expanduser() for p in args.configs]),
         repeat=args.repeat,
-        jobs=args.jobs,
+        jobs=args.jobs if args.jobs is not None else (0 if args.cluster else 1),
         suite_file=args.suite_file,
         limit=args.limit,
         sample=args.sample,
         sample_seed=args.sample_seed,
         retry_errors=args.retry_errors,
         report_only=args.report_only,
+        cluster=args.cluster,
     )
     console = Console(stderr=args.json)
+
+    shown = console.status(f"cluster {escape(args.cluster)}: connecting") if args.cluster else nullcontext()
 
     def progress(result: CellResult, finished: int, total: int) -> None:
         console.print(progress_line(result, finished, total))
 
-    run_result = asyncio.run(run_bench(options, settings, progress=progress))
+    def status(line: str) -> None:  # the live line under the finished cells: done, running, per node
+        if isinstance(shown, Status):
+            shown.update(f"cluster {escape(args.cluster)}: {escape(line)}")
+
+    with shown:
+        run_result = asyncio.run(run_bench(options, settings, progress=progress, status=status))
     if run_result.resumed:
         console.print(f"[dim]resumed: {run_result.resumed} finished cell(s) kept from earlier[/]")
     files = write_reports(run_result)
@@ -94,9 +107,10 @@ def progress_line(result: CellResult, finished: int, total: int) -> str:
     """One finished cell as rich markup; names and errors are escaped (they may hold brackets)."""
     mark = "[green]pass[/]" if result.passed else f"[red]{escape(result.outcome)}[/]"
     extra = f" [dim]{escape(result.error[:100])}[/]" if result.error else ""
+    node = f" on {escape(result.node)}" if result.node else ""
     return (
         f"\\[{finished}/{total}] {escape(result.config)} {escape(result.task)} #{result.repeat}: {mark} "
-        f"({result.iterations} it, {result.tokens} tok, {result.seconds:.1f}s){extra}"
+        f"({result.iterations} it, {result.tokens} tok, {result.seconds:.1f}s{node}){extra}"
     )
 
 

@@ -3,15 +3,18 @@
 Candidates are asked one after another with the same messages (the server's prompt cache reads
 the prompt once), each with its own seed: the first greedy, the rest hotter. Each candidate is
 applied to a fork and run in the warm sandbox, the failing tests first and the whole suite when
-they pass; the round stops at the first candidate that turns everything green. The round ends in
+they pass; the round stops at the first candidate that turns everything green. When the sandbox port
+holds several sandboxes (`sandbox.workers`), the next candidate is asked while earlier ones are tested,
+each in a sandbox of its own; events still come in the order asked. The round ends in
 a frozen `RoundResult`; the loop moves to its best candidate only when that is strictly better.
 """
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from greenloop.agent.changes.actions import apply_plan
@@ -105,65 +108,77 @@ async def run_round(
     count = 1 if approach.route == "install" else inputs.count
     start = copy.fingerprint()
     tried: list[Tried] = []
-    kept: dict[int, tuple[WorkingCopy, TestReport]] = {}
+    kept: dict[int, tuple[WorkingCopy, TestReport, int]] = {}  # index -> (fork, its tests, tokens)
     environment: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}  # index -> (packages, commands)
     fingerprints: dict[int, int] = {}
     ended: Ended = "nothing_better"
-    for index in range(1, count + 1):
-        if inputs.over_budget() is not None:
-            ended = "budget"
-            break
-        seed = inputs.next_seed()
-        temperature = _temperature(index, inputs.temperature, approach.hotter)
-        yield CandidateAsked(iteration=inputs.iteration, index=index, of=count, route=approach.route,
-                             target=approach.label, seed=seed, temperature=temperature)
-        used = _tokens(inputs.llm)
-        reply = ""
-        limit = FUNCTION_TOKENS if approach.route == "function" else None
-        if approach.route != "install":
-            try:
-                reply = await _ask(inputs, approach, limit, seed, temperature)
-            except ContextOverflow as exc:  # every candidate of the round sends this prompt: none would fit
-                tried.append(Tried(index, seed, temperature, "rejected", reason=f"the request is too long: {exc}"))
-                yield _tested_event(inputs, approach, tried[-1], 0)
+    testing: list[Testing] = []  # candidates being tested, in the order asked (one per free sandbox)
+    try:
+        for index in range(1, count + 1):
+            while len(testing) >= inputs.sandbox.workers or (testing and testing[0].task.done()):
+                done = await _finish(testing.pop(0), tried, kept)
+                yield _tested_event(inputs, approach, done, kept[done.index][2])
+                if done.green:
+                    ended = "green"
+                    break
+            if ended == "green":
                 break
-        fork, reason, environment[index], fingerprint, again = await _read(
-            inputs, approach, copy, report, reply, start, fingerprints, tried)
-        if again:  # the code of the file, or a change already tested: asked once for a different one
-            follow = [*inputs.messages, {"role": "assistant", "content": reply}, {"role": "user", "content": again}]
-            try:
-                more = await _ask(inputs, approach, limit, seed, temperature, follow)
-            except ContextOverflow:
-                more = ""
-            first = reason
-            fork, reason, environment[index], fingerprint, _ = await _read(
-                inputs, approach, copy, report, more, start, fingerprints, tried)
-            reason = f"{first}; asked again: {reason}" if reason else ""
-        tokens = _tokens(inputs.llm) - used
-        if reason:
-            tried.append(Tried(index, seed, temperature, "rejected", reason=reason))
-            yield _tested_event(inputs, approach, tried[-1], tokens)
-            continue
-        fingerprints[fingerprint] = index
-        diff, lines = _diff(copy, fork)
-        result, scope = await _test(inputs, fork, failing if subset else None)
-        if scope == "failing" and result.failures == [] and result.passed > 0:
-            result, scope = await _test(inputs, fork, None)  # the failing tests pass: now the whole suite
-        tried.append(Tried(index, seed, temperature, "tested", diff=diff, diff_lines=lines, scope=scope,
-                           passed=result.passed, failed=result.failed, errors=result.errors,
-                           green=scope == "all" and result.green, feedback=_feedback(result)))
-        kept[index] = (fork, result)
-        yield _tested_event(inputs, approach, tried[-1], tokens)
-        if tried[-1].green:
-            ended = "green"
-            break
-    inputs.seen.update({fp: next(t.feedback for t in tried if t.index == i) for fp, i in fingerprints.items()})
+            if inputs.over_budget() is not None:
+                ended = "budget"
+                break
+            seed = inputs.next_seed()
+            temperature = _temperature(index, inputs.temperature, approach.hotter)
+            yield CandidateAsked(iteration=inputs.iteration, index=index, of=count, route=approach.route,
+                                 target=approach.label, seed=seed, temperature=temperature)
+            used = _tokens(inputs.llm)
+            reply = ""
+            limit = FUNCTION_TOKENS if approach.route == "function" else None
+            if approach.route != "install":
+                try:
+                    reply = await _ask(inputs, approach, limit, seed, temperature)
+                except ContextOverflow as exc:  # every candidate of the round sends this prompt: none would fit
+                    tried.append(Tried(index, seed, temperature, "rejected", reason=f"the request is too long: {exc}"))
+                    yield _tested_event(inputs, approach, tried[-1], 0)
+                    break
+            fork, reason, environment[index], fingerprint, again = await _read(
+                inputs, approach, copy, report, reply, start, fingerprints, tried)
+            if again:  # the code of the file, or a change already tested: asked once for a different one
+                follow = [*inputs.messages, {"role": "assistant", "content": reply}, {"role": "user", "content": again}]
+                try:
+                    more = await _ask(inputs, approach, limit, seed, temperature, follow)
+                except ContextOverflow:
+                    more = ""
+                first = reason
+                fork, reason, environment[index], fingerprint, _ = await _read(
+                    inputs, approach, copy, report, more, start, fingerprints, tried)
+                reason = f"{first}; asked again: {reason}" if reason else ""
+            tokens = _tokens(inputs.llm) - used
+            if reason:
+                tried.append(Tried(index, seed, temperature, "rejected", reason=reason))
+                yield _tested_event(inputs, approach, tried[-1], tokens)
+                continue
+            fingerprints[fingerprint] = index
+            diff, lines = _diff(copy, fork)
+            testing.append(Testing(Tried(index, seed, temperature, "tested", diff=diff, diff_lines=lines), fork,
+                                   tokens, asyncio.ensure_future(_test_candidate(inputs, fork, failing, subset))))
+        while testing and ended != "green":
+            done = await _finish(testing.pop(0), tried, kept)
+            yield _tested_event(inputs, approach, done, kept[done.index][2])
+            ended = "green" if done.green else ended
+    finally:  # a green candidate (or a cancelled round) stops the tests still running
+        for pending in testing:
+            pending.task.cancel()
+        if testing:
+            await asyncio.gather(*(pending.task for pending in testing), return_exceptions=True)
+    tried.sort(key=lambda t: t.index)
+    feedback = {t.index: t.feedback for t in tried}  # a candidate whose tests were cancelled gave none
+    inputs.seen.update({fp: feedback[i] for fp, i in fingerprints.items() if i in feedback})
     tested = [t for t in tried if t.status == "tested"]
     if not tested:
         yield RoundResult(approach, tuple(tried), None, "budget" if ended == "budget" else "no_candidates")
         return
     best = max(tested, key=lambda t: (t.green, t.passed, -t.errors, -t.failed, -t.diff_lines))
-    fork, result = kept[best.index]
+    fork, result, _ = kept[best.index]
     packages, commands = environment.get(best.index, ((), ()))
     if ended == "green":
         yield RoundResult(approach, tuple(tried), best, "green", result, fork.files(), packages, commands)
@@ -252,9 +267,41 @@ def _tokens(llm: LLMClient) -> int:
     return int(llm.usage.prompt_tokens + llm.usage.completion_tokens)
 
 
-async def _test(inputs: RoundInputs, fork: WorkingCopy, ids: list[str] | None) -> tuple[TestReport, Literal["failing", "all"]]:
-    await inputs.sandbox.sync(fork.files(), fork.deleted())
-    report = await inputs.sandbox.run_tests(ids or inputs.suite, timeout=inputs.test_timeout)
+@dataclass
+class Testing:
+    """A candidate whose tests are running (in a sandbox of its own when the port holds several)."""
+
+    tried: Tried  # without its test results yet
+    fork: WorkingCopy
+    tokens: int
+    task: asyncio.Future[tuple[TestReport, Literal["failing", "all"]]]
+
+
+async def _test_candidate(inputs: RoundInputs, fork: WorkingCopy, failing: list[str],
+                          subset: bool) -> tuple[TestReport, Literal["failing", "all"]]:
+    """The failing tests first (when they can be selected), the whole suite when they pass; one sandbox."""
+    async with inputs.sandbox.lease() as sandbox:
+        result, scope = await _test(inputs, fork, failing if subset else None, sandbox)
+        if scope == "failing" and result.failures == [] and result.passed > 0:
+            result, scope = await _test(inputs, fork, None, sandbox)  # the failing tests pass: now the whole suite
+        return result, scope
+
+
+async def _finish(testing: Testing, tried: list[Tried], kept: dict[int, tuple[WorkingCopy, TestReport, int]]) -> Tried:
+    """Wait for a candidate's tests and record what they gave."""
+    result, scope = await testing.task
+    done = replace(testing.tried, scope=scope, passed=result.passed, failed=result.failed, errors=result.errors,
+                   green=scope == "all" and result.green, feedback=_feedback(result))
+    tried.append(done)
+    kept[done.index] = (testing.fork, result, testing.tokens)
+    return done
+
+
+async def _test(inputs: RoundInputs, fork: WorkingCopy, ids: list[str] | None,
+                sandbox: SandboxPort | None = None) -> tuple[TestReport, Literal["failing", "all"]]:
+    sandbox = sandbox or inputs.sandbox
+    await sandbox.sync(fork.files(), fork.deleted())
+    report = await sandbox.run_tests(ids or inputs.suite, timeout=inputs.test_timeout)
     return report, ("failing" if ids else "all")
 
 
