@@ -64,6 +64,13 @@ def test_an_output_path_needs_only_its_folder(parser: argparse.ArgumentParser) -
     assert static_errors(bad, parser) == ["nowhere/at/all: no folder nowhere/at"]
 
 
+def test_a_settings_variable_must_name_a_setting(parser: argparse.ArgumentParser) -> None:
+    ok = f"{STATIC}```bash\nGREENLOOP_LOCAL_MODEL__ENABLED=false greenloop doctor\n```\n"
+    assert static_errors(ok, parser) == []
+    bad = f"{STATIC}```bash\nGREENLOOP_LOCAL_MODEL__SIZ=1.5b greenloop doctor\n```\n"
+    assert static_errors(bad, parser) == ["GREENLOOP_LOCAL_MODEL__SIZ: no setting local_model.siz"]
+
+
 def test_a_built_wheel_must_carry_the_package_version(parser: argparse.ArgumentParser) -> None:
     errors = static_errors("```bash\npipx install ./dist/greenloop-9.9.9-py3-none-any.whl\n```\n", parser)
     assert len(errors) == 1 and "not 9.9.9" in errors[0]

@@ -18,7 +18,8 @@ line right before a block makes the whole block static; a marker without a reaso
 marker, is an error. A block command that no rule matches is an error: a new documented command must
 be classified here, never skipped silently.
 
-Static check (every command, run or not): `shlex` splits it into pipeline parts; for `greenloop ...`
+Static check (every command, run or not): `shlex` splits it into pipeline parts; a leading
+`GREENLOOP_SECTION__KEY=value` must name a setting; for `greenloop ...`
 (or `python -m greenloop ...`) the subcommand path and every flag must exist in the parser
 (`greenloop.cli.build_parser`), and the flags of `python SCRIPT.py` must appear in the script's source;
 repository paths named must exist (values of output flags such as `--out` need only their parent
@@ -239,14 +240,16 @@ def _synopsis_tokens(text: str) -> list[str]:
 def check_static(command: Command, parser: argparse.ArgumentParser, root: Path = ROOT) -> list[str]:
     errors: list[str] = []
     if command.inline:
-        argvs = [strip_env(_synopsis_tokens(command.text))]
+        argvs = [_synopsis_tokens(command.text)]
     else:
         try:
-            argvs = [strip_env(a) for a in pipeline(command.text)]
+            argvs = pipeline(command.text)
         except ValueError as exc:
             return [f"cannot parse: {exc}"]
     cwd_is_root = True
-    for argv in argvs:
+    for full in argvs:
+        errors += check_env(full)
+        argv = strip_env(full)
         if not argv:
             continue
         if argv[0] == "cd":
@@ -264,6 +267,24 @@ def check_static(command: Command, parser: argparse.ArgumentParser, root: Path =
             errors += check_script(argv[1], argv[2:], root)
         if cwd_is_root:
             errors += check_paths(argv, root)
+    return errors
+
+
+def check_env(argv: list[str]) -> list[str]:
+    """A leading `GREENLOOP_SECTION__KEY=value` must name a setting."""
+    from greenloop.settings import Settings
+
+    errors: list[str] = []
+    for tok in argv[: len(argv) - len(strip_env(argv))]:
+        name = tok.split("=", 1)[0]
+        if not name.startswith("GREENLOOP_"):
+            continue
+        section, _, key = name.removeprefix("GREENLOOP_").lower().partition("__")
+        field_info = Settings.model_fields.get(section)
+        model = getattr(field_info, "annotation", None) if field_info is not None else None
+        fields = getattr(model, "model_fields", {})
+        if key not in fields:
+            errors.append(f"{name}: no setting {section}.{key}")
     return errors
 
 
