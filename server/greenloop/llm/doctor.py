@@ -41,7 +41,7 @@ async def _checks(settings: Settings) -> list[Check]:
         rows += _embedded_rows(settings)
     else:
         model = endpoint.model or settings.llm.model
-        rows.append(await _listed_model_row(endpoint.base_url, endpoint.api_key, model, endpoint.why))
+        rows.append(await _listed_model_row(endpoint.base_url, endpoint.api_key, model))
     if all(r.ok for r in rows):
         rows.append(await _answer_row(settings))
     return rows
@@ -111,7 +111,7 @@ def _server_row(settings: Settings) -> Check:
     return Check("model server", True, f"llama-cpp-python's server, about half as fast ({choice.reason})")
 
 
-async def _listed_model_row(base_url: str, api_key: str | None, model: str, why: str = "") -> Check:
+async def _listed_model_row(base_url: str, api_key: str | None, model: str) -> Check:
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
         async with httpx.AsyncClient(timeout=10.0) as http:
@@ -131,7 +131,7 @@ async def _listed_model_row(base_url: str, api_key: str | None, model: str, why:
     if names and model not in names:
         return Check("model", False, f"{model!r} is not among the server's models: {', '.join(names[:10])}",
                      "set llm.model (or --model) to one of them")
-    return Check("model", True, f"{model!r} is served" + (f" ({why})" if why else ""))
+    return Check("model", True, f"{model!r} is served")
 
 
 async def _answer_row(settings: Settings) -> Check:
