@@ -40,7 +40,8 @@ class LLMSettings(_Section):
 
     base_url: str | None = Field(
         default=None,
-        description="OpenAI-compatible endpoint. Unset: OPENAI_BASE_URL, else the embedded local model.",
+        description="OpenAI-compatible endpoint. Unset: OPENAI_BASE_URL, else a model server running here "
+        "(local_model.discover), else the embedded local model.",
     )
     api_key: SecretStr | None = Field(default=None, description="API key. Unset: OPENAI_API_KEY. Never logged.")
     model: str = Field(default="local", description="Model name sent to the endpoint.")
