@@ -20,6 +20,13 @@ def no_user_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
 
 
+@pytest.fixture(autouse=True)
+def no_discovery(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test finds a real Ollama / LM Studio on this machine: discovery probes only the URLs a test lists
+    (an environment variable, so `greenloop` subprocesses inherit it; explicit settings still win)."""
+    monkeypatch.setenv("GREENLOOP_LOCAL_MODEL__DISCOVER_URLS", "[]")
+
+
 @pytest.fixture
 def scripted_llm() -> Iterator[ScriptedLLM]:
     """A scripted OpenAI-compatible server on 127.0.0.1 (see tests/support/scripted_llm.py)."""

@@ -40,7 +40,8 @@ class LLMSettings(_Section):
 
     base_url: str | None = Field(
         default=None,
-        description="OpenAI-compatible endpoint. Unset: OPENAI_BASE_URL, else the embedded local model.",
+        description="OpenAI-compatible endpoint. Unset: OPENAI_BASE_URL, else a model server running here "
+        "(local_model.discover), else the embedded local model.",
     )
     api_key: SecretStr | None = Field(default=None, description="API key. Unset: OPENAI_API_KEY. Never logged.")
     model: str = Field(default="local", description="Model name sent to the endpoint.")
@@ -105,6 +106,17 @@ class LocalModelSettings(_Section):
     """The embedded model: llama.cpp's server with Qwen2.5-Coder-Instruct, on 127.0.0.1."""
 
     enabled: bool = Field(default=True, description="Start the embedded model when no endpoint is configured.")
+    discover: bool = Field(
+        default=True,
+        description="With no endpoint configured, first look for a model server already running on this "
+        "machine (`discover_urls`: Ollama, LM Studio) and use it instead of starting the embedded model.",
+    )
+    discover_urls: list[str] = Field(
+        default=["http://127.0.0.1:11434/v1", "http://127.0.0.1:1234/v1"],
+        description="OpenAI-compatible base URLs probed by `discover` (GET /models, 0.5 s, all at once); the "
+        "first that lists a model is used. Defaults: Ollama's and LM Studio's ports on 127.0.0.1; nothing "
+        "else is probed unless listed here.",
+    )
     size: Literal["0.5b", "1.5b"] = Field(
         default="1.5b",
         description="Qwen2.5-Coder-Instruct size. 1.5B: on the README demo it fixed the bug on its first "
@@ -136,7 +148,9 @@ class LocalModelSettings(_Section):
         default=1800.0, gt=0, description="Seconds `greenloop model fetch` may spend building llama-server."
     )
     model_file: str | None = Field(
-        default=None, description="A GGUF file to serve instead of the fetched Qwen2.5-Coder model."
+        default=None,
+        description="A GGUF file you already have, served by the embedded server instead of the fetched "
+        "Qwen2.5-Coder model.",
     )
     cache_dir: str | None = Field(
         default=None, description="Where fetched models are kept. Unset: the user cache dir (platformdirs)."

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,21 @@ def test_the_model_server_row_says_which_server_runs_and_why(tmp_path: Path) -> 
     binary.chmod(0o755)
     row = next(r for r in checks(settings) if r.name == "model server")
     assert row.ok and row.detail.startswith("llama-server (local_model.server_path")
+
+
+def test_a_users_gguf_is_named_as_the_embedded_model(tmp_path: Path) -> None:
+    gguf = tmp_path / "mine.gguf"
+    settings = Settings(local_model={"cache_dir": str(tmp_path), "model_file": str(gguf)})
+    row = next(r for r in checks(settings) if r.name == "model file")
+    assert not row.ok and row.detail == f"local_model.model_file {gguf} does not exist"
+    assert "local_model.model_file" in row.fix
+    gguf.write_bytes(b"GGUF" + bytes(100))
+    row = next(r for r in checks(settings) if r.name == "model file")
+    assert row.ok and row.detail.startswith(f"embedded model: {gguf} (from local_model.model_file")
+    gguf.chmod(0)
+    try:
+        row = next(r for r in checks(settings) if r.name == "model file")
+        if os.geteuid() != 0:  # root reads anything
+            assert not row.ok and "is not readable" in row.detail
+    finally:
+        gguf.chmod(0o644)

@@ -177,6 +177,8 @@ class ScriptedLLM:
 
     def __init__(self, port: int = 0, models: tuple[str, ...] = ("local", "scripted")) -> None:
         self.models = list(models)
+        self.owned_by = "scripted"  # GET /v1/models' owned_by ("library": what Ollama sends)
+        self.models_raw: bytes | None = None  # set: GET /v1/models answers exactly this body (a broken server)
         self.rules: list[Rule] = []
         self.requests: list[RecordedRequest] = []
         self.default: ReplyLike | None = None
@@ -331,8 +333,10 @@ class _Handler(BaseHTTPRequestHandler):
     # -- routes ----------------------------------------------------------------
     def do_GET(self) -> None:
         owner = self.server.owner
-        if self.path.rstrip("/") in ("/v1/models", "/models"):
-            data = [{"id": m, "object": "model", "created": 0, "owned_by": "scripted"} for m in owner.models]
+        if self.path.rstrip("/") in ("/v1/models", "/models") and owner.models_raw is not None:
+            self._send_bytes(200, owner.models_raw, "application/json", {}, None)
+        elif self.path.rstrip("/") in ("/v1/models", "/models"):
+            data = [{"id": m, "object": "model", "created": 0, "owned_by": owner.owned_by} for m in owner.models]
             self._send_json(200, {"object": "list", "data": data})
         elif self.path == "/_scripted/requests":
             self._send_json(200, [asdict(r) for r in owner.requests])

@@ -58,7 +58,10 @@ def run(args: argparse.Namespace) -> int:
     for row in table:
         source = "" if row["source"] == "default" else f"  <- {row['where']}"
         print(f"{row['key']} = {json.dumps(row['value'])}{source}")
-    where = {"embedded": "the embedded model (started per run)", "none": "none configured"}
+    local = ("a running local server (local_model.discover_urls), else " if settings.local_model.discover
+             and settings.local_model.discover_urls else "")
+    where = {"embedded": f"{local}the embedded model (started per run)",
+             "none": f"{local}none" if local else "none configured"}
     print(f"model endpoint: {endpoint.base_url} (from {endpoint.source})" if endpoint.base_url
           else f"model endpoint: {where.get(endpoint.source, endpoint.source)}")
     return 0

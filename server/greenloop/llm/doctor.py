@@ -1,17 +1,23 @@
-"""`greenloop doctor` rows for the model side: which endpoint, which model, and whether it answers."""
+"""`greenloop doctor` rows for the model side: which endpoint and why, which model, and whether it answers.
+
+The endpoint row names the model source (llm.base_url, OPENAI_BASE_URL, a discovered local
+server, the embedded server, or none) and why it won; a "local servers" row lists what
+discovery found at each of `local_model.discover_urls`.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import httpx
 
 from greenloop.errors import GreenloopError
-from greenloop.llm.endpoint import NO_ENDPOINT, Endpoint, open_llm, resolve_endpoint
+from greenloop.llm.endpoint import NO_ENDPOINT, Endpoint, find_endpoint, open_llm
 from greenloop.llm.local_binary import choose_server, llama_cpp_python_installed
-from greenloop.llm.local_model import ready_model
+from greenloop.llm.local_model import ready_model, user_model_problem
 from greenloop.settings import Settings
 from greenloop_sandbox.doctor import Check
 
@@ -25,38 +31,70 @@ def checks(settings: Settings) -> list[Check]:
 
 
 async def _checks(settings: Settings) -> list[Check]:
-    endpoint = resolve_endpoint(settings)
-    rows = [_endpoint_row(endpoint)]
+    endpoint = await find_endpoint(settings)
+    rows = [_endpoint_row(endpoint, settings)]
+    if endpoint.probes:
+        rows.append(_probes_row(endpoint))
     if endpoint.source == "none":
         return rows
     if endpoint.base_url is None:
         rows += _embedded_rows(settings)
     else:
-        rows.append(await _listed_model_row(endpoint.base_url, endpoint.api_key, settings.llm.model))
+        model = endpoint.model or settings.llm.model
+        rows.append(await _listed_model_row(endpoint.base_url, endpoint.api_key, model))
     if all(r.ok for r in rows):
         rows.append(await _answer_row(settings))
     return rows
 
 
-def _endpoint_row(endpoint: Endpoint) -> Check:
+def _endpoint_row(endpoint: Endpoint, settings: Settings) -> Check:
     if endpoint.source == "none":
-        return Check("model endpoint", False, "none configured, embedded model off", NO_ENDPOINT)
+        return Check("model endpoint", False, "none configured, no local server found, embedded model off",
+                     NO_ENDPOINT)
     if endpoint.base_url is None:
-        return Check("model endpoint", True, "embedded model server on 127.0.0.1 (started per run)")
+        why = "no endpoint configured"
+        if endpoint.probes:
+            why += ", no local server found"
+        elif not settings.local_model.discover:
+            why += ", local_model.discover is off"
+        return Check("model endpoint", True, f"embedded model server on 127.0.0.1, started per run ({why})")
+    if endpoint.discovered:
+        return Check("model endpoint", True, f"{endpoint.source}, model {endpoint.model!r} (no endpoint "
+                     f"configured, so local_model.discover_urls were probed; model: {endpoint.why})")
     key = "API key set" if endpoint.api_key else "no API key"
     return Check("model endpoint", True, f"{endpoint.base_url} (from {endpoint.source}; {key})")
 
 
+def _probes_row(endpoint: Endpoint) -> Check:
+    """What each discover URL answered; informational (nothing found is not a failure)."""
+    return Check("local servers", True, "; ".join(p.describe() for p in endpoint.probes))
+
+
 def _embedded_rows(settings: Settings) -> list[Check]:
     rows = [_server_row(settings)]
+    if settings.local_model.model_file:
+        rows.append(_user_file_row(settings.local_model.model_file))
+        return rows
     path = ready_model(settings.local_model)
     if path is None:
         rows.append(Check("model file", False, f"Qwen2.5-Coder {settings.local_model.size} not fetched yet",
                           "greenloop model fetch"))
     else:
         size_mb = path.stat().st_size / 1e6
-        rows.append(Check("model file", True, f"{path} ({size_mb:.0f} MB, sha256 verified)"))
+        rows.append(Check("model file", True, f"embedded model: {path} (Qwen2.5-Coder "
+                          f"{settings.local_model.size}, fetched, {size_mb:.0f} MB, sha256 verified)"))
     return rows
+
+
+def _user_file_row(model_file: str) -> Check:
+    """`local_model.model_file`: there, a file, and readable; its content is the user's business."""
+    path = Path(model_file).expanduser()
+    problem = user_model_problem(path)
+    if problem:
+        return Check("model file", False, problem,
+                     "fix local_model.model_file, or unset it to use the fetched Qwen2.5-Coder (greenloop model fetch)")
+    size_mb = path.stat().st_size / 1e6
+    return Check("model file", True, f"embedded model: {path} (from local_model.model_file, {size_mb:.0f} MB)")
 
 
 def _server_row(settings: Settings) -> Check:

@@ -1,8 +1,12 @@
 """Which model server a run talks to, and `open_llm`, which opens a client to it.
 
-Resolution: `llm.base_url`, else `OPENAI_BASE_URL`, else (when
-`local_model.enabled`) the embedded llama.cpp server started for the duration.
-The API key: `llm.api_key`, else `OPENAI_API_KEY`, else none (local servers).
+Resolution: `llm.base_url`, else `OPENAI_BASE_URL`, else (when `local_model.discover`) a
+model server already running here that lists a model (`local_model.discover_urls`:
+Ollama, LM Studio; `llm/discover.py`), else (when `local_model.enabled`) the embedded
+llama.cpp server started for the duration. `resolve_endpoint` never touches the network;
+`find_endpoint` adds the discovery.
+The API key: `llm.api_key`, else `OPENAI_API_KEY`, else none (local servers; a
+discovered server is never sent one).
 """
 
 from __future__ import annotations
@@ -11,13 +15,14 @@ import asyncio
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 from greenloop.errors import EnvironmentProblem
 from greenloop.llm.cassette import Cassette
 from greenloop.llm.client import LLMClient
+from greenloop.llm.discover import Probe, pick_model, probe_all
 from greenloop.llm.local_server import LocalModelServer
 from greenloop.llm.records import CallRecord
 from greenloop.settings import Settings
@@ -29,7 +34,14 @@ REPLAY_URL = "http://replay.invalid/v1"
 class Endpoint:
     base_url: str | None  # None: the embedded model
     api_key: str | None
-    source: str  # where base_url came from: "llm.base_url" | "OPENAI_BASE_URL" | "embedded" | "none"
+    source: str  # "llm.base_url" | "OPENAI_BASE_URL" | "discovered: Ollama at <url>" | "embedded" | "none"
+    model: str | None = None  # a discovered server's model, sent instead of llm.model
+    why: str = ""  # why that model
+    probes: tuple[Probe, ...] = ()  # what discovery found (empty: it did not run)
+
+    @property
+    def discovered(self) -> bool:
+        return self.source.startswith("discovered")
 
 
 def _configured_cassette(path: str, mode: Literal["record", "replay"]) -> Cassette:
@@ -48,9 +60,24 @@ def resolve_endpoint(settings: Settings) -> Endpoint:
     return Endpoint(None, key or None, "embedded" if settings.local_model.enabled else "none")
 
 
+async def find_endpoint(settings: Settings, *, discover: bool = True) -> Endpoint:
+    """`resolve_endpoint`, then, when nothing is configured, a running local server (`local_model.discover`)."""
+    endpoint = resolve_endpoint(settings)
+    local = settings.local_model
+    if endpoint.base_url is not None or not (discover and local.discover and local.discover_urls):
+        return endpoint
+    probes = tuple(await probe_all(local.discover_urls))
+    found = next((p for p in probes if p.usable), None)
+    if found is None:
+        return replace(endpoint, probes=probes)
+    model, why = pick_model(found.models, settings.llm.model)
+    return Endpoint(found.url, None, f"discovered: {found.name} at {found.url}", model, why, probes)
+
+
 NO_ENDPOINT = (
-    "No model endpoint is configured and the embedded model is off. Set llm.base_url (greenloop.toml, "
-    "GREENLOOP_LLM__BASE_URL or --base-url) or OPENAI_BASE_URL, or set local_model.enabled = true."
+    "No model endpoint is configured, no local model server was found (local_model.discover_urls) and the "
+    "embedded model is off. Set llm.base_url (greenloop.toml, GREENLOOP_LLM__BASE_URL or --base-url) or "
+    "OPENAI_BASE_URL, start Ollama or LM Studio, or set local_model.enabled = true."
 )
 
 
@@ -62,9 +89,13 @@ async def open_llm(
     cassette: Cassette | None = None,
 ) -> AsyncIterator[LLMClient]:
     """A client for the run; starts (and finally stops) the embedded model when it is the endpoint."""
-    endpoint = resolve_endpoint(settings)
     if cassette is None and settings.llm.cassette:
         cassette = await asyncio.to_thread(_configured_cassette, settings.llm.cassette, settings.llm.cassette_mode)
+    replaying = cassette is not None and cassette.replaying
+    endpoint = await find_endpoint(settings, discover=not replaying)
+    llm_settings = settings.llm
+    if endpoint.model is not None:
+        llm_settings = llm_settings.model_copy(update={"model": endpoint.model})
     async with AsyncExitStack() as stack:
         base_url, window = endpoint.base_url, settings.llm.context_window
         if base_url is None and cassette is not None and cassette.replaying:
@@ -76,7 +107,7 @@ async def open_llm(
             await stack.enter_async_context(server)
             base_url = server.base_url
             window = window or settings.local_model.n_ctx
-        client = LLMClient(settings.llm, base_url=base_url, api_key=endpoint.api_key, sink=sink,
+        client = LLMClient(llm_settings, base_url=base_url, api_key=endpoint.api_key, sink=sink,
                            cassette=cassette, context_window=window)
         stack.push_async_callback(client.aclose)
         yield client

