@@ -12,6 +12,7 @@ import pytest
 from greenloop.agent import FixRequest, fix
 from greenloop.agent.events import CandidateAsked, CandidateTested, EditRejected, RoundEnded
 from tests.agent.conftest import FIX_ADD, collect, plan, tree_bytes, write_project
+from tests.support.scripted_llm import Reply
 
 pytestmark = pytest.mark.docker
 
@@ -221,3 +222,18 @@ async def test_a_request_too_long_for_the_window_is_a_rejected_round_not_an_erro
     rejected = [e for e in events if isinstance(e, CandidateTested)]
     assert rejected and all(e.status == "rejected" and "too long" in e.reason for e in rejected)
     assert all(e.tried == 1 for e in events if isinstance(e, RoundEnded))  # one rejection ends each round
+
+
+async def test_a_server_that_refuses_the_request_as_too_long_is_a_rejected_round_not_an_error(
+    calc_project: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # llama-server's own answer when llm.context_window is not set (youtube-dl-14 of the realbugs bench)
+    too_long = Reply(status=400, error="request (8936 tokens) exceeds the available context size (8192 tokens), "
+                     "try increasing it")
+    scripted_llm.script(too_long)  # every route: the function, then the whole file
+    settings = make_settings(calc_project, loop=candidates({"max_iterations": 6}))
+    events, done = await collect(fix(FixRequest(calc_project), settings))
+    assert done.outcome == "stuck", done.summary + done.evidence
+    rejected = [e for e in events if isinstance(e, CandidateTested)]
+    assert rejected and all(e.status == "rejected" and "context window" in e.reason for e in rejected)
+    assert all(e.tried == 1 for e in events if isinstance(e, RoundEnded))  # every candidate would send it

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from greenloop.llm import ContextOverflow, open_llm
+from greenloop.llm import ContextOverflow, LLMError, open_llm
 from greenloop.llm.window import _estimate, fit_messages
 from greenloop.settings import Settings
-from tests.support.scripted_llm import ScriptedLLM
+from tests.support.scripted_llm import Reply, ScriptedLLM
 
 SYSTEM = {"role": "system", "content": "You fix tests."}
 ASK = {"role": "user", "content": "The tests fail. " + "def f(x):\n    return x + 1\n" * 40}
@@ -79,3 +79,23 @@ async def test_the_server_s_own_count_decides_when_the_estimate_says_it_may_not_
         assert await llm.complete(convo, step="plan") == "ok"
         assert llm.tokenizer.available is True
     assert [r.messages for r in scripted_llm.requests] == [convo]
+
+
+async def test_a_server_s_own_too_long_refusal_is_a_context_overflow_asked_once(
+    scripted_llm: ScriptedLLM, scripted_settings: Settings
+) -> None:
+    # no llm.context_window for a server greenloop did not start: the server's 400 says it instead
+    scripted_llm.script(Reply(status=400, error="request (8936 tokens) exceeds the available context size "
+                              "(8192 tokens), try increasing it"), step="plan")
+    async with open_llm(scripted_settings) as llm:
+        with pytest.raises(ContextOverflow, match=r"llm\.context_window"):
+            await llm.complete([SYSTEM, ASK], step="plan")
+    assert len(scripted_llm.requests) == 1  # not retried: the same request cannot fit the next time
+
+
+async def test_other_refusals_stay_plain_errors(scripted_llm: ScriptedLLM, scripted_settings: Settings) -> None:
+    scripted_llm.script(Reply(status=400, error="messages: field required"), step="plan")
+    async with open_llm(scripted_settings) as llm:
+        with pytest.raises(LLMError) as caught:
+            await llm.complete([SYSTEM, ASK], step="plan")
+    assert not isinstance(caught.value, ContextOverflow)

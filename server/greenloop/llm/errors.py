@@ -24,4 +24,4 @@ class StructuredOutputError(LLMError):
 
 
 class ContextOverflow(LLMError):
-    """A request would not fit the model's context window; it was not sent."""
+    """A request does not fit the model's context window: refused before sending, or by the server."""

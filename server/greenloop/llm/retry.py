@@ -9,7 +9,7 @@ import time
 
 import openai
 
-from greenloop.llm.errors import LLMError
+from greenloop.llm.errors import ContextOverflow, LLMError
 from greenloop.settings import LLMSettings
 
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "grammar")
@@ -76,6 +76,16 @@ def delay_for(exc: BaseException, retries: int, settings: LLMSettings) -> float:
     return random.uniform(base / 2, base)
 
 
+# How servers word a prompt longer than their window: llama.cpp ("exceeds the available context size"),
+# OpenAI and vLLM ("maximum context length", code context_length_exceeded), others ("too long").
+_TOO_LONG = ("context size", "context length", "context_length", "context window", "too long", "too many tokens")
+
+
+def _too_long(message: str) -> bool:
+    lowered = message.lower()
+    return any(words in lowered for words in _TOO_LONG)
+
+
 def as_llm_error(exc: BaseException, *, base_url: str, model: str, retries: int, timeout: float) -> LLMError:
     """A message that says what failed and what to do about it."""
     tried = f" after {retries} retr{'y' if retries == 1 else 'ies'}" if retries else ""
@@ -91,6 +101,11 @@ def as_llm_error(exc: BaseException, *, base_url: str, model: str, retries: int,
             text = f"{base_url} kept rate-limiting{tried} (HTTP 429: {msg}). Wait, or raise llm.max_retries."
         elif status >= 500:
             text = f"{base_url} failed{tried} (HTTP {status}: {msg}). Check the model server's logs."
+        elif status in (400, 413) and _too_long(msg):
+            return ContextOverflow(
+                f"{base_url} refused the request as longer than the model's context window (HTTP {status}: "
+                f"{msg}). Set llm.context_window to the server's window so greenloop fits requests before "
+                "sending, or lower retrieval.context_tokens.", status=status)
         else:
             text = f"{base_url} rejected the request (HTTP {status}: {msg})."
         return LLMError(text, status=status)
