@@ -168,8 +168,9 @@ async def test_a_node_killed_mid_bench_loses_no_cell(tmp_path: Path, base: Setti
     in_flight: list[int] = []
 
     def progress(result: CellResult, finished: int, total: int) -> None:
-        if finished == 2 and not killed.is_set():
-            in_flight.append(int(re.search(r"(\d+) running", lines[-1]).group(1)))  # type: ignore[union-attr]
+        running = int(re.search(r"(\d+) running", lines[-1]).group(1))  # type: ignore[union-attr]
+        if running > 2 and not killed.is_set():  # the first moment more cells run than one node has CPUs
+            in_flight.append(running)
             pids.update(cluster.pids())
             second.kill()  # cells of the second node are mid-run now: their model calls are slow
             killed.set()
