@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import tempfile
 from pathlib import Path
 
@@ -13,7 +14,8 @@ from tests.sandbox.test_backends import _host_processes_with
 
 
 def _dirs() -> set[Path]:
-    return set(Path(tempfile.gettempdir()).glob(f"{PREFIX}*"))
+    """This process's local sandbox dirs (named with its pid): another process's do not count."""
+    return set(Path(tempfile.gettempdir()).glob(f"{PREFIX}{os.getpid()}-*"))
 
 
 async def test_sync_never_writes_through_a_symlink_a_command_planted(tmp_path: Path) -> None:
