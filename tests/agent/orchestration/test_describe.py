@@ -63,6 +63,8 @@ def test_every_event_kind_has_a_line_and_a_tone() -> None:
     assert (tone(events[10]), tone(events[12]), tone(events[-1])) == ("bad", "warning", "warning")
     assert lines["candidate_asked"] == f"candidate 2/4: function `f` in {TRICKY} (temperature 0.8, seed 9)"
     assert lines["candidate_tested"] == "candidate 2 rejected: the reply defines `g`, not `f`"  # one line
+    whole_file = ev.CandidateAsked(iteration=1, index=1, of=4, route="file", target="file a.py", temperature=0.0)
+    assert describe(whole_file) == "candidate 1/4: file a.py (temperature 0)"  # the route is said once
     assert lines["round_ended"] == (
         f"round 1 (`f` in {TRICKY}): 3/4 tested, best: candidate 3, 2 passed, 1 failed, 0 errors (all tests); "
         "nothing better; state kept")

@@ -42,8 +42,8 @@ def describe(event: BaseModel) -> str:
             return f"{event.action} {event.detail}: {'ok' if event.ok else 'failed'}"
         case ev.CandidateAsked():
             seed = "" if event.seed is None else f", seed {event.seed}"
-            return (f"candidate {event.index}/{event.of}: {event.route} {event.target} "
-                    f"(temperature {event.temperature:g}{seed})")
+            what = event.target if event.target.startswith(f"{event.route} ") else f"{event.route} {event.target}"
+            return f"candidate {event.index}/{event.of}: {what} (temperature {event.temperature:g}{seed})"
         case ev.CandidateTested():
             if event.status == "rejected":
                 return f"candidate {event.index} rejected: {event.reason.splitlines()[0] if event.reason else '?'}"
