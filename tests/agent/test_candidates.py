@@ -169,6 +169,31 @@ async def test_edit_tests_opts_in(calc_project: Path, scripted_llm: Any, make_se
     assert [c.path for c in done.changes.files] == ["test_calc.py"]
 
 
+async def test_a_test_written_with_the_code_gets_its_wrong_expectation_corrected(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # generation's own tests (and fix with loop.edit_tests): the 1.5B model wrote celsius(-10) == -14
+    # into its test, then wrote the right function back unchanged in every candidate
+    ws = write_project(tmp_path / "ws", {"calc.py": "def add(a, b):\n    return a + b\n", "test_calc.py": (
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n    assert add(2, 2) == 5\n")})
+    echo = "It is right.\n```python\ndef add(a, b):\n    return a + b\n```\n"
+    scripted_llm.script(echo, step="repair_function")
+    emptied = "```python\ndef test_add():\n    assert add(2, 3) == 5\n```\n"
+    corrected = "2 + 2 is 4, not 5.\n```python\ndef test_add():\n    assert add(2, 3) == 5\n    assert add(2, 2) == 4\n```\n"
+    scripted_llm.script(emptied, corrected, step="repair_test", repeat=False)
+    settings = make_settings(ws, loop=candidates({"candidates": 2, "edit_tests": True}))
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    assert [c.path for c in done.changes.files] == ["test_calc.py"] and "+    assert add(2, 2) == 4" in done.changes.diff
+    ended = [e for e in events if isinstance(e, RoundEnded)]
+    assert ended[0].why == "the top-ranked function" and ended[1].why.startswith("the failing test")
+    tested = [e for e in events if isinstance(e, CandidateTested) and e.iteration == 2]
+    assert [(e.status, e.green) for e in tested] == [("rejected", False), ("tested", True)]
+    assert "has 1 checks where the test has 2" in tested[0].reason
+    [first, *_] = scripted_llm.requests_for("repair_test")
+    assert "The code it tests:" in first.messages[-1]["content"] and "return a + b" in first.messages[-1]["content"]
+
+
 async def test_a_missing_module_is_installed_without_a_model_call(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:

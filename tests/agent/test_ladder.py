@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.repair.routes import ladder, repair_messages
+from greenloop.agent.repair.routes import (
+    ReplyRejected,
+    failing_test_targets,
+    ladder,
+    read_reply,
+    repair_messages,
+)
+from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import Location, RepoIndex
 from greenloop_sandbox import TestFailure, TestReport
 
@@ -60,3 +69,42 @@ def test_a_module_that_is_not_installed_is_installed_first_by_its_package_name(t
     assert first("ModuleNotFoundError: No module named 'yaml'") == ("install", "pyyaml")  # the language's alias
     assert first("ModuleNotFoundError: No module named 'requests.adapters'") == ("install", "requests")
     assert first("ModuleNotFoundError: No module named 'shapes'")[0] == "function"  # the project's own
+
+
+def test_tests_that_may_change_are_a_rung_right_after_the_top_function(tmp_path: Path) -> None:
+    copy = WorkingCopy(tmp_path, {"shapes.py": TWO.encode(), "test_shapes.py": TEST.encode()})
+    top = Location("shapes.py", "area", "function", 1, 2, 1.0, "frames")
+    test = Target("test_shapes.py", "test_area", "function", 4, 5)
+    writable = [(a.target.symbol, a.test) for a in
+                ladder([top], TestReport(failed=1), copy, TestFiles(writable=True), failing_tests=[test])]
+    assert writable[:2] == [("area", False), ("test_area", True)]
+    # the tests are the spec (fix's default): never a rung, whatever failing tests there are
+    protected = ladder([top], TestReport(failed=1), copy, TestFiles(), failing_tests=[test])
+    assert not any(a.test or a.target.path == "test_shapes.py" for a in protected)
+
+
+async def test_the_test_rung_shows_the_code_under_test_and_keeps_every_check(tmp_path: Path) -> None:
+    test_code = "from shapes import area\n\n\ndef test_area():\n    assert area(1) == 3.14\n    assert area(0) == 1\n"
+    copy = WorkingCopy(tmp_path, {"shapes.py": TWO.encode(), "test_shapes.py": test_code.encode()})
+    index = RepoIndex()
+    await index.update(copy.files())
+    report = TestReport(failed=1, failures=[TestFailure(test_id="test_shapes.py::test_area", file="test_shapes.py",
+                                                        line=6, message="assert 0.0 == 1")])
+    tests = TestFiles(writable=True)
+    [target] = failing_test_targets(index, report, tests)
+    assert (target.symbol, target.start_line, target.end_line) == ("test_area", 4, 6)
+    top = Location("shapes.py", "area", "function", 1, 2, 1.0, "frames")
+    rung = ladder([top], report, copy, tests, failing_tests=[target])[1]
+    prompt = repair_messages(rung, copy, index, report, tests, template="python", workspace=tmp_path)[-1]["content"]
+    assert "an expected value in it may be" in prompt and "keep every check" in prompt
+    assert "The code it tests:" in prompt and "return 3.14 * r" in prompt  # the body, not just a signature
+    kept = "```python\ndef test_area():\n    assert area(1) == 3.14\n    assert area(0) == 0\n```"
+    plan = read_reply(rung, copy, kept)
+    assert [a.path for a in plan.actions] == ["test_shapes.py"]
+    emptied = "```python\ndef test_area():\n    assert area(1) == 3.14\n```"
+    with pytest.raises(ReplyRejected, match="has 1 checks where the test has 2"):
+        read_reply(rung, copy, emptied)
+    # a prompt for the code (not the test) says the tests were written with it and may be wrong too
+    code_prompt = repair_messages(ladder([top], report, copy, tests)[0], copy, index, report, tests,
+                                  template="python", workspace=tmp_path)[-1]["content"]
+    assert "written with the code: where they disagree, either may be wrong" in code_prompt

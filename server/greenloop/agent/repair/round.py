@@ -196,7 +196,7 @@ async def run_round(
 async def _ask(inputs: RoundInputs, approach: Approach, limit: int | None, seed: int | None,
                temperature: float, messages: list[dict[str, str]] | None = None) -> str:
     """One candidate's reply; a reply of prose alone is asked once for its code (the prefix is shared)."""
-    step = f"repair_{approach.route}"
+    step = "repair_test" if approach.test else f"repair_{approach.route}"
     messages = messages or inputs.messages
     reply = await inputs.llm.complete(messages, step=step, max_tokens=limit, seed=seed, temperature=temperature)
     if approach.route in ("function", "file") and not has_code_block(reply) and reply.strip():

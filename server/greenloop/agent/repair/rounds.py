@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Event, IterationStarted, LocationsFound, Message, RoundEnded, TestsRan
 from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
-from greenloop.agent.repair.routes import Approach, ladder, repair_messages, with_feedback
+from greenloop.agent.repair.routes import (
+    Approach,
+    failing_test_targets,
+    ladder,
+    repair_messages,
+    with_feedback,
+)
 from greenloop.llm import LLMError
 from greenloop_sandbox import TestReport
 
@@ -40,7 +46,8 @@ async def candidate_rounds(
         code = await state.prompt_code.build(copy, report.failures)
         yield state.stamp(LocationsFound(iteration=iteration, locations=[loc.to_json() for loc in code.locations],
                                        context_tokens=code.tokens))
-        steps = ladder(code.locations, report, copy, state.tests, oneshot=oneshot)
+        spec = failing_test_targets(state.prompt_code.index, report, state.tests) if state.tests.writable else []
+        steps = ladder(code.locations, report, copy, state.tests, oneshot=oneshot, failing_tests=spec)
         if step >= len(steps):
             evidence = "; ".join(spent) or "no code outside the tests was found to change"
             yield state.done(copy, "stuck", f"Stopped: every approach was tried ({report.summary()}).",

@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.plan import Action, DebugPlan, InstallAction, WriteAction
+from greenloop.agent.plan import Action, DebugPlan, EditAction, InstallAction, WriteAction
 from greenloop.agent.prompting.code_reply import extract_code
 from greenloop.agent.prompting.files import render_prompt
 from greenloop.agent.repair.blocks import parse_blocks
 from greenloop.agent.repair.splice import SpliceError, Target, Unchanged, splice
-from greenloop.retrieval import Location, RepoIndex, language_of
+from greenloop.retrieval import Definition, Location, RepoIndex, language_of
 from greenloop_sandbox import TestReport
 from greenloop_sandbox.languages import languages
 
@@ -31,6 +32,9 @@ TRACEBACK_LINES = 30
 SPEC_LINES = 40
 FILE_ROUTE_LINES = 400  # longer files are not asked for whole
 _BROKEN = ("SyntaxError", "IndentationError", "ImportError", "NameError: name", "TabError")
+CODE_UNDER_TEST_LINES = 60  # a test route shows the code the test calls, each definition up to this long
+# A check in a test: python's assert / unittest's assertX / pytest.raises, JS expect / assert, Rust assert!
+_CHECK = re.compile(r"\bassert\w*\b|\braises\(|\bexpect\(")
 
 
 class ReplyRejected(ValueError):
@@ -53,6 +57,7 @@ class Approach:
     feedback: str = ""  # what an earlier attempt gave, said to the model
     bare: bool = False  # the one-shot baseline's bare prompt: failures and the file, nothing else
     anew: bool = False  # the function written again from the tests rather than patched
+    test: bool = False  # the target is a failing test written in this run: its expected values may be wrong
 
     @property
     def label(self) -> str:
@@ -64,9 +69,15 @@ class Approach:
 
 
 def ladder(
-    locations: list[Location], report: TestReport, copy: WorkingCopy, tests: TestFiles, *, oneshot: bool = False
+    locations: list[Location], report: TestReport, copy: WorkingCopy, tests: TestFiles, *, oneshot: bool = False,
+    failing_tests: Sequence[Target] = (),
 ) -> list[Approach]:
-    """The approaches for this state, in order: a round that brings nothing better moves one step on."""
+    """The approaches for this state, in order: a round that brings nothing better moves one step on.
+
+    When the tests may change (`tests.writable`: generation's own tests, `loop.edit_tests`), the
+    first failing test is a rung of its own right after the top-ranked function: a test written
+    in the same run as the code is as likely to expect a wrong value as the code is to compute one.
+    """
     sources = [loc for loc in locations if not tests.is_test(loc.path) and copy.read(loc.path) is not None]
     if not sources:
         sources = _imported_sources(report, copy, tests)
@@ -96,6 +107,10 @@ def ladder(
             steps.append(_file(path, "the whole file"))
         steps.append(Approach("blocks", Target(path, path, "file", 1, _lines(copy, path)),
                               "changes in several places"))
+    if tests.writable and failing_tests:
+        at = next((i + 1 for i, s in enumerate(steps) if s.route == "function"), len(steps))
+        steps.insert(at, Approach("function", failing_tests[0], "the failing test: written with the code, "
+                                  "its expected values may be wrong", test=True))
     return steps
 
 
@@ -196,30 +211,43 @@ def render_failures(report: TestReport) -> str:
 _FRAME = re.compile(r'^([\w./-]+\.\w+):(\d+):|File "([^"]+)", line (\d+)', re.M)
 
 
-def spec_text(index: RepoIndex, report: TestReport, tests: TestFiles) -> str:
-    """The failing tests' own code (the test and the test helpers its traceback passes), as the spec."""
-    blocks: list[str] = []
-    seen: set[str] = set()
+def _test_definitions(index: RepoIndex, report: TestReport, tests: TestFiles) -> list[Definition]:
+    """The failing tests' own definitions (the test and the test helpers its traceback passes)."""
+    found: list[Definition] = []
     for failure in report.failures[:FAILURES_SHOWN]:
         places = [(failure.file, failure.line)] if failure.file and failure.line else []
         for m in _FRAME.finditer(failure.traceback):
             places.append((m.group(1) or m.group(3), int(m.group(2) or m.group(4))))
         for path, line in places:
             path = _indexed(index, path)
-            if not path or not tests.is_test(path) or len(blocks) >= FAILURES_SHOWN:
+            if not path or not tests.is_test(path) or len(found) >= FAILURES_SHOWN:
                 continue
             definition = index.enclosing(path, line)
-            if definition is None or definition.key in seen:
-                continue
-            seen.add(definition.key)
-            rows = index.lines(path)[definition.start_line - 1 : definition.end_line]
-            if len(rows) > SPEC_LINES:
-                rows = [*rows[: SPEC_LINES - 1], "    ..."]
-            fence = language_of(path) or ""
-            blocks.append(f"`{definition.symbol}` in `{path}`:\n```{fence}\n" + "\n".join(rows) + "\n```")
+            if definition is not None and all(d.key != definition.key for d in found):
+                found.append(definition)
+    return found
+
+
+def failing_test_targets(index: RepoIndex, report: TestReport, tests: TestFiles) -> list[Target]:
+    """The failing test functions, as targets of the test route (`ladder`)."""
+    return [Target(d.path, d.symbol, d.kind, d.start_line, d.end_line)
+            for d in _test_definitions(index, report, tests) if d.kind in ("function", "method")]
+
+
+def spec_text(index: RepoIndex, report: TestReport, tests: TestFiles) -> str:
+    """The failing tests' own code, as the spec (or, when they may change, as tests that may be wrong)."""
+    blocks: list[str] = []
+    for definition in _test_definitions(index, report, tests):
+        rows = index.lines(definition.path)[definition.start_line - 1 : definition.end_line]
+        if len(rows) > SPEC_LINES:
+            rows = [*rows[: SPEC_LINES - 1], "    ..."]
+        fence = language_of(definition.path) or ""
+        blocks.append(f"`{definition.symbol}` in `{definition.path}`:\n```{fence}\n" + "\n".join(rows) + "\n```")
     if not blocks:
         return ""
-    return "\n## The tests (the specification: they are right and stay as they are)\n" + "\n".join(blocks) + "\n"
+    heading = ("The tests (written with the code: where they disagree, either may be wrong)" if tests.writable
+               else "The tests (the specification: they are right and stay as they are)")
+    return f"\n## {heading}\n" + "\n".join(blocks) + "\n"
 
 
 def _indexed(index: RepoIndex, path: str | None) -> str:
@@ -252,6 +280,20 @@ def related_text(index: RepoIndex, target: Target, tests: TestFiles) -> str:
     return out
 
 
+def code_under_test(index: RepoIndex, target: Target, tests: TestFiles) -> str:
+    """For a test target: the project code the test calls, whole (each up to CODE_UNDER_TEST_LINES)."""
+    own = next((d for d in index.definitions(target.path)
+                if d.symbol == target.symbol and d.start_line == target.start_line), None)
+    blocks: list[str] = []
+    for name in dict.fromkeys(own.calls if own is not None else ()):
+        for d in index.named(name)[:1]:
+            if tests.is_test(d.path) or len(blocks) >= 3:
+                continue
+            rows = index.lines(d.path)[d.start_line - 1 : d.end_line][:CODE_UNDER_TEST_LINES]
+            blocks.append(f"`{d.symbol}` in `{d.path}`:\n```{language_of(d.path) or ''}\n" + "\n".join(rows) + "\n```")
+    return "\nThe code it tests:\n" + "\n".join(blocks) + "\n" if blocks else ""
+
+
 def repair_messages(
     approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
     *, template: str, workspace: Path,
@@ -265,9 +307,13 @@ def repair_messages(
     }
     if approach.route == "function":
         rows = source.splitlines()[target.start_line - 1 : target.end_line]
+        related = code_under_test(index, target, tests) if approach.test else related_text(index, target, tests)
         values |= {"symbol": target.symbol, "func": target.name, "start": str(target.start_line),
-                   "end": str(target.end_line), "code": "\n".join(rows), "related": related_text(index, target, tests)}
-        values["task"] = render_prompt("repair_task_anew" if approach.anew else "repair_task_fix", workspace, **values)
+                   "end": str(target.end_line), "code": "\n".join(rows), "related": related}
+        if approach.test:
+            values["spec"] = ""  # the test is the code shown
+        task = "repair_task_test" if approach.test else "repair_task_anew" if approach.anew else "repair_task_fix"
+        values["task"] = render_prompt(task, workspace, **values)
         user = render_prompt("repair_function", workspace, **values)
     else:
         values["code"] = source.rstrip("\n")
@@ -292,6 +338,8 @@ def read_reply(approach: Approach, copy: WorkingCopy, reply: str) -> DebugPlan:
             raise ReplyUnchanged(str(exc)) from None
         except SpliceError as exc:
             raise ReplyRejected(str(exc)) from None
+        if approach.test:
+            _keeps_checks(target, actions)
         return DebugPlan(diagnosis=f"`{target.symbol}` rewritten", actions=actions)
     if approach.route == "file":
         code = extract_code(reply, target.path, [p for p in copy.paths() if p != target.path])
@@ -304,6 +352,15 @@ def read_reply(approach: Approach, copy: WorkingCopy, reply: str) -> DebugPlan:
             raise ReplyRejected("the reply holds no SEARCH/REPLACE block")
         return DebugPlan(diagnosis="changes in several places", actions=list(edits))
     return DebugPlan(diagnosis=f"install {approach.package}", actions=[InstallAction(packages=[approach.package])])
+
+
+def _keeps_checks(target: Target, actions: Sequence[Action]) -> None:
+    """A test may get right expected values, never fewer checks: a test emptied to pass proves nothing."""
+    before = sum(len(_CHECK.findall(a.search)) for a in actions if isinstance(a, EditAction))
+    after = sum(len(_CHECK.findall(a.replace)) for a in actions if isinstance(a, EditAction))
+    if after < before:
+        raise ReplyRejected(f"the reply's `{target.name}` has {after} checks where the test has {before}: "
+                            "correct the expected values that are wrong and keep every check")
 
 
 def with_feedback(approach: Approach, feedback: str) -> Approach:
