@@ -26,7 +26,7 @@ import platform
 import random
 import re
 import statistics
-import sys
+import sysconfig
 import tempfile
 import time
 from collections import Counter
@@ -278,7 +278,7 @@ def _share(count: int, total: int) -> str:
 
 def index_corpus(limit: int = 2000) -> dict[str, bytes]:
     """About 2,000 real Python files from the installed packages (seeded sample)."""
-    site = Path(next(p for p in sys.path if p.endswith("site-packages")))
+    site = Path(sysconfig.get_paths()["purelib"])  # not the user site: it may hold a handful of files
     paths = sorted(p for p in site.rglob("*.py") if p.stat().st_size < 1_000_000)
     chosen = random.Random(7).sample(paths, min(limit, len(paths)))
     return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(chosen)}
