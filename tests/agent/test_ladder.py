@@ -8,13 +8,8 @@ import pytest
 
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.repair.routes import (
-    ReplyRejected,
-    failing_test_targets,
-    ladder,
-    read_reply,
-    repair_messages,
-)
+from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
+from greenloop.agent.repair.routes import ReplyRejected, ladder, read_reply
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import Location, RepoIndex
 from greenloop_sandbox import TestFailure, TestReport

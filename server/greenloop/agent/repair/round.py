@@ -22,7 +22,8 @@ from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import CandidateAsked, CandidateTested, Event
 from greenloop.agent.ports import SandboxPort
-from greenloop.agent.repair.routes import Approach, ReplyRejected, ReplyUnchanged, prompt_hash, read_reply
+from greenloop.agent.repair.prompts import prompt_hash
+from greenloop.agent.repair.routes import Approach, ReplyRejected, ReplyUnchanged, read_reply
 from greenloop.agent.repair.splice import has_code_block
 from greenloop.llm import ContextOverflow, LLMClient
 from greenloop_sandbox import TestReport

@@ -14,14 +14,9 @@ from typing import TYPE_CHECKING
 
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Event, IterationStarted, LocationsFound, Message, RoundEnded, TestsRan
+from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
 from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
-from greenloop.agent.repair.routes import (
-    Approach,
-    failing_test_targets,
-    ladder,
-    repair_messages,
-    with_feedback,
-)
+from greenloop.agent.repair.routes import Approach, ladder, with_feedback
 from greenloop.llm import LLMError
 from greenloop_sandbox import TestReport
 

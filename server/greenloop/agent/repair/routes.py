@@ -1,38 +1,32 @@
-"""Which way a round asks for a fix: the route (function, file, blocks, install), its target, its prompt.
+"""Which way a round asks for a fix: the route (function, file, blocks, install) and its target; a reply -> plan.
 
 The common case is a function: the model sees that function, the failing output and the
-tests as the spec, and writes the function again as plain code. A module the code imports
+tests as the spec (prompts.py), and writes the function again as plain code. A module the code imports
 that is not installed is an `install`; code that does not load is a whole-file repair. When a
 round brings nothing better the next one changes one thing (`ladder`), until the ladder is spent.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Literal
 
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import Action, DebugPlan, EditAction, InstallAction, WriteAction
 from greenloop.agent.prompting.code_reply import extract_code
-from greenloop.agent.prompting.files import render_prompt
 from greenloop.agent.repair.blocks import parse_blocks
 from greenloop.agent.repair.splice import SpliceError, Target, Unchanged, splice
-from greenloop.retrieval import Definition, Location, RepoIndex, language_of
+from greenloop.retrieval import Location, language_of
 from greenloop_sandbox import TestReport
 from greenloop_sandbox.languages import languages
 
 Route = Literal["function", "file", "blocks", "install"]
-FAILURES_SHOWN = 3
-TRACEBACK_LINES = 30
-SPEC_LINES = 40
 FILE_ROUTE_LINES = 400  # longer files are not asked for whole
 _BROKEN = ("SyntaxError", "IndentationError", "ImportError", "NameError: name", "TabError")
-CODE_UNDER_TEST_LINES = 60  # a test route shows the code the test calls, each definition up to this long
 # A check in a test: python's assert / unittest's assertX / pytest.raises, JS expect / assert, Rust assert!
 _CHECK = re.compile(r"\bassert\w*\b|\braises\(|\bexpect\(")
 
@@ -189,142 +183,6 @@ def _imported_sources(report: TestReport, copy: WorkingCopy, tests: TestFiles) -
         if len(code) <= 3:  # a tiny project: its source files are the candidates
             found = [Location(p, p, "module", 1, _lines(copy, p), 0.0, "only source") for p in code]
     return found
-
-
-# -- prompts --------------------------------------------------------------------------------------
-
-
-def render_failures(report: TestReport) -> str:
-    """The failing tests, trimmed: a few, each with the end of its traceback."""
-    parts = [f"{report.summary()}."]
-    for failure in report.failures[:FAILURES_SHOWN]:
-        lines = (failure.traceback or failure.message).strip().splitlines()
-        if len(lines) > TRACEBACK_LINES:
-            lines = ["...", *lines[-TRACEBACK_LINES:]]
-        message = failure.message.strip().splitlines()[:3]
-        parts.append(f"### {failure.test_id}\n" + "\n".join(message) + "\n```\n" + "\n".join(lines) + "\n```")
-    if len(report.failures) > FAILURES_SHOWN:
-        parts.append(f"... and {len(report.failures) - FAILURES_SHOWN} more failing tests.")
-    return "\n\n".join(parts)
-
-
-_FRAME = re.compile(r'^([\w./-]+\.\w+):(\d+):|File "([^"]+)", line (\d+)', re.M)
-
-
-def _test_definitions(index: RepoIndex, report: TestReport, tests: TestFiles) -> list[Definition]:
-    """The failing tests' own definitions (the test and the test helpers its traceback passes)."""
-    found: list[Definition] = []
-    for failure in report.failures[:FAILURES_SHOWN]:
-        places = [(failure.file, failure.line)] if failure.file and failure.line else []
-        for m in _FRAME.finditer(failure.traceback):
-            places.append((m.group(1) or m.group(3), int(m.group(2) or m.group(4))))
-        for path, line in places:
-            path = _indexed(index, path)
-            if not path or not tests.is_test(path) or len(found) >= FAILURES_SHOWN:
-                continue
-            definition = index.enclosing(path, line)
-            if definition is not None and all(d.key != definition.key for d in found):
-                found.append(definition)
-    return found
-
-
-def failing_test_targets(index: RepoIndex, report: TestReport, tests: TestFiles) -> list[Target]:
-    """The failing test functions, as targets of the test route (`ladder`)."""
-    return [Target(d.path, d.symbol, d.kind, d.start_line, d.end_line)
-            for d in _test_definitions(index, report, tests) if d.kind in ("function", "method")]
-
-
-def spec_text(index: RepoIndex, report: TestReport, tests: TestFiles) -> str:
-    """The failing tests' own code, as the spec (or, when they may change, as tests that may be wrong)."""
-    blocks: list[str] = []
-    for definition in _test_definitions(index, report, tests):
-        rows = index.lines(definition.path)[definition.start_line - 1 : definition.end_line]
-        if len(rows) > SPEC_LINES:
-            rows = [*rows[: SPEC_LINES - 1], "    ..."]
-        fence = language_of(definition.path) or ""
-        blocks.append(f"`{definition.symbol}` in `{definition.path}`:\n```{fence}\n" + "\n".join(rows) + "\n```")
-    if not blocks:
-        return ""
-    heading = ("The tests (written with the code: where they disagree, either may be wrong)" if tests.writable
-               else "The tests (the specification: they are right and stay as they are)")
-    return f"\n## {heading}\n" + "\n".join(blocks) + "\n"
-
-
-def _indexed(index: RepoIndex, path: str | None) -> str:
-    """The index's path for a path from a report (relative, or absolute inside the sandbox)."""
-    if not path:
-        return ""
-    path = path.lstrip("./")
-    if path in index:
-        return path
-    return next((known for known in index.paths if path.endswith("/" + known)), "")
-
-
-def related_text(index: RepoIndex, target: Target, tests: TestFiles) -> str:
-    """Signatures of what the function calls and of what calls it (outside the tests)."""
-    own = next((d for d in index.definitions(target.path)
-                if d.symbol == target.symbol and d.start_line == target.start_line), None)
-    calls: list[str] = []
-    if own is not None:
-        for name in own.refs:
-            for d in index.named(name)[:1]:
-                if d.key != own.key and not tests.is_test(d.path):
-                    calls.append(f"- {d.signature}  ({d.path}:{d.start_line})")
-    callers = [f"- {d.signature}  ({d.path}:{d.start_line})" for d in index.referrers(target.name)
-               if not tests.is_test(d.path) and d.symbol != target.symbol][:4]
-    out = ""
-    if calls:
-        out += "\nIt calls:\n" + "\n".join(dict.fromkeys(calls[:6])) + "\n"
-    if callers:
-        out += "\nIt is called by:\n" + "\n".join(callers) + "\n"
-    return out
-
-
-def code_under_test(index: RepoIndex, target: Target, tests: TestFiles) -> str:
-    """For a test target: the project code the test calls, whole (each up to CODE_UNDER_TEST_LINES)."""
-    own = next((d for d in index.definitions(target.path)
-                if d.symbol == target.symbol and d.start_line == target.start_line), None)
-    blocks: list[str] = []
-    for name in dict.fromkeys(own.calls if own is not None else ()):
-        for d in index.named(name)[:1]:
-            if tests.is_test(d.path) or len(blocks) >= 3:
-                continue
-            rows = index.lines(d.path)[d.start_line - 1 : d.end_line][:CODE_UNDER_TEST_LINES]
-            blocks.append(f"`{d.symbol}` in `{d.path}`:\n```{language_of(d.path) or ''}\n" + "\n".join(rows) + "\n```")
-    return "\nThe code it tests:\n" + "\n".join(blocks) + "\n" if blocks else ""
-
-
-def repair_messages(
-    approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
-    *, template: str, workspace: Path,
-) -> list[dict[str, str]]:
-    """The request of one round; every candidate of the round sends exactly this (shared prefix)."""
-    target = approach.target
-    source = copy.read(target.path) or ""
-    values = {
-        "template": template, "failures": render_failures(report), "spec": spec_text(index, report, tests),
-        "path": target.path, "fence": language_of(target.path) or "", "feedback": approach.feedback,
-    }
-    if approach.route == "function":
-        rows = source.splitlines()[target.start_line - 1 : target.end_line]
-        related = code_under_test(index, target, tests) if approach.test else related_text(index, target, tests)
-        values |= {"symbol": target.symbol, "func": target.name, "start": str(target.start_line),
-                   "end": str(target.end_line), "code": "\n".join(rows), "related": related}
-        if approach.test:
-            values["spec"] = ""  # the test is the code shown
-        task = "repair_task_test" if approach.test else "repair_task_anew" if approach.anew else "repair_task_fix"
-        values["task"] = render_prompt(task, workspace, **values)
-        user = render_prompt("repair_function", workspace, **values)
-    else:
-        values["code"] = source.rstrip("\n")
-        name = "oneshot" if approach.bare else "repair_file" if approach.route == "file" else "repair_blocks"
-        user = render_prompt(name, workspace, **values)
-    return [{"role": "system", "content": render_prompt("system", workspace)}, {"role": "user", "content": user}]
-
-
-def prompt_hash(messages: list[dict[str, str]]) -> str:
-    text = "\n".join(f"{m['role']}:{m['content']}" for m in messages)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def read_reply(approach: Approach, copy: WorkingCopy, reply: str) -> DebugPlan:
