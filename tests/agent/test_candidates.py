@@ -11,6 +11,7 @@ import pytest
 
 from greenloop.agent import FixRequest, fix
 from greenloop.agent.events import CandidateAsked, CandidateTested, EditRejected, RoundEnded
+from greenloop.agent.orchestration.describe import describe
 from tests.agent.conftest import FIX_ADD, collect, plan, tree_bytes, write_project
 from tests.support.scripted_llm import Reply
 
@@ -175,20 +176,26 @@ async def test_a_test_written_with_the_code_gets_its_wrong_expectation_corrected
     # generation's own tests (and fix with loop.edit_tests): the 1.5B model wrote celsius(-10) == -14
     # into its test, then wrote the right function back unchanged in every candidate
     ws = write_project(tmp_path / "ws", {"calc.py": "def add(a, b):\n    return a + b\n", "test_calc.py": (
-        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n    assert add(2, 2) == 5\n")})
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n    assert add(2, 2) == 5\n\n\n"
+        "def test_zero():\n    assert add(0, 0) == 1\n")})
     echo = "It is right.\n```python\ndef add(a, b):\n    return a + b\n```\n"
     scripted_llm.script(echo, step="repair_function")
     emptied = "```python\ndef test_add():\n    assert add(2, 3) == 5\n```\n"
     corrected = "2 + 2 is 4, not 5.\n```python\ndef test_add():\n    assert add(2, 3) == 5\n    assert add(2, 2) == 4\n```\n"
-    scripted_llm.script(emptied, corrected, step="repair_test", repeat=False)
-    settings = make_settings(ws, loop=candidates({"candidates": 2, "edit_tests": True}))
+    scripted_llm.script(emptied, corrected, step="repair_test", contains="def test_add", repeat=False)
+    scripted_llm.script("```python\ndef test_zero():\n    assert add(0, 0) == 0\n```\n", step="repair_test")
+    settings = make_settings(ws, loop=candidates({"candidates": 2, "edit_tests": True, "max_iterations": 3}))
     events, done = await collect(fix(FixRequest(ws), settings))
-    assert done.outcome == "green", done.summary + done.evidence
-    assert [c.path for c in done.changes.files] == ["test_calc.py"] and "+    assert add(2, 2) == 4" in done.changes.diff
+    assert done.outcome == "green", "\n".join(describe(e) for e in events)
+    assert [c.path for c in done.changes.files] == ["test_calc.py"]
+    assert "+    assert add(2, 2) == 4" in done.changes.diff and "+    assert add(0, 0) == 0" in done.changes.diff
     ended = [e for e in events if isinstance(e, RoundEnded)]
-    assert ended[0].why == "the top-ranked function" and ended[1].why.startswith("the failing test")
+    # round 1: the model gives `add` back unchanged in every candidate (it stands by it); round 2: the
+    # first failing test, after the function; round 3: the next failing test first, `add` not asked again
+    assert [(e.approach, e.moved) for e in ended] == [
+        ("`add` in calc.py", False), ("`test_add` in test_calc.py", True), ("`test_zero` in test_calc.py", True)]
     tested = [e for e in events if isinstance(e, CandidateTested) and e.iteration == 2]
-    assert [(e.status, e.green) for e in tested] == [("rejected", False), ("tested", True)]
+    assert [(e.status, e.green) for e in tested] == [("rejected", False), ("tested", False)]
     assert "has 1 checks where the test has 2" in tested[0].reason
     [first, *_] = scripted_llm.requests_for("repair_test")
     assert "The code it tests:" in first.messages[-1]["content"] and "return a + b" in first.messages[-1]["content"]

@@ -54,6 +54,7 @@ class Tried:
     errors: int = 0
     green: bool = False
     feedback: str = ""  # the test output, for the next round's prompt
+    unchanged: bool = False  # the reply gave the code back as it was, and again when asked for a change
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ async def run_round(
                     tried.append(Tried(index, seed, temperature, "rejected", reason=f"the request is too long: {exc}"))
                     yield _tested_event(inputs, approach, tried[-1], 0)
                     break
-            fork, reason, environment[index], fingerprint, again = await _read(
+            fork, reason, environment[index], fingerprint, again, unchanged = await _read(
                 inputs, approach, copy, report, reply, start, fingerprints, tried)
             if again:  # the code of the file, or a change already tested: asked once for a different one
                 follow = [*inputs.messages, {"role": "assistant", "content": reply}, {"role": "user", "content": again}]
@@ -149,13 +150,14 @@ async def run_round(
                     more = await _ask(inputs, approach, limit, seed, temperature, follow)
                 except ContextOverflow:
                     more = ""
-                first = reason
-                fork, reason, environment[index], fingerprint, _ = await _read(
+                first, echoed = reason, unchanged
+                fork, reason, environment[index], fingerprint, _, unchanged = await _read(
                     inputs, approach, copy, report, more, start, fingerprints, tried)
                 reason = f"{first}; asked again: {reason}" if reason else ""
+                unchanged = echoed and unchanged
             tokens = _tokens(inputs.llm) - used
             if reason:
-                tried.append(Tried(index, seed, temperature, "rejected", reason=reason))
+                tried.append(Tried(index, seed, temperature, "rejected", reason=reason, unchanged=unchanged))
                 yield _tested_event(inputs, approach, tried[-1], tokens)
                 continue
             fingerprints[fingerprint] = index
@@ -212,9 +214,10 @@ async def _ask(inputs: RoundInputs, approach: Approach, limit: int | None, seed:
 async def _read(
     inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport, reply: str, start: int,
     fingerprints: dict[int, int], tried: list[Tried],
-) -> tuple[WorkingCopy, str, tuple[tuple[str, ...], tuple[str, ...]], int, str]:
+) -> tuple[WorkingCopy, str, tuple[tuple[str, ...], tuple[str, ...]], int, str, bool]:
     """A reply applied to a fork: (fork, why it is rejected or "", its installs and commands, fingerprint,
-    what to ask the model once more when the reply is the file's code or a change already tested)."""
+    what to ask the model once more when the reply is the file's code or a change already tested,
+    whether the reply is the file's code)."""
     fork = copy.fork()
     environment: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     reason, unchanged = "", False
@@ -239,7 +242,7 @@ async def _read(
         gave = earlier or inputs.seen.get(fingerprint, "")
         if approach.route in ("function", "file"):
             again = TRIED_BEFORE.format(what=_asked_for(approach), failure=gave or "they still failed")
-    return fork, reason, environment, fingerprint, again
+    return fork, reason, environment, fingerprint, again, unchanged
 
 
 def _asked_for(approach: Approach) -> str:

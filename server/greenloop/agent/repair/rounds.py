@@ -16,7 +16,7 @@ from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Event, IterationStarted, LocationsFound, Message, RoundEnded, TestsRan
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
 from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
-from greenloop.agent.repair.routes import Approach, ladder, with_feedback
+from greenloop.agent.repair.routes import Approach, ladder, stood_by_key, with_feedback
 from greenloop.llm import LLMError
 from greenloop_sandbox import TestReport
 
@@ -33,6 +33,8 @@ async def candidate_rounds(
     max_it = 1 if oneshot else loop.max_iterations
     step, feedback, spent = 0, "", list[str]()
     seen: dict[int, str] = {}  # what each change tested so far gave
+    stood_by: set[str] = set()  # functions the model gave back unchanged when told the tests fail
+    fresh = False  # the state moved: a new ladder starts
     for iteration in range(1, max_it + 1):
         if (why := state.over_budget()) is not None:
             yield state.done(copy, "budget", f"Stopped: {why}; {report.summary()}.", iteration - 1, why)
@@ -43,6 +45,9 @@ async def candidate_rounds(
                                        context_tokens=code.tokens))
         spec = failing_test_targets(state.prompt_code.index, report, state.tests) if state.tests.writable else []
         steps = ladder(code.locations, report, copy, state.tests, oneshot=oneshot, failing_tests=spec)
+        while fresh and step + 1 < len(steps) and _asks_again(steps[step], stood_by):
+            step += 1  # a fresh ladder: a function the model stood by is not the first thing asked again
+        fresh = False
         if step >= len(steps):
             evidence = "; ".join(spent) or "no code outside the tests was found to change"
             yield state.done(copy, "stuck", f"Stopped: every approach was tried ({report.summary()}).",
@@ -70,6 +75,8 @@ async def candidate_rounds(
                            f"{report.summary()}.", iteration - 1, str(exc))
             return
         assert result is not None  # run_round always ends with its result
+        if _stood_by(result):
+            stood_by.add(stood_by_key(approach.target))
         yield state.stamp(_round_event(iteration, result))
         if result.moved and result.files is not None and result.report is not None:
             copy.restore(result.files)
@@ -79,7 +86,7 @@ async def candidate_rounds(
             yield state.stamp(TestsRan(iteration=iteration, passed=report.passed, failed=report.failed,
                                      errors=report.errors, skipped=report.skipped,
                                      failures=[f.model_dump() for f in report.failures], duration=report.duration))
-            step, feedback = 0, ""
+            step, feedback, fresh = 0, "", True
         else:
             spent.append(f"round {iteration}: {approach.label} ({approach.why}): {_tally(result)}")
             step, feedback = step + 1, _feedback_text(approach, result)
@@ -94,6 +101,19 @@ async def candidate_rounds(
     unchanged = "" if copy.changed_paths() else " No candidate was better than the code as it was."
     yield state.done(copy, "budget", f"Stopped after {max_it} rounds; {report.summary()}.{unchanged}", max_it,
                    "max iterations reached")
+
+
+def _asks_again(approach: Approach, stood_by: set[str]) -> bool:
+    return approach.route == "function" and not approach.test and stood_by_key(approach.target) in stood_by
+
+
+def _stood_by(result: RoundResult) -> bool:
+    """The model stood by the code: at least half of a code round's candidates gave it back unchanged
+    (twice each), and none was better."""
+    approach, tried = result.approach, result.tried
+    if approach.route != "function" or approach.test or result.moved or not tried:
+        return False
+    return 2 * sum(t.unchanged for t in tried) >= len(tried)
 
 
 def _round_event(iteration: int, result: RoundResult) -> RoundEnded:

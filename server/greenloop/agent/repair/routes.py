@@ -108,6 +108,10 @@ def ladder(
     return steps
 
 
+def stood_by_key(target: Target) -> str:
+    return f"{target.path}::{target.symbol}"
+
+
 def _file(path: str, why: str) -> Approach:
     return Approach("file", Target(path, path, "file", 1, 0), why)
 
