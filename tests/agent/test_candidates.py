@@ -170,16 +170,20 @@ async def test_edit_tests_opts_in(calc_project: Path, scripted_llm: Any, make_se
     assert [c.path for c in done.changes.files] == ["test_calc.py"]
 
 
+ECHO_ADD = "It is right.\n```python\ndef add(a, b):\n    return a + b\n```\n"
+
+
 async def test_a_test_written_with_the_code_gets_its_wrong_expectation_corrected(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
     # generation's own tests (and fix with loop.edit_tests): the 1.5B model wrote celsius(-10) == -14
     # into its test, then wrote the right function back unchanged in every candidate
-    ws = write_project(tmp_path / "ws", {"calc.py": "def add(a, b):\n    return a + b\n", "test_calc.py": (
-        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n    assert add(2, 2) == 5\n\n\n"
-        "def test_zero():\n    assert add(0, 0) == 1\n")})
-    echo = "It is right.\n```python\ndef add(a, b):\n    return a + b\n```\n"
-    scripted_llm.script(echo, step="repair_function")
+    ws = write_project(tmp_path / "ws", {
+        "calc.py": "def add(a, b):\n    return a + b\n",
+        "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n    assert add(2, 2) == 5\n",
+        "test_more.py": "from calc import add\n\n\ndef test_zero():\n    assert add(0, 0) == 1\n",
+    })
+    scripted_llm.script(ECHO_ADD, step="repair_function")
     emptied = "```python\ndef test_add():\n    assert add(2, 3) == 5\n```\n"
     corrected = "2 + 2 is 4, not 5.\n```python\ndef test_add():\n    assert add(2, 3) == 5\n    assert add(2, 2) == 4\n```\n"
     scripted_llm.script(emptied, corrected, step="repair_test", contains="def test_add", repeat=False)
@@ -187,18 +191,43 @@ async def test_a_test_written_with_the_code_gets_its_wrong_expectation_corrected
     settings = make_settings(ws, loop=candidates({"candidates": 2, "edit_tests": True, "max_iterations": 3}))
     events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", "\n".join(describe(e) for e in events)
-    assert [c.path for c in done.changes.files] == ["test_calc.py"]
+    assert [c.path for c in done.changes.files] == ["test_calc.py", "test_more.py"]
     assert "+    assert add(2, 2) == 4" in done.changes.diff and "+    assert add(0, 0) == 0" in done.changes.diff
     ended = [e for e in events if isinstance(e, RoundEnded)]
     # round 1: the model gives `add` back unchanged in every candidate (it stands by it); round 2: the
     # first failing test, after the function; round 3: the next failing test first, `add` not asked again
     assert [(e.approach, e.moved) for e in ended] == [
-        ("`add` in calc.py", False), ("`test_add` in test_calc.py", True), ("`test_zero` in test_calc.py", True)]
+        ("`add` in calc.py", False), ("`test_add` in test_calc.py", True), ("`test_zero` in test_more.py", True)]
     tested = [e for e in events if isinstance(e, CandidateTested) and e.iteration == 2]
     assert [(e.status, e.green) for e in tested] == [("rejected", False), ("tested", False)]
-    assert "has 1 checks where the test has 2" in tested[0].reason
+    assert "has 1 checks where the tests have 2" in tested[0].reason
     [first, *_] = scripted_llm.requests_for("repair_test")
     assert "The code it tests:" in first.messages[-1]["content"] and "return a + b" in first.messages[-1]["content"]
+
+
+async def test_many_wrong_tests_in_one_file_are_corrected_in_one_round(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the model's word-count tests all expected {'world': 2} for one "world": one test a round is too slow
+    wrong = "".join(f"\n\ndef test_{i}():\n    assert add({i}, 1) == {i + 2}\n" for i in range(4))
+    ws = write_project(tmp_path / "ws", {"calc.py": "def add(a, b):\n    return a + b\n",
+                                         "test_calc.py": f"from calc import add\n{wrong}"})
+    scripted_llm.script(ECHO_ADD, step="repair_function")
+    right = "".join(f"\n\ndef test_{i}():\n    assert add({i}, 1) == {i + 1}\n" for i in range(4))
+    fewer = "".join(f"\n\ndef test_{i}():\n    assert add({i}, 1) == {i + 1}\n" for i in range(3))
+    scripted_llm.script(f"```python\nfrom calc import add\n{fewer}```\n", f"```python\nfrom calc import add\n{right}```\n",
+                        step="repair_test", repeat=False)
+    settings = make_settings(ws, loop=candidates({"candidates": 2, "edit_tests": True, "max_iterations": 2}))
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", "\n".join(describe(e) for e in events)
+    ended = [e for e in events if isinstance(e, RoundEnded)]
+    assert [(e.approach, e.why.split(":")[0]) for e in ended] == [
+        ("`add` in calc.py", "the top-ranked function"), ("file test_calc.py", "the failing tests' file (4 fail)")]
+    rejected = next(e for e in events if isinstance(e, CandidateTested) and e.iteration == 2)
+    assert "has 3 checks where the tests have 4" in rejected.reason  # a test dropped: never how it passes
+    [request, *_] = scripted_llm.requests_for("repair_test")
+    assert "## The test file: `test_calc.py`" in request.messages[-1]["content"]
+    assert "return a + b" in request.messages[-1]["content"]  # the code it tests, whole
 
 
 async def test_a_missing_module_is_installed_without_a_model_call(

@@ -97,7 +97,7 @@ async def test_the_test_rung_shows_the_code_under_test_and_keeps_every_check(tmp
     plan = read_reply(rung, copy, kept)
     assert [a.path for a in plan.actions] == ["test_shapes.py"]
     emptied = "```python\ndef test_area():\n    assert area(1) == 3.14\n```"
-    with pytest.raises(ReplyRejected, match="has 1 checks where the test has 2"):
+    with pytest.raises(ReplyRejected, match="has 1 checks where the tests have 2"):
         read_reply(rung, copy, emptied)
     # a prompt for the code (not the test) says the tests were written with it and may be wrong too
     code_prompt = repair_messages(ladder([top], report, copy, tests)[0], copy, index, report, tests,

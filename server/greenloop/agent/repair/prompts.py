@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from greenloop.agent.changes.testfiles import TestFiles
@@ -112,12 +113,15 @@ def related_text(index: RepoIndex, target: Target, tests: TestFiles) -> str:
     return out
 
 
-def code_under_test(index: RepoIndex, target: Target, tests: TestFiles) -> str:
-    """For a test target: the project code the test calls, whole (each up to CODE_UNDER_TEST_LINES)."""
-    own = next((d for d in index.definitions(target.path)
-                if d.symbol == target.symbol and d.start_line == target.start_line), None)
+def code_under_test(index: RepoIndex, targets: Sequence[Target], tests: TestFiles) -> str:
+    """For test targets: the project code the tests call, whole (at most 3, each up to CODE_UNDER_TEST_LINES)."""
+    calls: list[str] = []
+    for target in targets:
+        own = next((d for d in index.definitions(target.path)
+                    if d.symbol == target.symbol and d.start_line == target.start_line), None)
+        calls.extend(own.calls if own is not None else ())
     blocks: list[str] = []
-    for name in dict.fromkeys(own.calls if own is not None else ()):
+    for name in dict.fromkeys(calls):
         for d in index.named(name)[:1]:
             if tests.is_test(d.path) or len(blocks) >= 3:
                 continue
@@ -139,7 +143,7 @@ def repair_messages(
     }
     if approach.route == "function":
         rows = source.splitlines()[target.start_line - 1 : target.end_line]
-        related = code_under_test(index, target, tests) if approach.test else related_text(index, target, tests)
+        related = code_under_test(index, [target], tests) if approach.test else related_text(index, target, tests)
         values |= {"symbol": target.symbol, "func": target.name, "start": str(target.start_line),
                    "end": str(target.end_line), "code": "\n".join(rows), "related": related}
         if approach.test:
@@ -147,6 +151,10 @@ def repair_messages(
         task = "repair_task_test" if approach.test else "repair_task_anew" if approach.anew else "repair_task_fix"
         values["task"] = render_prompt(task, workspace, **values)
         user = render_prompt("repair_function", workspace, **values)
+    elif approach.test:  # a test file written with the code: its expected values may be wrong
+        in_file = [t for t in failing_test_targets(index, report, tests) if t.path == target.path]
+        values |= {"code": source.rstrip("\n"), "spec": "", "related": code_under_test(index, in_file, tests)}
+        user = render_prompt("repair_test_file", workspace, **values)
     else:
         values["code"] = source.rstrip("\n")
         name = "oneshot" if approach.bare else "repair_file" if approach.route == "file" else "repair_blocks"

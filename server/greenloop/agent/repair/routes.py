@@ -103,9 +103,19 @@ def ladder(
                               "changes in several places"))
     if tests.writable and failing_tests:
         at = next((i + 1 for i, s in enumerate(steps) if s.route == "function"), len(steps))
-        steps.insert(at, Approach("function", failing_tests[0], "the failing test: written with the code, "
-                                  "its expected values may be wrong", test=True))
+        steps.insert(at, _test_rung(failing_tests[0], report, copy))
     return steps
+
+
+def _test_rung(test: Target, report: TestReport, copy: WorkingCopy) -> Approach:
+    """The first failing test, or its whole file when more of its tests fail (one round corrects them all)."""
+    failing = sum(1 for f in report.failures if (f.file or f.test_id.split("::", 1)[0]) == test.path)
+    if failing > 1 and _lines(copy, test.path) <= FILE_ROUTE_LINES:
+        return Approach("file", Target(test.path, test.path, "file", 1, 0),
+                        f"the failing tests' file ({failing} fail): written with the code, their expected values "
+                        "may be wrong", test=True)
+    return Approach("function", test, "the failing test: written with the code, its expected values may be wrong",
+                    test=True)
 
 
 def stood_by_key(target: Target) -> str:
@@ -207,6 +217,9 @@ def read_reply(approach: Approach, copy: WorkingCopy, reply: str) -> DebugPlan:
         code = extract_code(reply, target.path, [p for p in copy.paths() if p != target.path])
         if code.problem:
             raise ReplyRejected(code.problem)
+        if approach.test:
+            _keeps_checks(target, [EditAction(path=target.path, search=copy.read(target.path) or "",
+                                              replace=code.text)])
         return DebugPlan(diagnosis=f"{target.path} rewritten", actions=[WriteAction(path=target.path, content=code.text)])
     if approach.route == "blocks":
         edits = parse_blocks(reply, target.path)
@@ -221,7 +234,7 @@ def _keeps_checks(target: Target, actions: Sequence[Action]) -> None:
     before = sum(len(_CHECK.findall(a.search)) for a in actions if isinstance(a, EditAction))
     after = sum(len(_CHECK.findall(a.replace)) for a in actions if isinstance(a, EditAction))
     if after < before:
-        raise ReplyRejected(f"the reply's `{target.name}` has {after} checks where the test has {before}: "
+        raise ReplyRejected(f"the reply's `{target.name}` has {after} checks where the tests have {before}: "
                             "correct the expected values that are wrong and keep every check")
 
 
