@@ -224,7 +224,7 @@ async def test_many_wrong_tests_in_one_file_are_corrected_in_one_round(
     assert [(e.approach, e.why.split(":")[0]) for e in ended] == [
         ("`add` in calc.py", "the top-ranked function"), ("file test_calc.py", "the failing tests' file (4 fail)")]
     rejected = next(e for e in events if isinstance(e, CandidateTested) and e.iteration == 2)
-    assert "has 3 checks where the tests have 4" in rejected.reason  # a test dropped: never how it passes
+    assert "`test_calc.py` has 3 checks where the tests have 4" in rejected.reason  # a test dropped: never how
     [request, *_] = scripted_llm.requests_for("repair_test")
     assert "## The test file: `test_calc.py`" in request.messages[-1]["content"]
     assert "return a + b" in request.messages[-1]["content"]  # the code it tests, whole

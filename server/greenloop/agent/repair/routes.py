@@ -234,7 +234,8 @@ def _keeps_checks(target: Target, actions: Sequence[Action]) -> None:
     before = sum(len(_CHECK.findall(a.search)) for a in actions if isinstance(a, EditAction))
     after = sum(len(_CHECK.findall(a.replace)) for a in actions if isinstance(a, EditAction))
     if after < before:
-        raise ReplyRejected(f"the reply's `{target.name}` has {after} checks where the tests have {before}: "
+        what = target.path if target.kind == "file" else target.name
+        raise ReplyRejected(f"the reply's `{what}` has {after} checks where the tests have {before}: "
                             "correct the expected values that are wrong and keep every check")
 
 
