@@ -34,7 +34,6 @@ async def candidate_rounds(
     step, feedback, spent = 0, "", list[str]()
     seen: dict[int, str] = {}  # what each change tested so far gave
     stood_by: set[str] = set()  # functions the model gave back unchanged when told the tests fail
-    fresh = False  # the state moved: a new ladder starts
     for iteration in range(1, max_it + 1):
         if (why := state.over_budget()) is not None:
             yield state.done(copy, "budget", f"Stopped: {why}; {report.summary()}.", iteration - 1, why)
@@ -45,9 +44,9 @@ async def candidate_rounds(
                                        context_tokens=code.tokens))
         spec = failing_test_targets(state.prompt_code.index, report, state.tests) if state.tests.writable else []
         steps = ladder(code.locations, report, copy, state.tests, oneshot=oneshot, failing_tests=spec)
-        while fresh and step + 1 < len(steps) and _asks_again(steps[step], stood_by):
-            step += 1  # a fresh ladder: a function the model stood by is not the first thing asked again
-        fresh = False
+        if step == 0:  # a fresh ladder (the first, or after a move): what the model stood by is not asked first
+            while step + 1 < len(steps) and _asks_again(steps[step], stood_by):
+                step += 1
         if step >= len(steps):
             evidence = "; ".join(spent) or "no code outside the tests was found to change"
             yield state.done(copy, "stuck", f"Stopped: every approach was tried ({report.summary()}).",
@@ -86,7 +85,7 @@ async def candidate_rounds(
             yield state.stamp(TestsRan(iteration=iteration, passed=report.passed, failed=report.failed,
                                      errors=report.errors, skipped=report.skipped,
                                      failures=[f.model_dump() for f in report.failures], duration=report.duration))
-            step, feedback, fresh = 0, "", True
+            step, feedback = 0, ""
         else:
             spent.append(f"round {iteration}: {approach.label} ({approach.why}): {_tally(result)}")
             step, feedback = step + 1, _feedback_text(approach, result)
