@@ -5,17 +5,48 @@ code a set of failures is about (never test code); `spec_locations` returns
 the test code they come from, to show as the spec; `pack_code` packs the ranking into prompt
 text within a token budget; `outline` lists what a file defines, without bodies; a `Spectrum` (the failing tests under
 coverage, `SpectrumCache` once per run) adds the `executed` signal. Imports nothing from agent/, llm/ or lsp/.
+
+The names below are imported on first use (PEP 562): the parsing worker
+(`greenloop.retrieval.worker`) imports this package too, and starts in a
+fraction of the time without ranking's dependencies (numpy, bm25s, tiktoken).
 """
 
-from greenloop.retrieval.frames import parse_frames
-from greenloop.retrieval.index import RepoIndex
-from greenloop.retrieval.languages import language_of
-from greenloop.retrieval.model import CodePack, Definition, FileSymbols, Frame, Location, Signal
-from greenloop.retrieval.outline import outline, public_names, top_level
-from greenloop.retrieval.packing import pack_code
-from greenloop.retrieval.rank import locate, spec_locations
-from greenloop.retrieval.spectra import SpectrumCache
-from greenloop.tokens import count_text as count_tokens
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from greenloop.retrieval.frames import parse_frames
+    from greenloop.retrieval.index import RepoIndex
+    from greenloop.retrieval.languages import language_of
+    from greenloop.retrieval.model import CodePack, Definition, FileSymbols, Frame, Location, Signal
+    from greenloop.retrieval.outline import outline, public_names, top_level
+    from greenloop.retrieval.packing import pack_code
+    from greenloop.retrieval.rank import locate, spec_locations
+    from greenloop.retrieval.spectra import SpectrumCache
+    from greenloop.tokens import count_text as count_tokens
+
+# Exported name -> (module, name there).
+_EXPORTS: dict[str, tuple[str, str]] = {
+    "CodePack": ("greenloop.retrieval.model", "CodePack"),
+    "Definition": ("greenloop.retrieval.model", "Definition"),
+    "FileSymbols": ("greenloop.retrieval.model", "FileSymbols"),
+    "Frame": ("greenloop.retrieval.model", "Frame"),
+    "Location": ("greenloop.retrieval.model", "Location"),
+    "RepoIndex": ("greenloop.retrieval.index", "RepoIndex"),
+    "Signal": ("greenloop.retrieval.model", "Signal"),
+    "SpectrumCache": ("greenloop.retrieval.spectra", "SpectrumCache"),
+    "count_tokens": ("greenloop.tokens", "count_text"),
+    "language_of": ("greenloop.retrieval.languages", "language_of"),
+    "locate": ("greenloop.retrieval.rank", "locate"),
+    "outline": ("greenloop.retrieval.outline", "outline"),
+    "pack_code": ("greenloop.retrieval.packing", "pack_code"),
+    "parse_frames": ("greenloop.retrieval.frames", "parse_frames"),
+    "public_names": ("greenloop.retrieval.outline", "public_names"),
+    "spec_locations": ("greenloop.retrieval.rank", "spec_locations"),
+    "top_level": ("greenloop.retrieval.outline", "top_level"),
+}
 
 __all__ = [
     "CodePack",
@@ -36,3 +67,17 @@ __all__ = [
     "spec_locations",
     "top_level",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Import an exported name's module on first use, and keep the name here."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attribute = _EXPORTS[name]
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any, TypeVar
 
+from greenloop.retrieval.languages import language_of
 from greenloop.retrieval.model import Definition, FileSymbols
 from greenloop.retrieval.tags import extract
 
@@ -255,7 +256,8 @@ async def _parse_in_worker(items: list[tuple[str, bytes]]) -> list[FileSymbols]:
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
     try:
-        payload = await asyncio.to_thread(pickle.dumps, items, pickle.HIGHEST_PROTOCOL)
+        named = [(path, language_of(path), data) for path, data in items]  # the worker needs no language records
+        payload = await asyncio.to_thread(pickle.dumps, named, pickle.HIGHEST_PROTOCOL)
         out, err = await process.communicate(payload)
     finally:
         if process.returncode is None:

@@ -4,6 +4,8 @@ Which suffix is which grammar is the language records' (`greenloop_sandbox.langu
 the grammars come from the per-language wheels (tree-sitter-python, -javascript,
 -typescript, -rust), keyed here by grammar name: they ship compiled parsers and
 work offline. Queries are the `.scm` files in `queries/` next to this module.
+The language records are read on the first `language_of`, not on import: a
+parsing worker is told each file's grammar and never needs them.
 """
 
 from __future__ import annotations
@@ -14,8 +16,6 @@ from importlib import resources
 from pathlib import PurePosixPath
 
 import tree_sitter as ts
-
-from greenloop_sandbox.languages import languages
 
 
 def _python() -> object:
@@ -58,6 +58,8 @@ _LOADERS: dict[str, Callable[[], object]] = {
 def _grammars() -> dict[str, str]:
     """File suffix -> grammar name, from every language's record (its template's `[language]` table);
     a grammar with no wheel here leaves its files unparsed, like any other text."""
+    from greenloop_sandbox.languages import languages  # here: importing greenloop_sandbox takes ~0.1 s
+
     return {suffix: name for language in languages() for suffix, name in language.grammars.items()
             if name in _LOADERS}
 

@@ -39,8 +39,12 @@ class _RawDef:
 
 def extract(path: str, data: bytes) -> FileSymbols:
     """Definitions (with ranges, signatures, own references) and module-level references of a file."""
+    return extract_as(language_of(path), path, data)
+
+
+def extract_as(language: str | None, path: str, data: bytes) -> FileSymbols:
+    """`extract` with the file's grammar already known (a worker process is told it, see `worker`)."""
     lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
-    language = language_of(path)
     if language is None:
         return FileSymbols(path=path, language=None, line_count=lines)
     tree = parser(language).parse(data)
