@@ -4,6 +4,9 @@ A location's score is the weighted sum of its signals (`WEIGHTS`); the
 test-side signals and the callee hop are scaled by the name's specificity, so
 a hub (shared types, logging) ranks high only when the traceback ends in it.
 Personalized PageRank over the reference graph fills the list after that.
+With a coverage spectrum, that static ranking and the spectrum's own ranking
+(Ochiai) are fused by their ranks (reciprocal rank fusion), not summed: the
+two are different kinds of evidence on different scales.
 Test code is never a target: `spec_locations` returns the failing tests,
 their helpers and fixtures, for a prompt to show as the spec.
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from greenloop.retrieval.evidence import is_test_definition, tests_named
 from greenloop.retrieval.executed import ochiai
@@ -41,8 +45,10 @@ WEIGHTS: dict[str, float] = {
     "name_like": 1.0,  # named like the failing test, or like a missing name on the failing line
     "size": 0.5,  # log of its own line count (longer code holds more bugs)
     "graph": 0.3,  # personalized PageRank from all of the above
-    "executed": 1.0,  # Ochiai over per-test coverage (retrieval.coverage): run by the failing tests, rarely by passing
 }
+# Reciprocal rank fusion of the static ranking and the coverage (Ochiai) ranking: score 1/(k + rank) in
+# each, equal weights. A small k because only the first few places matter (docs/benchmarks/retrieval.md).
+_FUSION_K = 1.0
 SPECIFIC = frozenset({"test_calls", "failing_line", "imported", "callee", "nested", "message"})
 _FRAME_FLOOR = 0.5  # a frame keeps half its weight however many test files reach its definition
 _GRAPH_SEEDS = 30
@@ -58,7 +64,8 @@ async def locate(
 ) -> list[Location]:
     """The `top_k` code locations (never test code) the failures are most likely about, best first.
 
-    `spectrum` (the failing tests and their file-mates under coverage) adds the `executed` signal.
+    `spectrum` (the failing tests and their file-mates under coverage) adds the `executed` signal and a
+    second ranking, fused with the static one by rank.
     """
     items = from_text(failures) if isinstance(failures, str) else from_reports(failures)
     async with index.lock:
@@ -82,24 +89,52 @@ def rank(
 ) -> list[Location]:
     """Synchronous ranking (runs in a worker thread from `locate`)."""
     evidence = collect(index, failures)
-    if spectrum is not None:
-        _executed(index, evidence, spectrum)
+    suspects = _executed(index, evidence, spectrum) if spectrum is not None else {}
     chosen = WEIGHTS if weights is None else {**WEIGHTS, **weights}
     scored = fuse(evidence, chosen)
     _graph(index, evidence, scored, chosen)
     found = [_location(c, s, chosen, evidence) for c, s in scored.values()]
     found.sort(key=lambda loc: (-loc.score, loc.path, loc.start_line))
+    if suspects:
+        found = _fuse_ranks(found, suspects)
     return found[:top_k]
 
 
-def _executed(index: RepoIndex, evidence: Evidence, spectrum: Spectrum) -> None:
-    """The `executed` signal: Ochiai over the lines the failing and passing tests ran."""
+def _executed(index: RepoIndex, evidence: Evidence, spectrum: Spectrum) -> dict[str, float]:
+    """The `executed` signal (Ochiai over the lines the failing and passing tests ran): definition key -> value."""
     failing, passing = len(spectrum.failing), len(spectrum.passing)
+    values: dict[str, float] = {}
     for s in ochiai(index, spectrum):
         note = (f"line {s.line} ran in {s.failed} of {failing} failing and {s.passed} of {passing} "
                 f"passing tests (Ochiai {s.value:.2f})")
         evidence.offer(s.definition, "executed", s.value, note)
+        values[s.definition.key] = s.value
     sizes(index, evidence)  # the prior for the definitions only coverage found
+    return values
+
+
+def _fuse_ranks(found: list[Location], suspects: Mapping[str, float]) -> list[Location]:
+    """Reciprocal rank fusion of the static order (`found`, best first) and the Ochiai order.
+
+    Definitions with equal Ochiai share their places' mean rank (with one failing test, all that only it
+    ran tie at 1.0). Code the failing tests did not run keeps only its static share: the fix of an
+    omission, of code run in a subprocess or of a missing attribute may be in code that never ran.
+    """
+    ordered = sorted(suspects.values(), reverse=True)
+    shared = {v: ordered.index(v) + (ordered.count(v) + 1) / 2 for v in set(ordered)}  # mean place of a tie
+    fused: list[tuple[float, int, Location]] = []
+    for place, loc in enumerate(found, 1):
+        value = suspects.get(f"{loc.path}::{loc.symbol}@{loc.start_line}")
+        static = 1.0 / (_FUSION_K + place)
+        if value is None:
+            fused.append((static, place, replace(loc, score=static)))
+            continue
+        share = 1.0 / (_FUSION_K + shared[value])
+        signals = tuple(replace(s, contribution=round(share, 4)) if s.name == "executed" else s for s in loc.signals)
+        why = f"rank {place} by the static evidence and {shared[value]:g} by coverage; {loc.why}"
+        fused.append((static + share, place, replace(loc, score=static + share, why=why, signals=signals)))
+    fused.sort(key=lambda item: (-item[0], item[1]))
+    return [loc for _, _, loc in fused]
 
 
 def fuse(evidence: Evidence, weights: Mapping[str, float]) -> dict[str, tuple[Candidate, float]]:
