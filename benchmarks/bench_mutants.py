@@ -1,11 +1,15 @@
 """Retrieval on mutants: `locate` vs deepest frame and BM25 on one-token mutants of stdlib modules.
 
-    python benchmarks/bench_mutants.py [--seed 0] [--per-module 4] [--modules a,b] [--write FILE]
+    python benchmarks/bench_mutants.py [--seed 0] [--per-module 4] [--modules a,b] [--coverage] [--write FILE]
 
 A generalization check of the ranking tuned on realbugs (mostly youtube-dl). Each module becomes a temp
 workspace (`<module>.py`, `tests/test_<module>.py` from Lib/test; `test.support` is the stdlib's). Seeded
 functions get one token of their body flipped in place (no other line moves); a mutant is kept only if its
 tests then fail (pytest -x, the workspace first on sys.path). Scored on that real output with realbugs' hit rule.
+With `--coverage`, each kept mutant is also ranked with the coverage pass (`retrieval.coverage`): the python
+template's run_spectrum.py on the host, with realbugs' limits (spectra cached as JSON per mutant). The fix loop
+asks the pass for every failing test; here `pytest -x` named one, so the file-mates that fail under the mutant
+(and not on the clean copy) count as failing too.
 """
 from __future__ import annotations
 
@@ -14,12 +18,14 @@ import ast
 import asyncio
 import bisect
 import io
+import json
 import os
 import platform
 import random
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import sysconfig
@@ -30,7 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import realbugs
+import realbugs_coverage
 from greenloop.retrieval import RepoIndex, locate
+from greenloop_sandbox.spectrum import Spectrum, parse_spectrum
+from greenloop_sandbox.templates import TEMPLATES_DIR
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 # Module -> its files in the workspace (the first is the one mutated). None of these is shadowed by a C
@@ -55,6 +64,13 @@ class Site:  # one flippable token of a def's body; begin/end are character offs
     new: str
 
 
+@dataclass(frozen=True)
+class Ranked:  # greenloop's answer for one mutant: the truth's rank in its top 10, its top 3, why its top 1
+    rank: int | None
+    top3: list[str]
+    why: str
+
+
 @dataclass
 class Result:
     module: str
@@ -65,6 +81,8 @@ class Result:
     traced: bool  # a `path:line` of the output is inside the mutated def
     deepest: bool
     bm25: bool
+    covered: Ranked | None = None  # with the coverage pass
+    spectrum_seconds: float = 0.0
 
 
 def sites(source: str) -> dict[str, list[Site]]:
@@ -188,28 +206,55 @@ def trial(workspace: Path, target: Path, source: str, mutated: str, broken: list
     return ("killed" if failed else "hung" if code is None else "passed" if code == 0 else "other"), output
 
 
-async def evaluate(name: str, files: dict[str, bytes], site: Site, output: str) -> Result:
+def coverage_pass(workspace: Path, failed: list[str], cache: Path) -> tuple[Spectrum, float]:
+    """(spectrum, seconds) of the failing tests and their file-mates under coverage, on the current copy."""
+    if cache.is_file():
+        data = json.loads(cache.read_text())
+        return Spectrum.model_validate(data["spectrum"]), data["seconds"]
+    started = time.perf_counter()
+    runner = TEMPLATES_DIR / "python" / "run_spectrum.py"
+    _, output = run(workspace, sys.executable, str(runner), *(f"--focus={t}" for t in failed),
+                    "--max-tests", str(realbugs_coverage.MAX_TESTS), "--seconds", str(realbugs_coverage.SECONDS),
+                    "--", "-p", "no:cacheprovider", f"--timeout={realbugs_coverage.CASE_TIMEOUT:g}",
+                    "-o", "timeout_method=signal")
+    spectrum, seconds = parse_spectrum(output), time.perf_counter() - started
+    if not spectrum.tests and not spectrum.note:
+        spectrum.note = output[-300:]
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"spectrum": spectrum.model_dump(), "seconds": seconds}))
+    return spectrum, seconds
+
+
+async def evaluate(name: str, files: dict[str, bytes], site: Site, output: str,
+                   spectrum: Spectrum | None = None) -> Result:
     index = RepoIndex()
     await index.update(files)
-    found = await locate(index, output, top_k=10)
     truth = realbugs.Truth(MODULES[name][0], site.symbol, site.line, site.line)
     case = realbugs.Case(f"{name}:{site.symbol}", name, (), (truth,), Path())
+
+    async def ranked(with_spectrum: Spectrum | None) -> Ranked:
+        found = await locate(index, output, top_k=10, spectrum=with_spectrum)
+        hits = [realbugs.hits(f.path, f.symbol, case) for f in found]
+        return Ranked(next((i + 1 for i, h in enumerate(hits) if h), None), [f.symbol for f in found[:3]],
+                      found[0].why if found else "")
+
+    plain = await ranked(None)
     definitions = index.definitions()
     deepest = realbugs.deepest_frame(output, definitions)
     bm25 = realbugs.bm25_baseline(definitions, {p: index.lines(p) for p in index.paths}).top(output, 1)
-    hits = [realbugs.hits(f.path, f.symbol, case) for f in found]
     mine = [d for d in definitions if d.path == truth.path and d.symbol == site.symbol]
     traced = any(d.start_line <= int(line) <= d.end_line for d in mine
                  for line in re.findall(rf"^{re.escape(truth.path)}:(\d+)", output, re.M))
-    return Result(name, site, next((i + 1 for i, h in enumerate(hits) if h), None),
-                  [f.symbol for f in found[:3]], found[0].why if found else "", traced,
+    return Result(name, site, plain.rank, plain.top3, plain.why, traced,
                   deepest is not None and realbugs.hits(deepest.path, deepest.symbol, case),
-                  bool(bm25) and realbugs.hits(bm25[0].path, bm25[0].symbol, case))
+                  bool(bm25) and realbugs.hits(bm25[0].path, bm25[0].symbol, case),
+                  None if spectrum is None else await ranked(spectrum))
 
 
 async def mutate_module(name: str, root: Path, seed: int, per_module: int, tally: dict[str, int],
-                        dropped: dict[str, str]) -> list[Result]:
-    """Up to `per_module` killed mutants of one module (one function each; at most 4 x that many tries)."""
+                        dropped: dict[str, str], spectra: Path | None = None) -> list[Result]:
+    """Up to `per_module` killed mutants of one module (one function each; at most 4 x that many tries).
+    With `spectra` (a cache folder), each is also ranked with its coverage pass."""
     prepared = await asyncio.to_thread(prepare, name, root)
     if isinstance(prepared, str):
         dropped[name] = prepared
@@ -229,8 +274,21 @@ async def mutate_module(name: str, root: Path, seed: int, per_module: int, tally
         ast.parse(mutated)  # a one-token flip keeps the module valid
         outcome, output = await asyncio.to_thread(trial, workspace, target, source, mutated, broken, tally)
         tally[outcome] += 1
-        if outcome == "killed":
-            results.append(await evaluate(name, files | {MODULES[name][0]: mutated.encode()}, site, output))
+        if outcome != "killed":
+            continue
+        spectrum, seconds = None, 0.0
+        if spectra is not None:
+            target.write_text(mutated, "utf-8")
+            try:
+                cache = spectra / f"{seed}-{name}-{site.line}-{site.begin}.json"
+                spectrum, seconds = await asyncio.to_thread(coverage_pass, workspace, failures(output), cache)
+            finally:
+                target.write_text(source, "utf-8")
+            for test in spectrum.tests:  # the fix loop asks for every failing test; `pytest -x` named one
+                test.focus = test.focus or (test.outcome in ("failed", "error") and test.test_id not in broken)
+        result = await evaluate(name, files | {MODULES[name][0]: mutated.encode()}, site, output, spectrum)
+        result.spectrum_seconds = seconds
+        results.append(result)
     return results
 
 
@@ -261,6 +319,7 @@ def report(results: list[Result], tally: dict[str, int], dropped: dict[str, str]
         rows.append(f"| {module} | {n} | {share(sum(r.rank == 1 for r in chosen), n)} | "
                     f"{share(sum(r.rank is not None and r.rank <= 3 for r in chosen), n)} | "
                     f"{share(sum(r.deepest for r in chosen), n)} | {share(sum(r.bm25 for r in chosen), n)} |")
+    rows += coverage_rows(results)
     rows += ["", "Misses at top-1 (truth's rank in the top 10; whether the output names a line of it; greenloop's "
              "top 3 and why its top 1 ranks):", "", "| module | truth | mutation | rank | in traceback | "
              "greenloop top 3 | why (top 1) |", "| --- | --- | --- | ---: | --- | --- | --- |"]
@@ -272,12 +331,39 @@ def report(results: list[Result], tally: dict[str, int], dropped: dict[str, str]
     return "\n".join(rows) + "\n"
 
 
+def coverage_rows(results: list[Result]) -> list[str]:
+    """greenloop with and without the coverage pass, on the mutants that have one, and the pass's time."""
+    chosen = [r for r in results if r.covered is not None]
+    if not chosen:
+        return []
+    rows = ["", "With the coverage pass (`retrieval.coverage`: the failing test and up to "
+            f"{realbugs_coverage.MAX_TESTS} tests of its file for up to {realbugs_coverage.SECONDS:g} s, on the host; "
+            f"median {statistics.median(r.spectrum_seconds for r in chosen):.1f} s, max "
+            f"{max(r.spectrum_seconds for r in chosen):.1f} s per pass):", "",
+            "| mutants | n | coverage off top-1 | off top-3 | coverage on top-1 | on top-3 |",
+            "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    groups = {"all": chosen, "output names a line of the truth": [r for r in chosen if r.traced],
+              "output does not": [r for r in chosen if not r.traced]}
+    for label, group in groups.items():
+        n = len(group)
+        on = [r.covered.rank if r.covered else None for r in group]
+        rows.append(f"| {label} | {n} | {share(sum(r.rank == 1 for r in group), n)} | "
+                    f"{share(sum(r.rank is not None and r.rank <= 3 for r in group), n)} | "
+                    f"{share(sum(k == 1 for k in on), n)} | {share(sum(k is not None and k <= 3 for k in on), n)} |")
+    gained = [f"`{r.site.symbol}`" for r in chosen if r.rank != 1 and r.covered and r.covered.rank == 1]
+    lost = [f"`{r.site.symbol}`" for r in chosen if r.rank == 1 and not (r.covered and r.covered.rank == 1)]
+    return [*rows, "", f"Top-1 gained with coverage: {', '.join(gained) or 'none'}; lost: {', '.join(lost) or 'none'}."]
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", type=Path, help="also write the tables to this markdown file")
     parser.add_argument("--seed", type=int, default=0, help="RNG seed for the functions and tokens (default 0)")
     parser.add_argument("--per-module", type=int, default=4, help="kept mutants per module, at most (default 4)")
     parser.add_argument("--modules", help=f"comma-separated subset of: {', '.join(MODULES)}")
+    parser.add_argument("--coverage", action="store_true", help="also rank each mutant with its coverage pass")
+    parser.add_argument("--spectra", type=Path, default=Path(tempfile.gettempdir()) / "mutants-spectra",
+                        help="cache of the coverage runs, one JSON per mutant")
     args = parser.parse_args()
     names = args.modules.split(",") if args.modules else list(MODULES)
     started, tally = time.perf_counter(), {"killed": 0, "passed": 0, "hung": 0, "other": 0, "flaky": 0}
@@ -285,7 +371,8 @@ async def main() -> int:
     results: list[Result] = []
     with tempfile.TemporaryDirectory(prefix="bench-mutants-") as tmp:
         for name in names:  # sequential: one pytest at a time
-            results += await mutate_module(name, Path(tmp), args.seed, args.per_module, tally, dropped)
+            results += await mutate_module(name, Path(tmp), args.seed, args.per_module, tally, dropped,
+                                           args.spectra if args.coverage else None)
             print(f"{name}: {sum(r.module == name for r in results)} mutants", file=sys.stderr, flush=True)
     print(text := report(results, tally, dropped, args, time.perf_counter() - started))
     if args.write:
