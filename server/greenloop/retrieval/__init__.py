@@ -16,12 +16,16 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+# Eager: light (tags and model), and `outline` is also a submodule's name. Importing a submodule binds
+# it on the package, so a lazy `outline` would become the module once anything imported
+# `greenloop.retrieval.outline` first.
+from greenloop.retrieval.outline import outline, public_names, top_level
+
 if TYPE_CHECKING:
     from greenloop.retrieval.frames import parse_frames
     from greenloop.retrieval.index import RepoIndex
     from greenloop.retrieval.languages import language_of
     from greenloop.retrieval.model import CodePack, Definition, FileSymbols, Frame, Location, Signal
-    from greenloop.retrieval.outline import outline, public_names, top_level
     from greenloop.retrieval.packing import pack_code
     from greenloop.retrieval.rank import locate, spec_locations
     from greenloop.retrieval.spectra import SpectrumCache
@@ -40,12 +44,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "count_tokens": ("greenloop.tokens", "count_text"),
     "language_of": ("greenloop.retrieval.languages", "language_of"),
     "locate": ("greenloop.retrieval.rank", "locate"),
-    "outline": ("greenloop.retrieval.outline", "outline"),
     "pack_code": ("greenloop.retrieval.packing", "pack_code"),
     "parse_frames": ("greenloop.retrieval.frames", "parse_frames"),
-    "public_names": ("greenloop.retrieval.outline", "public_names"),
     "spec_locations": ("greenloop.retrieval.rank", "spec_locations"),
-    "top_level": ("greenloop.retrieval.outline", "top_level"),
 }
 
 __all__ = [
