@@ -12,15 +12,13 @@ import asyncio
 import hashlib
 import logging
 import os
-import pickle
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any, TypeVar
 
-from greenloop.retrieval.languages import language_of
 from greenloop.retrieval.model import Definition, FileSymbols
+from greenloop.retrieval.pool import parse_in_workers
 from greenloop.retrieval.tags import extract
 
 log = logging.getLogger(__name__)
@@ -148,13 +146,7 @@ class RepoIndex:
         total = sum(len(data) for _, data in items)
         if self.workers < 2 or total < _PROCESS_POOL_BYTES:
             return await asyncio.to_thread(_extract_many, items)
-        chunks = _balanced_chunks(items, self.workers)
-        parts = await asyncio.gather(*(_parse_in_worker([items[i] for i in chunk]) for chunk in chunks))
-        out: list[FileSymbols | None] = [None] * len(items)
-        for chunk, symbols in zip(chunks, parts, strict=True):
-            for i, item in zip(chunk, symbols, strict=True):
-                out[i] = item
-        return [s for s in out if s is not None]
+        return await parse_in_workers(items, self.workers, _extract_many)
 
     def _store(self, path: str, data: bytes, symbols: FileSymbols) -> None:
         self._remove(path)
@@ -247,36 +239,3 @@ def _drop(table: dict[str, dict[str, list[Definition]]], name: str, path: str) -
         by_path.pop(path, None)
         if not by_path:
             del table[name]
-
-
-async def _parse_in_worker(items: list[tuple[str, bytes]]) -> list[FileSymbols]:
-    """Extract in a child process (`greenloop.retrieval.worker`); it is killed if we are cancelled."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "greenloop.retrieval.worker",
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )
-    try:
-        named = [(path, language_of(path), data) for path, data in items]  # the worker needs no language records
-        payload = await asyncio.to_thread(pickle.dumps, named, pickle.HIGHEST_PROTOCOL)
-        out, err = await process.communicate(payload)
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-    if process.returncode != 0:
-        log.warning("parsing worker failed (%s); parsing in a thread instead", err.decode(errors="replace")[-500:])
-        return await asyncio.to_thread(_extract_many, items)
-    results: list[FileSymbols] = await asyncio.to_thread(pickle.loads, out)
-    return results
-
-
-def _balanced_chunks(items: Sequence[tuple[str, bytes]], count: int) -> list[list[int]]:
-    """Indexes of `items` split into about `count` chunks of similar byte size."""
-    order = sorted(range(len(items)), key=lambda i: -len(items[i][1]))
-    chunks: list[list[int]] = [[] for _ in range(max(1, min(count, len(items))))]
-    sizes = [0] * len(chunks)
-    for i in order:
-        smallest = sizes.index(min(sizes))
-        chunks[smallest].append(i)
-        sizes[smallest] += len(items[i][1])
-    return [c for c in chunks if c]
