@@ -9,7 +9,7 @@ import pytest
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
-from greenloop.agent.repair.routes import ReplyRejected, ladder, read_reply
+from greenloop.agent.repair.routes import ReplyRejected, ReplyUnchanged, ladder, read_reply
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import Location, RepoIndex
 from greenloop_sandbox import TestFailure, TestReport
@@ -38,6 +38,16 @@ def test_a_file_that_is_the_function_gets_the_function_written_anew_not_the_same
 
 def test_a_file_with_more_code_than_the_function_gets_the_whole_file(tmp_path: Path) -> None:
     assert [why for _, why, _ in steps(tmp_path, TWO)][2:] == ["the whole file", "changes in several places"]
+
+
+def test_a_whole_file_reply_that_is_the_file_is_an_echo_to_ask_again_not_a_failed_apply(tmp_path: Path) -> None:
+    copy = WorkingCopy(tmp_path, {"shapes.py": TWO.replace("\n", "\r\n").encode(), "test_shapes.py": TEST.encode()})
+    top = Location("shapes.py", "area", "function", 1, 2, 1.0, "frames")
+    whole = next(a for a in ladder([top], TestReport(failed=1), copy, TestFiles()) if a.route == "file")
+    with pytest.raises(ReplyUnchanged, match="is the file as it is"):  # CRLF on disk, LF in the reply
+        read_reply(whole, copy, f"The file is right.\n```python\n{TWO}\n```\n")
+    plan = read_reply(whole, copy, f"```python\n{TWO.replace('3.14 * r', '3.14 * r * r', 1)}```\n")
+    assert [a.path for a in plan.actions] == ["shapes.py"]
 
 
 async def test_the_anew_request_asks_for_the_function_from_the_tests(tmp_path: Path) -> None:

@@ -217,6 +217,8 @@ def read_reply(approach: Approach, copy: WorkingCopy, reply: str) -> DebugPlan:
         code = extract_code(reply, target.path, [p for p in copy.paths() if p != target.path])
         if code.problem:
             raise ReplyRejected(code.problem)
+        if code.text.rstrip() == (copy.read(target.path) or "").rstrip():
+            raise ReplyUnchanged(f"the reply's `{target.path}` is the file as it is: it changes nothing")
         if approach.test:
             _keeps_checks(target, [EditAction(path=target.path, search=copy.read(target.path) or "",
                                               replace=code.text)])
