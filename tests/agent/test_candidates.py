@@ -203,6 +203,8 @@ async def test_a_test_written_with_the_code_gets_its_wrong_expectation_corrected
     assert "has 1 checks where the tests have 2" in tested[0].reason
     [first, *_] = scripted_llm.requests_for("repair_test")
     assert "The code it tests:" in first.messages[-1]["content"] and "return a + b" in first.messages[-1]["content"]
+    # round 1's feedback was about `add` (its echoes): the test's prompt is not told to "do something different"
+    assert "## Earlier attempts" not in first.messages[-1]["content"]
 
 
 async def test_many_wrong_tests_in_one_file_are_corrected_in_one_round(

@@ -31,7 +31,8 @@ async def candidate_rounds(
     loop = state.settings.loop
     oneshot = loop.strategy == "oneshot"
     max_it = 1 if oneshot else loop.max_iterations
-    step, feedback, spent = 0, "", list[str]()
+    step, spent = 0, list[str]()
+    feedback: dict[bool, str] = {}  # the last failed round's feedback, per target kind (a test or code)
     seen: dict[int, str] = {}  # what each change tested so far gave
     stood_by: set[str] = set()  # functions the model gave back unchanged when told the tests fail
     for iteration in range(1, max_it + 1):
@@ -52,7 +53,7 @@ async def candidate_rounds(
             yield state.done(copy, "stuck", f"Stopped: every approach was tried ({report.summary()}).",
                            iteration - 1, evidence)
             return
-        approach = with_feedback(steps[step], feedback)
+        approach = with_feedback(steps[step], feedback.get(steps[step].test, ""))
         inputs = RoundInputs(
             llm=state.ports.llm, sandbox=state.ports.sandbox, tests=state.tests,
             messages=repair_messages(approach, copy, state.prompt_code.index, report, state.tests,
@@ -85,10 +86,11 @@ async def candidate_rounds(
             yield state.stamp(TestsRan(iteration=iteration, passed=report.passed, failed=report.failed,
                                      errors=report.errors, skipped=report.skipped,
                                      failures=[f.model_dump() for f in report.failures], duration=report.duration))
-            step, feedback = 0, ""
+            step, feedback = 0, {}
         else:
             spent.append(f"round {iteration}: {approach.label} ({approach.why}): {_tally(result)}")
-            step, feedback = step + 1, _feedback_text(approach, result)
+            step = step + 1
+            feedback[approach.test] = _feedback_text(approach, result)  # a diff of code says nothing to a test rung
         yield state.budget_event(iteration)
         if result.ended == "green" or report.green:
             yield state.done(copy, "green", f"The tests pass ({report.summary()}).", iteration)
