@@ -116,3 +116,31 @@ def test_broken_and_unknown_files_never_crash() -> None:
     unknown = extract("notes/readme.md", b"# title\n\ntext\n")
     assert unknown.language is None and unknown.definitions == () and unknown.line_count == 3
     assert extract("empty.py", b"").definitions == ()
+
+
+def test_names_pair_with_their_definitions_and_imports_keep_file_order() -> None:
+    # The query runs once for all captures (no per-match pairing): a name belongs to the nearest
+    # definition above it, the first of definitions sharing a range stands for it, imports in file order.
+    js = extract(
+        "a.js",
+        b"const a = () => 1, b = () => 2;\n"
+        b"(function () { function g() { return q(1); } }).h = () => k;\n"
+        b"const z = require('zeta'); import y from 'ypsilon';\nexport { w } from 'omega';\n",
+    )
+    assert [(d.symbol, d.kind, d.refs) for d in js.definitions] == [
+        ("a", "function", ()), ("h", "function", ()), ("h.g", "function", ("q",)),
+    ]
+    assert js.imports == ("zeta", "ypsilon", "omega") and js.module_refs == ("require",)
+    ts_file = extract("b.ts", b"export const f = (x: T) => g(x), h = function () { return f; };\n")
+    assert [(d.symbol, d.calls) for d in ts_file.definitions] == [("f", ("g",))]
+    rust = extract(
+        "d.rs",
+        b"use std::collections::HashMap;\nmod m { use crate::x::Y; }\n"
+        b"impl<T: Clone> Wrap<T> { fn get(&self) -> T { helper(self.0.clone()) } }\n",
+    )
+    assert [(d.symbol, d.kind) for d in rust.definitions] == [("m", "module"), ("Wrap", "impl"), ("Wrap.get", "method")]
+    assert rust.imports == ("std", "collections", "HashMap", "m", "crate", "x", "Y")
+    python = extract("c.py", b"@dec(x)\n@other.attr\ndef f(a: int) -> T:\n    return g(a)\nimport os.path, json as j\n")
+    (f,) = python.definitions
+    assert (f.start_line, f.refs, f.calls) == (1, ("dec", "x", "other", "attr", "int", "T", "g", "a"), ("dec", "g"))
+    assert python.imports == ("os", "path", "json")

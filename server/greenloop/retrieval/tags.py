@@ -68,33 +68,53 @@ def extract_as(language: str | None, path: str, data: bytes) -> FileSymbols:
 def _captures(
     tree: ts.Tree, language: str, data: bytes
 ) -> tuple[list[_RawDef], list[tuple[int, str, bool]], list[str]]:
-    raw: dict[tuple[int, int], _RawDef] = {}
+    # One pass of the query, all captures at once: no Python per match (references are most of them).
+    found = ts.QueryCursor(tags_query(language)).captures(tree.root_node)
     refs: list[tuple[int, str, bool]] = []  # (position, name, is a call)
+    kinds: dict[ts.Node, str] = {}  # definition node -> its kind
     imports: list[str] = []
-    for _pattern, captures in ts.QueryCursor(tags_query(language)).matches(tree.root_node):
-        for capture, nodes in captures.items():
-            if capture == "import":
-                for node in nodes:
-                    imports.extend(_WORD.findall(data[node.start_byte : node.end_byte].decode("utf-8", "replace")))
-            elif capture.startswith("reference."):
-                # interned: equal names share one object (less memory, smaller pickles from workers)
-                call = capture == "reference.call"
-                refs.extend(
-                    (n.start_byte, intern(data[n.start_byte : n.end_byte].decode("utf-8", "replace")), call)
-                    for n in nodes
-                )
-            elif capture.startswith("definition.") and "name" in captures:
-                node, name_node = nodes[0], captures["name"][0]
-                outer = _outer(node)
-                key = (outer.start_byte, outer.end_byte)
-                if key not in raw:
-                    name = intern(data[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace"))
-                    head = node.start_byte if outer.type == "decorated_definition" else outer.start_byte
-                    kind = capture.split(".", 1)[1]
-                    raw[key] = _RawDef(kind, name, node, outer.start_byte, outer.end_byte, head)
+    for capture, nodes in found.items():
+        if capture.startswith("reference."):
+            call = capture == "reference.call"
+            # `_text` written out: this line runs for most captures
+            refs += [(n.start_byte, intern(data[n.start_byte : n.end_byte].decode("utf-8", "replace")), call)
+                     for n in nodes]
+        elif capture.startswith("definition."):
+            kinds.update(dict.fromkeys(nodes, capture.split(".", 1)[1]))
+        elif capture == "import":
+            for node in sorted(nodes, key=_position):  # a capture's nodes come as a set
+                imports.extend(_WORD.findall(data[node.start_byte : node.end_byte].decode("utf-8", "replace")))
+    named = [(owner, name) for name in found.get("name", ()) if (owner := _owner(name, kinds)) is not None]
+    raw: dict[tuple[int, int], _RawDef] = {}
+    # in document order, as matches came: of definitions sharing a range (`const a = () => 1, b = ...`)
+    # the first one stands for it
+    for node, name_node in sorted(named, key=lambda pair: _position(pair[0])):
+        outer = _outer(node)
+        key = (outer.start_byte, outer.end_byte)
+        if key not in raw:
+            head = node.start_byte if outer.type == "decorated_definition" else outer.start_byte
+            raw[key] = _RawDef(kinds[node], _text(name_node, data), node, outer.start_byte, outer.end_byte, head)
     refs.sort()
     definitions = sorted(raw.values(), key=lambda d: (d.start_byte, -d.end_byte))
     return definitions, refs, list(dict.fromkeys(imports))
+
+
+def _owner(name: ts.Node, definitions: dict[ts.Node, str]) -> ts.Node | None:
+    """The definition a @name names: the nearest definition above it (its parent, or its
+    grandparent through `a.b = ...` and `impl Type<T>`); no definition lies in between."""
+    node = name.parent
+    while node is not None and node not in definitions:
+        node = node.parent
+    return node
+
+
+def _position(node: ts.Node) -> tuple[int, int]:
+    return node.start_byte, -node.end_byte
+
+
+def _text(node: ts.Node, data: bytes) -> str:
+    # interned: equal names share one object (less memory, smaller pickles from workers)
+    return intern(data[node.start_byte : node.end_byte].decode("utf-8", "replace"))
 
 
 def _outer(node: ts.Node) -> ts.Node:
