@@ -13,6 +13,7 @@ worker never holds up the rest. The worker ends at end of input.
 
 from __future__ import annotations
 
+import gc
 import pickle
 import sys
 from typing import BinaryIO
@@ -38,6 +39,9 @@ def serve(source: BinaryIO, sink: BinaryIO) -> None:
 
 
 def main() -> int:
+    # Parsing makes no reference cycles (refcounting frees it all) and the process lives one cold
+    # index: the cyclic collector would only walk the growing results, ~3% of the CPU.
+    gc.disable()
     serve(sys.stdin.buffer, sys.stdout.buffer)
     return 0
 
