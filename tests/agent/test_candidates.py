@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from greenloop.agent import FixRequest, fix
-from greenloop.agent.events import CandidateAsked, CandidateTested, EditRejected, RoundEnded
+from greenloop.agent.events import CandidateAsked, CandidateTested, EditRejected, Message, RoundEnded
 from greenloop.agent.orchestration.describe import describe
 from tests.agent.conftest import FIX_ADD, collect, plan, tree_bytes, write_project
 from tests.support.scripted_llm import Reply
@@ -39,6 +39,9 @@ async def test_the_tests_pick_the_right_candidate_and_the_records_keep_all_four(
     assert [c.path for c in done.changes.files] == ["calc.py"]
     assert "+    return a + b" in done.changes.diff
     assert tree_bytes(calc_project) == before  # nothing on disk until the person accepts
+    # retrieval.coverage (the default) ran the failing test and its file-mate under coverage, once, and says so
+    notes = [e.text for e in events if isinstance(e, Message) and e.text.startswith("Coverage pass")]
+    assert len(notes) == 1 and "1 failing and 1 passing tests ran under coverage" in notes[0], notes
     tested = [e for e in events if isinstance(e, CandidateTested)]
     assert [(e.index, e.status) for e in tested] == [(1, "tested"), (2, "rejected"), (3, "rejected"), (4, "tested")]
     assert tested[0].passed == 0 and tested[0].scope == "failing" and not tested[0].green  # a * b: 6, not 5

@@ -68,6 +68,15 @@ class PromptCodeBuilder:
         return PromptCode(text, count_text(text), locations)
 
 
+def coverage_note(spectrum: Spectrum) -> str:
+    """One line for the person on the run's coverage pass (retrieval.coverage): what ran, or why it gave nothing."""
+    if not spectrum.failing:
+        why = spectrum.note or "no failing test ran under it"
+        return f"Coverage pass ({spectrum.seconds:.1f} s): nothing to rank with ({why}); ranked without it."
+    return (f"Coverage pass: {len(spectrum.failing)} failing and {len(spectrum.passing)} passing tests ran under "
+            f"coverage in {spectrum.seconds:.1f} s; the code they ran is ranked with it.")
+
+
 @cache
 def _path_re() -> re.Pattern[str]:
     """A source file's path in a traceback, for every language's suffixes (the longest first)."""

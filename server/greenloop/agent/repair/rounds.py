@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Event, IterationStarted, LocationsFound, Message, RoundEnded, TestsRan
+from greenloop.agent.prompting.material import coverage_note
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
 from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
 from greenloop.agent.repair.routes import Approach, ladder, stood_by_key, with_feedback
@@ -40,7 +41,10 @@ async def candidate_rounds(
             yield state.done(copy, "budget", f"Stopped: {why}; {report.summary()}.", iteration - 1, why)
             return
         yield state.stamp(IterationStarted(iteration=iteration, max_iterations=max_it))
+        measured = state.prompt_code.spectra.spectrum is not None
         code = await state.prompt_code.build(copy, report.failures)
+        if not measured and (spectrum := state.prompt_code.spectra.spectrum) is not None:
+            yield state.stamp(Message(text=coverage_note(spectrum)))
         yield state.stamp(LocationsFound(iteration=iteration, locations=[loc.to_json() for loc in code.locations],
                                        context_tokens=code.tokens))
         spec = failing_test_targets(state.prompt_code.index, report, state.tests) if state.tests.writable else []
