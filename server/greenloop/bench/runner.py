@@ -318,10 +318,11 @@ async def shared_model(settings: Settings, *, needed: bool = True) -> AsyncItera
 
 def shown_path(path: Path) -> str:
     """`path` relative to the checkout (or its parent, where ../shared lives): the same in every clone or worktree."""
-    resolved, root = path.resolve(), repo_root()
-    for base, prefix in ((root, ""), (root.parent, "../")):
-        if resolved.is_relative_to(base):
-            return prefix + resolved.relative_to(base).as_posix()
+    root = repo_root()
+    for where in (Path(os.path.abspath(path)), path.resolve()):  # a symlinked ../shared is still ../shared
+        for base, prefix in ((root, ""), (root.parent, "../")):
+            if where.is_relative_to(base):
+                return prefix + where.relative_to(base).as_posix()
     return str(path)
 
 
