@@ -79,6 +79,11 @@ class Location:
     role: str = "target"
     signals: tuple[Signal, ...] = ()
 
+    @property
+    def key(self) -> str:
+        """The key of the definition it is (`Definition.key`)."""
+        return f"{self.path}::{self.symbol}@{self.start_line}"
+
     def to_json(self) -> dict[str, object]:
         return {
             "path": self.path,

@@ -120,11 +120,13 @@ def _fuse_ranks(found: list[Location], suspects: Mapping[str, float]) -> list[Lo
     ran tie at 1.0). Code the failing tests did not run keeps only its static share: the fix of an
     omission, of code run in a subprocess or of a missing attribute may be in code that never ran.
     """
-    ordered = sorted(suspects.values(), reverse=True)
-    shared = {v: ordered.index(v) + (ordered.count(v) + 1) / 2 for v in set(ordered)}  # mean place of a tie
+    places: dict[float, list[int]] = {}
+    for place, ochiai_value in enumerate(sorted(suspects.values(), reverse=True), 1):
+        places.setdefault(ochiai_value, []).append(place)
+    shared = {v: sum(p) / len(p) for v, p in places.items()}  # a tie's mean place
     fused: list[tuple[float, int, Location]] = []
     for place, loc in enumerate(found, 1):
-        value = suspects.get(f"{loc.path}::{loc.symbol}@{loc.start_line}")
+        value = suspects.get(loc.key)
         static = 1.0 / (_FUSION_K + place)
         if value is None:
             fused.append((static, place, replace(loc, score=static)))
