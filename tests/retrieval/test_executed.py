@@ -92,3 +92,61 @@ def test_the_runner_line_is_read_and_broken_output_is_a_note() -> None:
     assert [t.lines for t in spectrum.failing] == [{"shop/cart.py": [1, 2, 3, 7]}]
     assert parse_spectrum("noise\n").note == "no spectrum in the output"
     assert "unreadable" in parse_spectrum("SPECTRUM not-base64!\n").note
+
+
+TRACED = b"""def record(x):
+    return x * 2
+
+
+def wrapper(x):
+    return record(x) + 1
+
+
+def helper(x):
+    return x
+"""
+TRACED_TEST = b"from mod import wrapper\n\n\ndef test_wrapper():\n    assert wrapper(1) == 4\n"
+TRACEBACK = """test_mod.py:5: in test_wrapper
+    assert wrapper(1) == 4
+mod.py:6: in wrapper
+    return record(x) + 1
+mod.py:2: in record
+    return x * 2
+E   ValueError: boom
+"""
+
+
+async def test_a_traceback_frame_coverage_did_not_record_counts_as_run_by_its_failing_test() -> None:
+    # another tracer held sys.settrace while `record` ran: coverage saw `wrapper` and `helper`, not it
+    idx = RepoIndex()
+    await idx.update({"mod.py": TRACED, "test_mod.py": TRACED_TEST})
+    tests = [TestLines(test_id="test_mod.py::test_wrapper", outcome="failed", focus=True,
+                       lines={"mod.py": [6, 10]})]
+    failure = TestFailure(test_id="test_mod.py::test_wrapper", file="test_mod.py", line=5, message="ValueError: boom",
+                          traceback=TRACEBACK)
+    found = await locate(idx, [failure], top_k=5, spectrum=Spectrum(tests=tests))
+    record = next(loc for loc in found if loc.symbol == "record").to_json()
+    executed = next(s for s in record["signals"] if s["name"] == "executed")  # type: ignore[union-attr]
+    assert executed["value"] == 1.0
+    assert "coverage did not record it" in str(executed["note"])
+    symbols = [loc.symbol for loc in found]
+    assert symbols.index("record") < symbols.index("helper")  # with only its static share it would trail helper
+
+
+async def test_a_test_that_stopped_on_a_missing_name_ranks_without_its_coverage(index: RepoIndex) -> None:
+    # the test failed on `mod.Missing` before calling anything: what it ran (its set-up, `shared`) is no evidence
+    output = """_____ test_outer _____
+    def test_outer():
+>       with pytest.raises(mod.MissingError):
+E       AttributeError: module 'mod' has no attribute 'MissingError'
+
+test_mod.py:5: AttributeError
+FAILED test_mod.py::test_outer - AttributeError: module 'mod' has no attribute 'MissingError'
+"""
+    spectrum = _spectrum({"mod.py": [8]}, {"mod.py": [3, 4]})
+    with_coverage = await locate(index, output, top_k=5, spectrum=spectrum)
+    assert with_coverage == await locate(index, output, top_k=5)
+    assert not any(s.name == "executed" for loc in with_coverage for s in loc.signals)
+    # the same spectrum with a failure inside the code is used
+    ran = await locate(index, "mod.py:8: in shared\n    return x\nE   ValueError\n", top_k=5, spectrum=spectrum)
+    assert any(s.name == "executed" for loc in ran for s in loc.signals)

@@ -80,3 +80,18 @@ async def test_a_definition_too_long_for_the_budget_shows_as_an_excerpt() -> Non
     assert "lines not shown" in context.text and "126|     return fmt(total)" in context.text
     whole = pack_code(index, [location], budget_tokens=5000)
     assert whole.excerpts == [] and "step 119 of" in whole.text
+
+
+async def test_a_long_first_location_leaves_room_for_the_next_ranked_one() -> None:
+    # the first fits the budget only by taking all of it: it is shown as an excerpt, so the second gets in
+    body = "".join(f"    total += value * {n}  # step {n} of the long computation\n" for n in range(60))
+    source = "def long_report(values):\n    total = 0\n" + body + "    return total\n\n\ndef short(x):\n    return x\n"
+    index = RepoIndex()
+    await index.update({"pkg/report.py": source.encode()})
+    by_symbol = {loc.symbol: loc for loc in await locate(index, 'File "pkg/report.py", line 30, in long_report\n')}
+    first, second = by_symbol["long_report"], by_symbol["short"]
+    alone = pack_code(index, [first], budget_tokens=1400)
+    assert alone.excerpts == [] and 1100 < alone.tokens <= 1400  # alone, it is shown whole
+    both = pack_code(index, [first, second], budget_tokens=1400)
+    assert both.locations == [first, second] and both.excerpts == [first]
+    assert "def short(x):" in both.text

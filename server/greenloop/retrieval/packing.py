@@ -2,7 +2,9 @@
 
 First the failing tests' messages, then the full text (with line numbers) of
 the top locations and the failing tests' own code - a definition too long for
-what is left as an excerpt (nested definitions folded, head and tail) - then
+what is left as an excerpt (nested definitions folded, head and tail); one
+shown whole always leaves room for an excerpt of the next, since the ranked
+list is also the repair's list of targets - then
 signature-only outlines of the next-ranked files, each part added only while
 it fits.
 """
@@ -166,7 +168,7 @@ def _full_text(
     """
     shown: list[tuple[Location, str, bool]] = []
     whole: list[tuple[Location, str]] = []
-    for location in locations:
+    for position, location in enumerate(locations):
         container = next((
             section for s, section in whole
             if s.path == location.path and s.start_line <= location.start_line and location.end_line <= s.end_line
@@ -179,7 +181,9 @@ def _full_text(
         if len(shown) == 0 and not any(p.startswith("## Code") for p in budget.parts):
             budget.add("## Code (line numbers are the file's)")
         section = _section(index, location)
-        if budget.add(section):
+        later = any(not _inside(other, location) for other in locations[position + 1:])
+        room = budget.left - (_MIN_EXCERPT_TOKENS if later else 0)
+        if count_tokens(section + "\n") <= room and budget.add(section):
             shown.append((location, section, True))
             whole.append((location, section))
             continue
@@ -187,6 +191,10 @@ def _full_text(
         if excerpt is not None and budget.add(excerpt):
             shown.append((location, excerpt, False))
     return shown
+
+
+def _inside(inner: Location, outer: Location) -> bool:
+    return inner.path == outer.path and outer.start_line <= inner.start_line and inner.end_line <= outer.end_line
 
 
 def _outlines(index: RepoIndex, locations: Sequence[Location], shown: Sequence[Location], budget: _Budget) -> None:

@@ -14,6 +14,7 @@ their helpers and fixtures, for a prompt to show as the spec.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -89,7 +90,10 @@ def rank(
 ) -> list[Location]:
     """Synchronous ranking (runs in a worker thread from `locate`)."""
     evidence = collect(index, failures)
-    suspects = _executed(index, evidence, spectrum) if spectrum is not None else {}
+    # A failing test that stopped on a name the code lacks ran only its set-up: what it executed says
+    # nothing about the change, which adds code that never ran.
+    stopped_early = 0 < evidence.failures == evidence.missing_name
+    suspects = _executed(index, evidence, spectrum) if spectrum is not None and not stopped_early else {}
     chosen = WEIGHTS if weights is None else {**WEIGHTS, **weights}
     scored = fuse(evidence, chosen)
     _graph(index, evidence, scored, chosen)
@@ -109,6 +113,18 @@ def _executed(index: RepoIndex, evidence: Evidence, spectrum: Spectrum) -> dict[
                 f"passing tests (Ochiai {s.value:.2f})")
         evidence.offer(s.definition, "executed", s.value, note)
         values[s.definition.key] = s.value
+    # A traceback's frame ran in its failing test whatever coverage recorded: coverage.py sees nothing
+    # while another tracer holds sys.settrace (debuggers, tracing libraries) or in a subprocess. Its
+    # passing-test count is unknown, so it is taken as 0.
+    failing = max(failing, evidence.failures)
+    for key, count in evidence.in_traceback.items():
+        candidate = evidence.candidates.get(key)
+        if key in values or candidate is None or candidate.definition is None:
+            continue
+        value = count / math.sqrt(failing * count)
+        note = f"in the traceback of {count} of {failing} failing tests; coverage did not record it (Ochiai {value:.2f})"
+        evidence.offer(candidate.definition, "executed", value, note)
+        values[key] = value
     sizes(index, evidence)  # the prior for the definitions only coverage found
     return values
 

@@ -25,6 +25,12 @@ from greenloop.retrieval.model import Definition, Frame, Location
 _WINDOW = 8  # lines either side of a frame that has no enclosing definition
 # a test that hung: pytest-timeout, faulthandler's dump, node's and cargo's own words
 _HUNG = re.compile(r"Failed: Timeout \(?>|\+{3,} Timeout \+{3,}|Timeout \(0:|test timed out|has been running for over")
+# the test named something the code does not have (yet): python, then node
+_MISSING_NAME = re.compile(
+    r"(?:AttributeError|ImportError|NameError): .*(?:has no attribute|cannot import name|is not defined)"
+    r"|(?:TypeError|ReferenceError): .*is not (?:a function|a constructor|defined)"
+    r"|does not provide an export named"
+)
 _LOOP = re.compile(r"(?:async\s+)?(?:while|for|loop|do)\b")
 _BM25_CANDIDATES = 40
 _IMPORT_HOPS = 2
@@ -58,6 +64,9 @@ class Evidence:
     candidates: dict[str, Candidate] = field(default_factory=dict)
     spec: dict[str, Location] = field(default_factory=dict)  # test code (role "spec"), first reason kept
     specificity: Specificity | None = None
+    in_traceback: dict[str, int] = field(default_factory=dict)  # definition key -> failures whose traceback ran it
+    failures: int = 0
+    missing_name: int = 0  # failures that stopped in test code on a name the code does not have yet
 
     def offer(self, definition: Definition, signal: str, value: float, note: str) -> None:
         if is_test_definition(definition):
@@ -130,9 +139,9 @@ def _files_by_module(index: RepoIndex) -> dict[str, list[str]]:
 def collect(index: RepoIndex, failures: Sequence[Failure]) -> Evidence:
     """Every failure's evidence, averaged over the failures (plus the cross-failure `spread`)."""
     specificity = index.derived("specificity", lambda: Specificity(index))
-    evidence = Evidence(specificity=specificity)
+    evidence = Evidence(specificity=specificity, failures=len(failures))
     paths = index.paths
-    in_traceback: dict[str, int] = {}  # definition key -> failures whose traceback runs it
+    in_traceback = evidence.in_traceback
     for failure in failures:
         one = Evidence(specificity=specificity)
         frames = parse_frames(failure.text, paths)
@@ -144,6 +153,8 @@ def collect(index: RepoIndex, failures: Sequence[Failure]) -> Evidence:
         framed = _frames(index, frames, one, hung=_HUNG.search(failure.text) is not None)
         for key in {d.key for d, _ in framed}:
             in_traceback[key] = in_traceback.get(key, 0) + 1
+        if not framed and _MISSING_NAME.search(failure.text):
+            evidence.missing_name += 1
         test_files = {t.path for t in tests} | {f.path for f in frames if is_test_path(f.path)}
         use = test_use(index, tests, failure.text, test_files, _failing_source_line(index, frames))
         called = _test_names(index, tests, sorted(test_files), use, one)
