@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import re
 import statistics
 import sys
@@ -88,10 +89,13 @@ def ray_overhead(address: str, cell: Any, output: Any, tries: int = 20) -> float
     """Median seconds of a Ray task's round trip that takes a real cell and returns a real cell's output."""
     import ray
 
-    ray.init(address=address, logging_level="ERROR", log_to_driver=False,
+    ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False,
              runtime_env={"env_vars": {"PYTHONPATH": PYTHONPATH}})
     try:
-        echo = ray.remote(lambda _: output).options(num_cpus=1, scheduling_strategy="SPREAD")
+        def echo_output(_: Any) -> Any:
+            return output
+
+        echo = ray.remote(echo_output).options(num_cpus=1, scheduling_strategy="SPREAD")
         ray.get(echo.remote(cell))  # a worker started
         times = []
         for _ in range(tries):
@@ -136,7 +140,7 @@ async def part_a(llm: ScriptedLLM, work: Path, cells: int, sleep: float) -> dict
                 cell = plan_cells(load_suite("humanevalfix", suite, limit=1), options, base)[0]
                 import ray
 
-                ray.init(address=cluster.address, logging_level="ERROR", log_to_driver=False)
+                ray.init(address=cluster.address, logging_level=logging.ERROR, log_to_driver=False)
                 output = ray.get(ray.remote(cell_on_node).options(num_cpus=1).remote(cell))
                 ray.shutdown()
                 rows["Ray round trip per cell (cell in, output out), s"] = ray_overhead(cluster.address, cell, output)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletionMessageParam
 from pydantic import BaseModel, ValidationError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -152,18 +153,22 @@ async def bench_overhead(server: ScriptedLLM, settings: Settings, calls: int) ->
     server.reset()
     good = json.dumps(make_plan(random.Random(1)))
     server.script(good)
-    messages = [{"role": "system", "content": "You fix code."}, {"role": "user", "content": "x" * 2000}]
+    system, user = "You fix code.", "x" * 2000
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    # the same messages as openai's typed request params (greenloop's client takes plain dicts)
+    bare_messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": system},
+                                                       {"role": "user", "content": user}]
     bare = AsyncOpenAI(api_key="k", base_url=server.base_url, max_retries=0)
     rows = []
     async with open_llm(settings) as llm:
         kinds: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
             "complete": (
-                lambda: bare.chat.completions.create(model="scripted", messages=messages,  # type: ignore[arg-type]
+                lambda: bare.chat.completions.create(model="scripted", messages=bare_messages,
                                                      temperature=0.2, max_tokens=2048, seed=1234),
                 lambda: llm.complete(messages, step="bench")),
             "structured": (
                 lambda: bare.chat.completions.create(
-                    model="scripted", messages=messages, temperature=0.2, max_tokens=2048,  # type: ignore[arg-type]
+                    model="scripted", messages=bare_messages, temperature=0.2, max_tokens=2048,
                     seed=1234, response_format={"type": "json_schema", "json_schema": {
                         "name": "plan", "schema": Plan.model_json_schema(), "strict": False}}),
                 lambda: llm.structured(messages, Plan, step="plan")),
@@ -172,7 +177,8 @@ async def bench_overhead(server: ScriptedLLM, settings: Settings, calls: int) ->
             for _ in range(20):  # warm-up: connections, tokenizer, imports
                 await bare_call()
                 await our_call()
-            bare_times, our_times = [], []
+            bare_times: list[float] = []
+            our_times: list[float] = []
             for _ in range(calls):
                 for fn, sink in ((bare_call, bare_times), (our_call, our_times)):
                     started = time.perf_counter()

@@ -282,8 +282,8 @@ async def run_size(size: str, ways: list[str], reps: int, n: int, max_tokens: in
                 if dump:
                     await asyncio.to_thread(dump.write_text, json.dumps([asdict(r) for r in runs], indent=1))
     finally:
-        for server in servers.values():
-            await server.stop()
+        for model_server in servers.values():
+            await model_server.stop()
     return runs
 
 

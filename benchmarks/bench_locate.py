@@ -99,7 +99,7 @@ async def localization(root: Path) -> tuple[list[str], dict[str, float]]:
     bm25 = BM25([(d, tokens_of("\n".join(lines[d.path][d.start_line - 1 : d.end_line]))) for d in functions])
     counts = {name: [0, 0] for name in ("locate", "deepest frame", "BM25")}
     budgets = (3000, 1500, 400)
-    sizes: dict[str, list[int]] = {f"context {b}": [] for b in budgets} | {"traceback files": []}
+    sizes: dict[str, list[int]] = {name: [] for name in (*(f"context {b}" for b in budgets), "traceback files")}
     shown: Counter[str] = Counter()
     latencies = []
     repo_tokens = sum(count_tokens(d.decode()) for d in files.values())
