@@ -150,3 +150,20 @@ FAILED test_mod.py::test_outer - AttributeError: module 'mod' has no attribute '
     # the same spectrum with a failure inside the code is used
     ran = await locate(index, "mod.py:8: in shared\n    return x\nE   ValueError\n", top_k=5, spectrum=spectrum)
     assert any(s.name == "executed" for loc in ran for s in loc.signals)
+
+
+async def test_code_only_coverage_found_gets_its_module_evidence_too() -> None:
+    # `deep` is neither named, framed nor called by the test, and BM25 prefers the many `entry_*` helpers:
+    # only the coverage pass finds it. It is in the module under test (mod.py for test_mod.py), which
+    # counts for it as for everything else found there.
+    fillers = "".join(f"def entry_variant_{n}(entry):\n    return entry\n\n\n" for n in range(50))
+    code = fillers + "def entry(x):\n    return middle(x)\n\n\ndef middle(x):\n    return deep(x)\n\n\ndef deep(y):\n    return y\n"
+    idx = RepoIndex()
+    await idx.update({"mod.py": code.encode(),
+                      "test_mod.py": b"from mod import entry\n\n\ndef test_entry():\n    assert entry(1) == 2\n"})
+    deep_line = code.splitlines().index("def deep(y):") + 2
+    tests = [TestLines(test_id="test_mod.py::test_entry", outcome="failed", focus=True, lines={"mod.py": [deep_line]})]
+    failure = TestFailure(test_id="test_mod.py::test_entry", file="test_mod.py", line=5, message="assert 1 == 2")
+    found = await locate(idx, [failure], top_k=60, spectrum=Spectrum(tests=tests))
+    deep = next(loc for loc in found if loc.symbol == "deep")
+    assert {s.name for s in deep.signals} >= {"executed", "module"}

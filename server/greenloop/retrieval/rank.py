@@ -125,6 +125,10 @@ def _executed(index: RepoIndex, evidence: Evidence, spectrum: Spectrum) -> dict[
         note = f"in the traceback of {count} of {failing} failing tests; coverage did not record it (Ochiai {value:.2f})"
         evidence.offer(candidate.definition, "executed", value, note)
         values[key] = value
+    for candidate in evidence.candidates.values():  # what only coverage found has a module too
+        if "module" not in candidate.values and candidate.path in evidence.modules:
+            value, note = evidence.modules[candidate.path]
+            candidate.offer("module", value, note)
     sizes(index, evidence)  # the prior for the definitions only coverage found
     return values
 

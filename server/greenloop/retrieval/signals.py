@@ -67,6 +67,7 @@ class Evidence:
     in_traceback: dict[str, int] = field(default_factory=dict)  # definition key -> failures whose traceback ran it
     failures: int = 0
     missing_name: int = 0  # failures that stopped in test code on a name the code does not have yet
+    modules: dict[str, tuple[float, str]] = field(default_factory=dict)  # path -> its `module` value, note
 
     def offer(self, definition: Definition, signal: str, value: float, note: str) -> None:
         if is_test_definition(definition):
@@ -165,7 +166,7 @@ def collect(index: RepoIndex, failures: Sequence[Failure]) -> Evidence:
         lexical = lexical_index(index, neighbourhood(index, seeds) or set(index.paths))
         _lexical(lexical, failure, one)
         _names_like(index, lexical, tests, use, one)
-        _modules(index, use, one)
+        _modules(index, use, one, evidence, 1.0 / len(failures))
         _merge(evidence, one, 1.0 / len(failures))
     _spread(evidence, in_traceback, len(failures))
     sizes(index, evidence)
@@ -418,15 +419,24 @@ def sizes(index: RepoIndex, evidence: Evidence) -> None:
             candidate.offer("size", min(1.0, math.log1p(lines) / math.log1p(200)), f"{lines} lines")
 
 
-def _modules(index: RepoIndex, use: TestUse, evidence: Evidence) -> None:
-    """The module under test: named like the test file (1.0), or imported by it (0.5 x the module's specificity)."""
-    specificity = evidence.specificity
-    for candidate in evidence.candidates.values():
-        weight = use.modules.get(candidate.path)
-        if not weight:
-            continue
+def _modules(index: RepoIndex, use: TestUse, evidence: Evidence, total: Evidence, share: float) -> None:
+    """The module under test: named like the test file (1.0), or imported by it (0.5 x the module's specificity).
+
+    `total` keeps each path's value (its mean over the failures), for code only the coverage pass finds later.
+    """
+    for path, (value, note) in _module_values(use, evidence.specificity).items():
+        old, _ = total.modules.get(path, (0.0, note))
+        total.modules[path] = (old + value * share, note)
+        candidates = [c for c in evidence.candidates.values() if c.path == path]
+        for candidate in candidates:
+            candidate.offer("module", value, note)
+
+
+def _module_values(use: TestUse, specificity: Specificity | None) -> dict[str, tuple[float, str]]:
+    out: dict[str, tuple[float, str]] = {}
+    for path, weight in use.modules.items():
         if weight >= 1.0:
-            candidate.offer("module", weight, "in the module under test (named like the test file)")
-        elif specificity is not None:
-            value = weight * specificity.of_module(module_name(candidate.path))
-            candidate.offer("module", value, "in a module the test file imports")
+            out[path] = (weight, "in the module under test (named like the test file)")
+        elif weight and specificity is not None:
+            out[path] = (weight * specificity.of_module(module_name(path)), "in a module the test file imports")
+    return out
