@@ -7,6 +7,7 @@ spectrum's ids must be the TAP parser's, or retrieval would not know the failing
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 
 import pytest
@@ -101,6 +102,28 @@ async def test_max_tests_keeps_the_focus_test(sandbox: Sandbox) -> None:
     await sandbox.sync(FILES)
     spectrum = await run_spectrum(sandbox, [FAILING], max_tests=1)
     assert [(t.test_id, t.focus) for t in spectrum.tests] == [(FAILING, True)]
+
+
+HUNG = b"""\
+test('spins forever', () => {
+  for (;;) {}
+});
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_hung_file_mate_ends_and_the_focus_test_still_runs(sandbox: Sandbox) -> None:
+    # node 20 (local) ends it at --test-timeout (5 s); node 18 (the image) has none: the runner kills it
+    # at the end of the `seconds` budget
+    await sandbox.sync({**FILES, "test/price.test.js": TESTS + HUNG})
+    started = time.monotonic()
+    spectrum = await run_spectrum(sandbox, [FAILING], seconds=3)
+    assert time.monotonic() - started < 40
+    outcomes = {t.test_id: t.outcome for t in spectrum.tests}
+    # node's timeout is a testTimeoutFailure ("error", as the TAP parser has it); a killed run "failed"
+    assert outcomes["spins forever"] in ("failed", "error") and outcomes[FAILING] == "failed"
+    assert [t.test_id for t in spectrum.failing] == [FAILING]
+    assert _body(PRICE, "discount") <= set(spectrum.failing[0].lines["src/price.js"])
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

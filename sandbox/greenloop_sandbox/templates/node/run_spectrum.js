@@ -26,7 +26,8 @@
  * {path: "1-4,9"}}], "seconds", "note"}; paths relative to the working directory, the workspace.
  * Anything that goes wrong is that line with a note and no tests. The args after `--` (the template's
  * {case_timeout}, `--test-timeout=<ms>`) go to each node --test run; each run is also killed, with its
- * process group, a few seconds after that timeout (60 s without one).
+ * process group, a few seconds after that timeout (60 s without one; a file-mate's run at the end of
+ * the `--seconds` budget).
  * Plain CommonJS, node 18's built-ins only. Not imported by greenloop_sandbox.
  */
 
@@ -234,15 +235,17 @@ async function main() {
   const killAfter = ms ? parseInt(ms[1], 10) + 5000 : 60000;
   const deadline = started + args.seconds * 1000;
   let runs = 0;
-  const run = async (file, pattern, coverage) => {
+  const run = async (file, pattern, coverage, focus = true) => {
     runs += 1;
+    // without node's --test-timeout (node 18) a hung file-mate must not outlive the time budget
+    const limit = focus ? killAfter : Math.min(killAfter, Math.max(5000, deadline - Date.now() + 5000));
     const tapPath = path.join(tmp, `run-${runs}.tap`);
     const env = { ...process.env };
     delete env.NODE_V8_COVERAGE;
     if (coverage) env.NODE_V8_COVERAGE = coverage;
     const argv = ['--test', ...args.rest, `--test-name-pattern=${pattern}`, '--test-reporter=tap',
       `--test-reporter-destination=${tapPath}`, file];
-    return runNode(argv, env, killAfter, tapPath);
+    return runNode(argv, env, limit, tapPath);
   };
   try {
     const focus = [...new Set(args.focus.filter(Boolean))];
@@ -292,7 +295,7 @@ async function main() {
       if (!t.focus && Date.now() > deadline) continue; // out of time: the passing side stops here
       const covDir = fs.mkdtempSync(path.join(tmp, 'cov-'));
       const pattern = `^${escapeRegex(unescapeTap(t.name))}$`;
-      const res = await run(t.file, pattern, covDir);
+      const res = await run(t.file, pattern, covDir, t.focus);
       const mine = readTap(res.tap, root).find((x) => x.id === t.id);
       let outcome = mine ? mine.outcome : 'error';
       if (res.timedOut && (!mine || outcome === 'passed')) outcome = 'failed';
