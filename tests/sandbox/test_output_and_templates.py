@@ -75,6 +75,12 @@ def test_only_the_templates_own_test_runner_has_a_coverage_runner() -> None:
 
     python = load_template("python")
     assert "run_spectrum.py" in python.spectrum_argv(["t.py::test_a"], max_tests=5, seconds=3)
-    assert not load_template("node").spectrum_command and not load_template("rust").spectrum_command
-    # a project's own test command may not be pytest: no coverage pass (a note says so), not a wrong one
+    node = load_template("node")
+    argv = node.spectrum_argv(["adds > it's ok"], max_tests=5, seconds=3, case_timeout=2)
+    assert argv == ("node /opt/greenloop/run_spectrum.js --focus 'adds > it'\"'\"'s ok' --max-tests 5 --seconds 3 "
+                    "-- --test-timeout=2000")
+    assert [name for name, _ in node.support] == ["run_spectrum.js"]  # in the image, part of its hash
+    assert not load_template("rust").spectrum_command
+    # a project's own test command may not be the template's runner: no coverage pass (a note says so)
     assert ProjectEnv(test_command="make check").apply(python).spectrum_command == ""
+    assert ProjectEnv(test_command="npx jest").apply(node).spectrum_command == ""
