@@ -242,7 +242,8 @@ class RetrievalSettings(_Section):
     coverage: bool = Field(
         default=True,
         description="Before ranking, run the failing tests and their files' other tests once more under "
-        "coverage (python: coverage.py, one context per test) and fuse the order of what the failing tests ran "
+        "coverage (python: coverage.py, one context per test; node: V8 coverage, one `node --test` process per "
+        "test; none for rust) and fuse the order of what the failing tests ran "
         "and passing tests rarely ran (Ochiai) with the static order. Costs one extra test run per fix run "
         "(a median 7 s on realbugs) for +3 top-3 there and +11 top-3 of 44 on stdlib mutants "
         "(docs/decisions/2026-11-retrieval-coverage.md).",
