@@ -28,15 +28,28 @@ def parse_tap(data: ParseInput) -> TestReport:
     if not tests:
         return no_report(data, f"the test run produced no TAP results (exit code {data.exit_code})")
     report = TestReport(exit_code=data.exit_code)
+    for t, parents in _with_parents(tests):
+        _add(report, t, parents, data.root)
+    report.duration = sum(c.duration for c in report.cases)
+    return report
+
+
+def _with_parents(tests: list[_Tap]) -> list[tuple[_Tap, list[str]]]:
+    """The results that are not parents (describe blocks, file wrappers), each with its parents' names.
+
+    TAP prints a parent's own result line after its children (indented one level more, the
+    `# Subtest:` comments before them), so the chain is read from the end: a parent's line
+    closes the deeper lines before it. In report order.
+    """
+    out: list[tuple[_Tap, list[str]]] = []
     parents: dict[int, str] = {}
-    for t in tests:
+    for t in reversed(tests):
         parents = {d: n for d, n in parents.items() if d < t.depth}
         if t.is_parent:
             parents[t.depth] = t.name
             continue
-        _add(report, t, [parents[d] for d in sorted(parents)], data.root)
-    report.duration = sum(c.duration for c in report.cases)
-    return report
+        out.append((t, [parents[d] for d in sorted(parents)]))
+    return out[::-1]
 
 
 def _read_tests(lines: list[str]) -> list[_Tap]:
