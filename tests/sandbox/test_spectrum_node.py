@@ -97,6 +97,49 @@ async def test_each_node_test_has_its_own_lines_and_the_parsers_id(sandbox: Sand
     assert all(not p.startswith(("node:", "/")) and "node_modules" not in p for t in spectrum.tests for p in t.lines)
 
 
+NESTED = b"""\
+const { describe, it } = require('node:test');
+const assert = require('node:assert');
+const { discount, tax } = require('../src/price');
+
+describe('price', () => {
+  it('taxes zero as zero', () => {
+    assert.strictEqual(tax(0), 0);
+  });
+  describe('discount', () => {
+    it('takes the percent off', () => {
+      assert.strictEqual(discount(200, 10), 180);
+    });
+  });
+});
+
+describe('tax', () => {
+  it('adds a fifth', () => {
+    assert.strictEqual(tax(100), 120);
+  });
+});
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_tests_in_nested_describes_have_the_parsers_ids(sandbox: Sandbox) -> None:
+    # node prints a describe's own result after its tests': the ids must carry the suites all the same
+    await sandbox.sync({**FILES, "test/price.test.js": NESTED})
+    report = await sandbox.run_tests()
+    assert [f.test_id for f in report.failures] == ["price > discount > takes the percent off"]
+    assert report.failed == 1 and report.errors == 0  # the failing suites are not failures of their own
+    assert {c.test_id: c.outcome for c in report.cases} == {
+        "price > taxes zero as zero": "passed", "price > discount > takes the percent off": "failed",
+        "tax > adds a fifth": "passed"}
+    spectrum = await run_spectrum(sandbox, [f.test_id for f in report.failures])
+    assert spectrum.note == ""
+    assert {t.test_id: t.outcome for t in spectrum.tests} == {c.test_id: c.outcome for c in report.cases}
+    [failing] = spectrum.failing
+    assert failing.focus and _body(PRICE, "discount") <= set(failing.lines["src/price.js"])
+    for passing in spectrum.passing:
+        assert not _body(PRICE, "discount") & set(passing.lines["src/price.js"])
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_max_tests_keeps_the_focus_test(sandbox: Sandbox) -> None:
     await sandbox.sync(FILES)

@@ -121,9 +121,10 @@ function readTap(text, root) {
     const r = root.replace(/\/+$/, '') + '/';
     return q.startsWith(r) ? q.slice(r.length) : q;
   };
+  // a parent's own line comes after its children's: the chain is read from the end (as tap.py does)
   const out = [];
   let parents = new Map();
-  for (const t of tests) {
+  for (const t of [...tests].reverse()) {
     parents = new Map([...parents].filter(([d]) => d < t.depth));
     if (t.isParent) { parents.set(t.depth, t.name); continue; }
     const chain = [...parents.keys()].sort((a, b) => a - b).map((d) => parents.get(d)).filter((n) => !isFile(n));
@@ -133,7 +134,7 @@ function readTap(text, root) {
     else if (!t.ok) outcome = (t.failureType || 'testCodeFailure') === 'testCodeFailure' ? 'failed' : 'error';
     out.push({ id: [...chain, own].join(' > '), name: t.name, fileLevel: isFile(t.name), outcome });
   }
-  return out;
+  return out.reverse();
 }
 
 function unescapeTap(name) {
