@@ -12,6 +12,7 @@ import pytest
 from greenloop.agent import FixRequest, fix
 from greenloop.agent.events import CandidateAsked, CandidateTested, EditRejected, Message, RoundEnded
 from greenloop.agent.orchestration.describe import describe
+from greenloop.tokens import count_text
 from tests.agent.conftest import FIX_ADD, collect, plan, tree_bytes, write_project
 from tests.support.scripted_llm import Reply
 
@@ -303,3 +304,22 @@ async def test_a_server_that_refuses_the_request_as_too_long_is_a_rejected_round
     rejected = [e for e in events if isinstance(e, CandidateTested)]
     assert rejected and all(e.status == "rejected" and "context window" in e.reason for e in rejected)
     assert all(e.tried == 1 for e in events if isinstance(e, RoundEnded))  # every candidate would send it
+
+
+async def test_a_long_function_gets_room_for_all_of_it_in_the_reply(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # youtube-dl's 139-line process_video_result came back cut at a fixed 1,024 tokens, every time
+    steps = "".join(f"    total = total + {n}  # step {n} of the long computation, kept as it is\n" for n in range(60))
+    code = "def long_sum(values):\n    total = 0\n" + steps + "    return total - sum(values)\n"
+    project = write_project(tmp_path / "long", {"calc.py": code,
+                                                 "test_calc.py": "from calc import long_sum\n\n\ndef test_long():\n"
+                                                                 "    assert long_sum([1]) == 1771\n"})
+    right = "It subtracts the values.\n```python\n" + code.replace("total - sum(values)", "total + sum(values)") + "```\n"
+    scripted_llm.script(right, step="repair_function", repeat=False)
+    settings = make_settings(project, loop=candidates({"candidates": 1}))
+    _, done = await collect(fix(FixRequest(project), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    [request] = scripted_llm.requests_for("repair_function")
+    assert request.body["max_tokens"] > count_text(code) > 1024  # room for all of it, which 1,024 was not
+    assert request.body["max_tokens"] <= settings.llm.max_tokens

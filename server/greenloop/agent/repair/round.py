@@ -26,6 +26,7 @@ from greenloop.agent.repair.prompts import prompt_hash
 from greenloop.agent.repair.routes import Approach, ReplyRejected, ReplyUnchanged, read_reply
 from greenloop.agent.repair.splice import has_code_block
 from greenloop.llm import ContextOverflow, LLMClient
+from greenloop.tokens import count_text
 from greenloop_sandbox import TestReport
 
 CODE_PLEASE = "Now give the whole corrected {what} in one code block."
@@ -33,7 +34,7 @@ SAME_AS_FILE = ("That {what} is the code already in the file, and with it the te
                 "It needs a change. Give the whole corrected {what} in one code block.")
 TRIED_BEFORE = ("That change was tested already, and the tests then said: {failure}\n"
                 "Make a different change. Give the whole corrected {what} in one code block.")
-FUNCTION_TOKENS = 1024  # a function is short; a reply that runs on past this has lost its way
+FUNCTION_TOKENS = 1024  # a function reply's least room; a reply that runs on past its room has lost its way
 Ended = Literal["green", "better", "nothing_better", "no_candidates", "budget"]
 
 
@@ -134,7 +135,7 @@ async def run_round(
                                  target=approach.label, seed=seed, temperature=temperature)
             used = _tokens(inputs.llm)
             reply = ""
-            limit = FUNCTION_TOKENS if approach.route == "function" else None
+            limit = _function_limit(approach, copy, inputs.llm.settings.max_tokens)
             if approach.route != "install":
                 try:
                     reply = await _ask(inputs, approach, limit, seed, temperature)
@@ -194,6 +195,21 @@ async def run_round(
                           packages, commands)
         return
     yield RoundResult(approach, tuple(tried), best, "budget" if ended == "budget" else "nothing_better", full)
+
+
+def _function_limit(approach: Approach, copy: WorkingCopy, cap: int) -> int | None:
+    """A function reply's token limit: room for the whole function again and the sentence before it.
+
+    A fixed 1,024 cut every reply for youtube-dl's 139-line `process_video_result` (1,700 tokens)
+    short, so such a function could never be repaired. `cap` (llm.max_tokens) bounds it, but never
+    below FUNCTION_TOKENS. None (the settings' cap) for the other routes.
+    """
+    if approach.route != "function":
+        return None
+    target = approach.target
+    rows = (copy.read(target.path) or "").splitlines()[target.start_line - 1 : target.end_line]
+    need = count_text("\n".join(rows)) * 5 // 4 + 200
+    return min(max(FUNCTION_TOKENS, need), max(cap, FUNCTION_TOKENS))
 
 
 async def _ask(inputs: RoundInputs, approach: Approach, limit: int | None, seed: int | None,
