@@ -424,12 +424,13 @@ def _modules(index: RepoIndex, use: TestUse, evidence: Evidence, total: Evidence
 
     `total` keeps each path's value (its mean over the failures), for code only the coverage pass finds later.
     """
-    for path, (value, note) in _module_values(use, evidence.specificity).items():
+    values = _module_values(use, evidence.specificity)
+    for path, (value, note) in values.items():
         old, _ = total.modules.get(path, (0.0, note))
         total.modules[path] = (old + value * share, note)
-        candidates = [c for c in evidence.candidates.values() if c.path == path]
-        for candidate in candidates:
-            candidate.offer("module", value, note)
+    for candidate in evidence.candidates.values():
+        if candidate.path in values:
+            candidate.offer("module", *values[candidate.path])
 
 
 def _module_values(use: TestUse, specificity: Specificity | None) -> dict[str, tuple[float, str]]:
