@@ -110,6 +110,7 @@ async def run_round(
     subset = inputs.subset and bool(failing) and all("::" in t for t in failing)
     count = 1 if approach.route == "install" else inputs.count
     start = copy.fingerprint()
+    limit = _function_limit(approach, copy, inputs.llm.settings.max_tokens)  # one target per round
     tried: list[Tried] = []
     kept: dict[int, tuple[WorkingCopy, TestReport, int]] = {}  # index -> (fork, its tests, tokens)
     environment: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}  # index -> (packages, commands)
@@ -135,7 +136,6 @@ async def run_round(
                                  target=approach.label, seed=seed, temperature=temperature)
             used = _tokens(inputs.llm)
             reply = ""
-            limit = _function_limit(approach, copy, inputs.llm.settings.max_tokens)
             if approach.route != "install":
                 try:
                     reply = await _ask(inputs, approach, limit, seed, temperature)
