@@ -10,6 +10,11 @@ from functools import cached_property
 KINDS = ("function", "method", "class", "interface", "impl", "module", "type", "macro", "lines")
 
 
+
+def definition_key(path: str, symbol: str, start_line: int) -> str:
+    """A definition's key, for `Definition` and for the `Location` made from it."""
+    return f"{path}::{symbol}@{start_line}"
+
 @dataclass(frozen=True)
 class Definition:
     """One function, method, class (or similar) in one file."""
@@ -28,7 +33,7 @@ class Definition:
     @cached_property
     def key(self) -> str:
         """Unique within an index: path, qualified name and first line."""
-        return f"{self.path}::{self.symbol}@{self.start_line}"
+        return definition_key(self.path, self.symbol, self.start_line)
 
     def contains(self, line: int) -> bool:
         return self.start_line <= line <= self.end_line
@@ -82,7 +87,7 @@ class Location:
     @property
     def key(self) -> str:
         """The key of the definition it is (`Definition.key`)."""
-        return f"{self.path}::{self.symbol}@{self.start_line}"
+        return definition_key(self.path, self.symbol, self.start_line)
 
     def to_json(self) -> dict[str, object]:
         return {

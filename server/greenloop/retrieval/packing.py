@@ -169,10 +169,7 @@ def _full_text(
     shown: list[tuple[Location, str, bool]] = []
     whole: list[tuple[Location, str]] = []
     for position, location in enumerate(locations):
-        container = next((
-            section for s, section in whole
-            if s.path == location.path and s.start_line <= location.start_line and location.end_line <= s.end_line
-        ), None)
+        container = next((section for s, section in whole if _inside(location, s)), None)
         if container is not None:
             shown.append((location, container, True))
             continue

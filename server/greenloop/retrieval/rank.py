@@ -24,7 +24,7 @@ from greenloop.retrieval.failures import Failure, from_reports, from_text
 from greenloop.retrieval.graph import DefinitionGraph, personalized_pagerank
 from greenloop.retrieval.index import RepoIndex
 from greenloop.retrieval.model import Definition, Location, Signal
-from greenloop.retrieval.signals import Candidate, Evidence, collect, sizes
+from greenloop.retrieval.signals import Candidate, Evidence, collect, late_modules, sizes
 from greenloop_sandbox.report import TestFailure
 from greenloop_sandbox.spectrum import Spectrum
 
@@ -125,10 +125,7 @@ def _executed(index: RepoIndex, evidence: Evidence, spectrum: Spectrum) -> dict[
         note = f"in the traceback of {count} of {failing} failing tests; coverage did not record it (Ochiai {value:.2f})"
         evidence.offer(candidate.definition, "executed", value, note)
         values[key] = value
-    for candidate in evidence.candidates.values():  # what only coverage found has a module too
-        if "module" not in candidate.values and candidate.path in evidence.modules:
-            value, note = evidence.modules[candidate.path]
-            candidate.offer("module", value, note)
+    late_modules(evidence)  # what only coverage found is in a module under test too
     sizes(index, evidence)  # the prior for the definitions only coverage found
     return values
 

@@ -166,7 +166,7 @@ def collect(index: RepoIndex, failures: Sequence[Failure]) -> Evidence:
         lexical = lexical_index(index, neighbourhood(index, seeds) or set(index.paths))
         _lexical(lexical, failure, one)
         _names_like(index, lexical, tests, use, one)
-        _modules(index, use, one, evidence, 1.0 / len(failures))
+        _modules(use, one, evidence, 1.0 / len(failures))
         _merge(evidence, one, 1.0 / len(failures))
     _spread(evidence, in_traceback, len(failures))
     sizes(index, evidence)
@@ -419,7 +419,14 @@ def sizes(index: RepoIndex, evidence: Evidence) -> None:
             candidate.offer("size", min(1.0, math.log1p(lines) / math.log1p(200)), f"{lines} lines")
 
 
-def _modules(index: RepoIndex, use: TestUse, evidence: Evidence, total: Evidence, share: float) -> None:
+def late_modules(evidence: Evidence) -> None:
+    """The module-under-test evidence for what was found after `collect` (by the coverage pass)."""
+    for candidate in evidence.candidates.values():
+        if "module" not in candidate.values and candidate.path in evidence.modules:
+            candidate.offer("module", *evidence.modules[candidate.path])
+
+
+def _modules(use: TestUse, evidence: Evidence, total: Evidence, share: float) -> None:
     """The module under test: named like the test file (1.0), or imported by it (0.5 x the module's specificity).
 
     `total` keeps each path's value (its mean over the failures), for code only the coverage pass finds later.
