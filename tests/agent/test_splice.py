@@ -65,6 +65,14 @@ def test_a_crlf_file_gets_crlf_lines() -> None:
     assert "\n" not in out.replace("\r\n", "")
 
 
+def test_a_function_whose_text_occurs_twice_is_replaced_where_it_is_and_nothing_before_it_is_lost() -> None:
+    source = "class A:\n    def size(self):\n        return 0\n\n\nclass B:\n    def size(self):\n        return 0\n"
+    out = applied(source, splice(source, Target("s.py", "B.size", "method", 7, 8), "```python\ndef size(self):\n"
+                                 "    return 2\n```"))
+    assert out == source.replace("class B:\n    def size(self):\n        return 0", "class B:\n    def size(self):\n"
+                                 "        return 2")
+
+
 def test_search_replace_blocks_are_read_from_plain_text() -> None:
     reply = ("calc.py\n```python\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n```\n"
              "<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n")

@@ -115,7 +115,8 @@ def splice(source: str, target: Target, reply: str) -> list[EditAction]:
     bad = first_error(target.path, candidate)
     if bad is not None and first_error(target.path, source) is None:
         raise SpliceError(f"with the reply's `{target.name}` the file does not parse (line {bad})")
-    edits = [EditAction(path=target.path, search=_unique(search, lines, first), replace=replacement)]
+    prefix = unique_prefix(search, lines, first)
+    edits = [EditAction(path=target.path, search=prefix + search, replace=prefix + replacement)]
     extra = _import_edit(target.path, lines, imports, newline, first)
     return [*extra, *edits]
 
@@ -190,14 +191,14 @@ def _normal(text: str) -> str:
     return "\n".join(row.rstrip() for row in text.replace("\r\n", "\n").strip("\n").split("\n"))
 
 
-def _unique(search: str, lines: list[str], first: int) -> str:
-    """The search text, with lines before it added until it occurs once in the file."""
+def unique_prefix(search: str, lines: list[str], first: int) -> str:
+    """The file's lines before `search` (at index `first`) that make it occur once in the file ("" when
+    it does already). An edit puts them in front of both its search and its replace text."""
     whole = "".join(lines)
     start = first
-    while whole.count(search) > 1 and start > 0:
+    while whole.count("".join(lines[start:first]) + search) > 1 and start > 0:
         start -= 1
-        search = lines[start] + search
-    return search
+    return "".join(lines[start:first])
 
 
 def _import_edit(path: str, lines: list[str], imports: list[str], newline: str, before: int) -> list[EditAction]:
