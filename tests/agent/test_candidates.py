@@ -177,7 +177,7 @@ async def test_edit_tests_opts_in(calc_project: Path, scripted_llm: Any, make_se
 ECHO_ADD = "It is right.\n```python\ndef add(a, b):\n    return a + b\n```\n"
 
 
-async def test_a_test_written_with_the_code_gets_its_wrong_expectation_corrected(
+async def test_a_test_written_with_the_code_gets_its_wrong_expectations_corrected_where_they_failed(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
     # generation's own tests (and fix with loop.edit_tests): the 1.5B model wrote celsius(-10) == -14
@@ -188,27 +188,93 @@ async def test_a_test_written_with_the_code_gets_its_wrong_expectation_corrected
         "test_more.py": "from calc import add\n\n\ndef test_zero():\n    assert add(0, 0) == 1\n",
     })
     scripted_llm.script(ECHO_ADD, step="repair_function")
-    emptied = "```python\ndef test_add():\n    assert add(2, 3) == 5\n```\n"
-    corrected = "2 + 2 is 4, not 5.\n```python\ndef test_add():\n    assert add(2, 3) == 5\n    assert add(2, 2) == 4\n```\n"
-    scripted_llm.script(emptied, corrected, step="repair_test", contains="def test_add", repeat=False)
-    scripted_llm.script("```python\ndef test_zero():\n    assert add(0, 0) == 0\n```\n", step="repair_test")
+    dropped = "```python\nassert add(2, 2) == 4\nadd(0, 0)\n```\n"
+    corrected = "2 + 2 is 4, not 5; 0 + 0 is 0.\n```python\nassert add(2, 2) == 4\nassert add(0, 0) == 0\n```\n"
+    scripted_llm.script(dropped, corrected, step="repair_test", repeat=False)
     settings = make_settings(ws, loop=candidates({"candidates": 2, "edit_tests": True, "max_iterations": 3}))
     events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", "\n".join(describe(e) for e in events)
     assert [c.path for c in done.changes.files] == ["test_calc.py", "test_more.py"]
     assert "+    assert add(2, 2) == 4" in done.changes.diff and "+    assert add(0, 0) == 0" in done.changes.diff
+    assert "-    assert add(2, 3) == 5" not in done.changes.diff  # only the statements the tests stopped at
     ended = [e for e in events if isinstance(e, RoundEnded)]
-    # round 1: the model gives `add` back unchanged in every candidate (it stands by it); round 2: the
-    # first failing test, after the function; round 3: the next failing test first, `add` not asked again
+    # round 1: the model gives `add` back unchanged in every candidate; round 2: both failing checks
     assert [(e.approach, e.moved) for e in ended] == [
-        ("`add` in calc.py", False), ("`test_add` in test_calc.py", True), ("`test_zero` in test_more.py", True)]
+        ("`add` in calc.py", False), ("2 failing check(s) in test_calc.py, test_more.py", True)]
     tested = [e for e in events if isinstance(e, CandidateTested) and e.iteration == 2]
-    assert [(e.status, e.green) for e in tested] == [("rejected", False), ("tested", False)]
-    assert "has 1 checks where the tests have 2" in tested[0].reason
+    assert [(e.status, e.green) for e in tested] == [("rejected", False), ("tested", True)]
+    assert "fewer checks" in tested[0].reason
     [first, *_] = scripted_llm.requests_for("repair_test")
-    assert "The code it tests:" in first.messages[-1]["content"] and "return a + b" in first.messages[-1]["content"]
+    asked = first.messages[-1]["content"]
+    assert "The code it tests:" in asked and "return a + b" in asked
+    assert "1. `test_add` in `test_calc.py`, line 6:\n```python\nassert add(2, 2) == 5\n```" in asked
+    assert "assert 4 == 5" in asked  # what the code gave, from the failure
+    assert "give the 2 check(s)" in asked
     # round 1's feedback was about `add` (its echoes): the test's prompt is not told to "do something different"
-    assert "## Earlier attempts" not in first.messages[-1]["content"]
+    assert "## Earlier attempts" not in asked
+
+
+async def test_a_test_that_gets_further_is_kept_and_its_next_check_asked(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # one test, two wrong checks: pytest stops at the first, so the counts cannot tell a correction of it
+    # from no change; the test now stopping a line later can (progress.py)
+    ws = write_project(tmp_path / "ws", {
+        "calc.py": "def add(a, b):\n    return a + b\n",
+        "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 5\n"
+                        "    assert add(1, 1) == 3\n    assert add(2, 3) == 5\n",
+    })
+    scripted_llm.script(ECHO_ADD, step="repair_function")
+    scripted_llm.script("```python\nassert add(2, 2) == 4\n```\n", step="repair_test", contains="add(2, 2) == 5")
+    scripted_llm.script("```python\nassert add(1, 1) == 2\n```\n", step="repair_test", contains="add(1, 1) == 3")
+    settings = make_settings(ws, loop=candidates({"candidates": 1, "edit_tests": True, "max_iterations": 4}))
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", "\n".join(describe(e) for e in events)
+    ended = [(e.approach, e.moved, e.ended) for e in events if isinstance(e, RoundEnded)]
+    assert ended == [("`add` in calc.py", False, "no_candidates"), ("1 failing check(s) in test_calc.py", True, "better"),
+                     ("1 failing check(s) in test_calc.py", True, "green")]
+    assert "+    assert add(2, 2) == 4\n+    assert add(1, 1) == 2" in done.changes.diff
+
+
+async def test_a_check_that_should_raise_becomes_pytest_raises_with_its_import(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the 1.5B model's roman test: `assert to_roman(5000) == "MMMM"` where the code raises ValueError on purpose
+    ws = write_project(tmp_path / "ws", {
+        "roman.py": "def to_roman(n):\n    if n > 3999:\n        raise ValueError('too big')\n    return 'I' * n\n",
+        "test_roman.py": "from roman import to_roman\n\n\ndef test_to_roman():\n    assert to_roman(3) == 'III'\n"
+                         "    assert to_roman(5000) == 'MMMM'\n",
+    })
+    scripted_llm.script("```python\ndef to_roman(n):\n    if n > 3999:\n        raise ValueError('too big')\n"
+                        "    return 'I' * n\n```\n", step="repair_function")
+    scripted_llm.script("It raises on purpose.\n```python\nwith pytest.raises(ValueError):\n    to_roman(5000)\n```\n",
+                        step="repair_test")
+    settings = make_settings(ws, loop=candidates({"candidates": 1, "edit_tests": True, "max_iterations": 2}))
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", "\n".join(describe(e) for e in events)
+    assert "+import pytest\n" in done.changes.diff
+    assert "+    with pytest.raises(ValueError):\n+        to_roman(5000)" in done.changes.diff
+    [asked] = scripted_llm.requests_for("repair_test")
+    assert "ValueError: too big" in asked.messages[-1]["content"]
+
+
+async def test_a_test_importing_a_name_from_the_wrong_module_is_told_where_it_is(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the 1.5B model's todo-store: `from todo import Todo, TodoList` where TodoList is in todo_list.py
+    ws = write_project(tmp_path / "ws", {
+        "todo.py": "class Todo:\n    def __init__(self, title):\n        self.title = title\n",
+        "todo_list.py": "from todo import Todo\n\n\nclass TodoList:\n    def __init__(self):\n        self.items = []\n",
+        "tests/test_todo.py": "from todo import Todo, TodoList\n\n\ndef test_empty():\n    assert TodoList().items == []\n",
+    })
+    scripted_llm.script("```python\nclass Todo:\n    pass\n```\n", step="repair_file")
+    scripted_llm.script("```python\nfrom todo import Todo\nfrom todo_list import TodoList\n```\n", step="repair_test")
+    settings = make_settings(ws, loop=candidates({"candidates": 1, "edit_tests": True, "max_iterations": 2}))
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", "\n".join(describe(e) for e in events)
+    assert "+from todo import Todo\n+from todo_list import TodoList" in done.changes.diff
+    [asked] = scripted_llm.requests_for("repair_test")
+    assert "`TodoList` is not in `todo`; it is defined in `todo_list.py` (line 4)." in asked.messages[-1]["content"]
 
 
 async def test_many_wrong_tests_in_one_file_are_corrected_in_one_round(
@@ -219,20 +285,19 @@ async def test_many_wrong_tests_in_one_file_are_corrected_in_one_round(
     ws = write_project(tmp_path / "ws", {"calc.py": "def add(a, b):\n    return a + b\n",
                                          "test_calc.py": f"from calc import add\n{wrong}"})
     scripted_llm.script(ECHO_ADD, step="repair_function")
-    right = "".join(f"\n\ndef test_{i}():\n    assert add({i}, 1) == {i + 1}\n" for i in range(4))
-    fewer = "".join(f"\n\ndef test_{i}():\n    assert add({i}, 1) == {i + 1}\n" for i in range(3))
-    scripted_llm.script(f"```python\nfrom calc import add\n{fewer}```\n", f"```python\nfrom calc import add\n{right}```\n",
-                        step="repair_test", repeat=False)
+    right = "".join(f"assert add({i}, 1) == {i + 1}\n" for i in range(4))
+    fewer = "".join(f"assert add({i}, 1) == {i + 1}\n" for i in range(3))
+    scripted_llm.script(f"```python\n{fewer}```\n", f"```python\n{right}```\n", step="repair_test", repeat=False)
     settings = make_settings(ws, loop=candidates({"candidates": 2, "edit_tests": True, "max_iterations": 2}))
     events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", "\n".join(describe(e) for e in events)
     ended = [e for e in events if isinstance(e, RoundEnded)]
     assert [(e.approach, e.why.split(":")[0]) for e in ended] == [
-        ("`add` in calc.py", "the top-ranked function"), ("file test_calc.py", "the failing tests' file (4 fail)")]
+        ("`add` in calc.py", "the top-ranked function"), ("4 failing check(s) in test_calc.py", "the failing checks")]
     rejected = next(e for e in events if isinstance(e, CandidateTested) and e.iteration == 2)
-    assert "`test_calc.py` has 3 checks where the tests have 4" in rejected.reason  # a test dropped: never how
+    assert "holds 3 statements for the 4 checks" in rejected.reason  # a check dropped: never how
     [request, *_] = scripted_llm.requests_for("repair_test")
-    assert "## The test file: `test_calc.py`" in request.messages[-1]["content"]
+    assert "4. `test_3` in `test_calc.py`" in request.messages[-1]["content"]
     assert "return a + b" in request.messages[-1]["content"]  # the code it tests, whole
 
 

@@ -41,6 +41,9 @@ def render_failures(report: TestReport) -> str:
     return "\n\n".join(parts)
 
 
+# python's "cannot import name 'X' from 'm'", node's "module './m.js' does not provide an export named 'X'"
+_MISSING_IMPORT = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'|"
+                             r"module '([^']+)' does not provide an export named '(\w+)'")
 _FRAME = re.compile(r'^([\w./-]+\.\w+):(\d+):|File "([^"]+)", line (\d+)', re.M)
 
 
@@ -137,8 +140,10 @@ def repair_messages(
     """The request of one round; every candidate of the round sends exactly this (shared prefix)."""
     target = approach.target
     source = copy.read(target.path) or ""
+    hints = where_defined(index, report, tests)
     values = {
-        "template": template, "failures": render_failures(report), "spec": spec_text(index, report, tests),
+        "template": template, "failures": render_failures(report) + hints, "hints": hints,
+        "spec": spec_text(index, report, tests),
         "path": target.path, "fence": language_of(target.path) or "", "feedback": approach.feedback,
     }
     if approach.route == "function":
@@ -151,6 +156,10 @@ def repair_messages(
         task = "repair_task_test" if approach.test else "repair_task_anew" if approach.anew else "repair_task_fix"
         values["task"] = render_prompt(task, workspace, **values)
         user = render_prompt("repair_function", workspace, **values)
+    elif approach.route == "checks":  # the statements the failing tests stopped at
+        values |= {"checks": checks_text(approach), "count": str(len(approach.checks)),
+                   "related": code_under_test(index, failing_test_targets(index, report, tests), tests)}
+        user = render_prompt("repair_checks", workspace, **values)
     elif approach.test:  # a test file written with the code: its expected values may be wrong
         in_file = [t for t in failing_test_targets(index, report, tests) if t.path == target.path]
         values |= {"code": source.rstrip("\n"), "spec": "", "related": code_under_test(index, in_file, tests)}
@@ -160,6 +169,37 @@ def repair_messages(
         name = "oneshot" if approach.bare else "repair_file" if approach.route == "file" else "repair_blocks"
         user = render_prompt(name, workspace, **values)
     return [{"role": "system", "content": render_prompt("system", workspace)}, {"role": "user", "content": user}]
+
+
+def checks_text(approach: Approach) -> str:
+    """Each failing check: its test, its lines, and what the failure said (what the code gave)."""
+    fence = language_of(approach.target.path) or ""
+    parts = []
+    for number, check in enumerate(approach.checks, 1):
+        parts.append(f"{number}. `{check.test}` in `{check.path}`, line {check.start_line}:\n```{fence}\n"
+                     f"{_dedented(check.text)}\n```\nIt failed with:\n```\n{check.message}\n```")
+    return "\n".join(parts)
+
+
+def _dedented(text: str) -> str:
+    rows = text.split("\n")
+    lead = min((len(r) - len(r.lstrip()) for r in rows if r.strip()), default=0)
+    return "\n".join(r[lead:] for r in rows)
+
+
+def where_defined(index: RepoIndex, report: TestReport, tests: TestFiles) -> str:
+    """For a name a failure says a module does not have: where the project defines it."""
+    notes: list[str] = []
+    for failure in report.failures:
+        for match in _MISSING_IMPORT.finditer(f"{failure.message}\n{failure.traceback}"):
+            name, module = match.group(1) or match.group(4), match.group(2) or match.group(3)
+            found = [d for d in index.named(name) if not tests.is_test(d.path) and d.name == name][:2]
+            places = " and ".join(f"`{d.path}` (line {d.start_line})" for d in found)
+            note = (f"`{name}` is not in `{module}`; it is defined in {places}." if places
+                    else f"`{name}` is not defined anywhere in the project.")
+            if note not in notes:
+                notes.append(note)
+    return "\n" + "\n".join(notes) + "\n" if notes else ""
 
 
 def prompt_hash(messages: list[dict[str, str]]) -> str:

@@ -22,6 +22,8 @@ from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import CandidateAsked, CandidateTested, Event
 from greenloop.agent.ports import SandboxPort
+from greenloop.agent.repair.checks import COLLECTION_ERROR
+from greenloop.agent.repair.progress import further, reached
 from greenloop.agent.repair.prompts import prompt_hash
 from greenloop.agent.repair.routes import Approach, ReplyRejected, ReplyUnchanged, read_reply
 from greenloop.agent.repair.splice import has_code_block
@@ -35,6 +37,7 @@ SAME_AS_FILE = ("That {what} is the code already in the file, and with it the te
 TRIED_BEFORE = ("That change was tested already, and the tests then said: {failure}\n"
                 "Make a different change. Give the whole corrected {what} in one code block.")
 FUNCTION_TOKENS = 1024  # a function reply's least room; a reply that runs on past its room has lost its way
+CHECKS_TOKENS = 600  # a sentence per check and the checks again: a few lines each
 Ended = Literal["green", "better", "nothing_better", "no_candidates", "budget"]
 
 
@@ -54,6 +57,7 @@ class Tried:
     failed: int = 0
     errors: int = 0
     green: bool = False
+    further: int = 0  # its failing tests stopped later (> 0) or earlier (< 0) than the state's (progress.py)
     feedback: str = ""  # the test output, for the next round's prompt
     unchanged: bool = False  # the reply gave the code back as it was, and again when asked for a change
 
@@ -95,11 +99,12 @@ class RoundInputs:
     suite: list[str] | None = None  # the run's tests ("the whole suite"); None: all of them
 
 
-def better(a: TestReport, b: TestReport) -> bool:
-    """Strictly better: more passing, then fewer errors, then fewer failing; never fewer tests without cause."""
+def better(a: TestReport, b: TestReport, further: int = 0) -> bool:
+    """Strictly better: more passing, then fewer errors, then fewer failing, then the same tests failing
+    further into themselves (`further` > 0, progress.py); never fewer tests without cause."""
     if a.total < b.total and a.errors == 0:
         return False  # tests went missing (they are read-only, but a conftest or a skip can hide them)
-    return (a.passed, -a.errors, -a.failed) > (b.passed, -b.errors, -b.failed)
+    return (a.passed, -a.errors, -a.failed, min(further, 1)) > (b.passed, -b.errors, -b.failed, 0)
 
 
 async def run_round(
@@ -107,7 +112,9 @@ async def run_round(
 ) -> AsyncIterator[Event | RoundResult]:
     """Yield the round's events, then its RoundResult (always last)."""
     failing = [f.test_id for f in report.failures]
-    subset = inputs.subset and bool(failing) and all("::" in t for t in failing)
+    # a file that did not load has no test id to select it by (pytest names it `file::module`): all run
+    uncollected = any(f.kind == "error" and f.message == COLLECTION_ERROR for f in report.failures)
+    subset = inputs.subset and bool(failing) and all("::" in t for t in failing) and not uncollected
     count = 1 if approach.route == "install" else inputs.count
     start = copy.fingerprint()
     limit = _function_limit(approach, copy, inputs.llm.settings.max_tokens)  # one target per round
@@ -120,7 +127,7 @@ async def run_round(
     try:
         for index in range(1, count + 1):
             while len(testing) >= inputs.sandbox.workers or (testing and testing[0].task.done()):
-                done = await _finish(testing.pop(0), tried, kept)
+                done = await _finish(testing.pop(0), tried, kept, copy, report)
                 yield _tested_event(inputs, approach, done, kept[done.index][2])
                 if done.green:
                     ended = "green"
@@ -166,7 +173,7 @@ async def run_round(
             testing.append(Testing(Tried(index, seed, temperature, "tested", diff=diff, diff_lines=lines), fork,
                                    tokens, asyncio.ensure_future(_test_candidate(inputs, fork, failing, subset))))
         while testing and ended != "green":
-            done = await _finish(testing.pop(0), tried, kept)
+            done = await _finish(testing.pop(0), tried, kept, copy, report)
             yield _tested_event(inputs, approach, done, kept[done.index][2])
             ended = "green" if done.green else ended
     finally:  # a green candidate (or a cancelled round) stops the tests still running
@@ -181,16 +188,16 @@ async def run_round(
     if not tested:
         yield RoundResult(approach, tuple(tried), None, "budget" if ended == "budget" else "no_candidates")
         return
-    best = max(tested, key=lambda t: (t.green, t.passed, -t.errors, -t.failed, -t.diff_lines))
+    best = max(tested, key=lambda t: (t.green, t.passed, -t.errors, -t.failed, t.further, -t.diff_lines))
     fork, result, _ = kept[best.index]
     packages, commands = environment.get(best.index, ((), ()))
     if ended == "green":
         yield RoundResult(approach, tuple(tried), best, "green", result, fork.files(), packages, commands)
         return
     full: TestReport | None = result if best.scope == "all" else None
-    if full is None and (best.passed > 0 or best.errors < _errors(report, failing)):
+    if full is None and (best.passed > 0 or best.errors < _errors(report, failing) or best.further > 0):
         full, _ = await _test(inputs, fork, None)  # worth a whole-suite run: it may be better
-    if full is not None and full.total and better(full, report):
+    if full is not None and full.total and better(full, report, _further(full, report, copy, fork)):
         yield RoundResult(approach, tuple(tried), best, "green" if full.green else "better", full, fork.files(),
                           packages, commands)
         return
@@ -204,6 +211,8 @@ def _function_limit(approach: Approach, copy: WorkingCopy, cap: int) -> int | No
     short, so such a function could never be repaired. `cap` (llm.max_tokens) bounds it, but never
     below FUNCTION_TOKENS. None (the settings' cap) for the other routes.
     """
+    if approach.route == "checks":
+        return CHECKS_TOKENS
     if approach.route != "function":
         return None
     target = approach.target
@@ -307,11 +316,13 @@ async def _test_candidate(inputs: RoundInputs, fork: WorkingCopy, failing: list[
         return result, scope
 
 
-async def _finish(testing: Testing, tried: list[Tried], kept: dict[int, tuple[WorkingCopy, TestReport, int]]) -> Tried:
+async def _finish(testing: Testing, tried: list[Tried], kept: dict[int, tuple[WorkingCopy, TestReport, int]],
+                  start: WorkingCopy, state: TestReport) -> Tried:
     """Wait for a candidate's tests and record what they gave."""
     result, scope = await testing.task
     done = replace(testing.tried, scope=scope, passed=result.passed, failed=result.failed, errors=result.errors,
-                   green=scope == "all" and result.green, feedback=_feedback(result))
+                   green=scope == "all" and result.green, feedback=_feedback(result),
+                   further=_further(result, state, start, testing.fork))
     tried.append(done)
     kept[done.index] = (testing.fork, result, testing.tokens)
     return done
@@ -323,6 +334,14 @@ async def _test(inputs: RoundInputs, fork: WorkingCopy, ids: list[str] | None,
     await sandbox.sync(fork.files(), fork.deleted())
     report = await sandbox.run_tests(ids or inputs.suite, timeout=inputs.test_timeout)
     return report, ("failing" if ids else "all")
+
+
+def _further(result: TestReport, state: TestReport, start: WorkingCopy, fork: WorkingCopy) -> int:
+    """How much further the candidate's failing tests got than the state's, in the start's lines."""
+    files = {f.file for f in result.failures if f.file}
+    before = {p: text for p in files if (text := start.read(p)) is not None}
+    after = {p: text for p in files if (text := fork.read(p)) is not None}
+    return further(result, reached(result, before, after), state, reached(state))
 
 
 def _diff(before: WorkingCopy, after: WorkingCopy) -> tuple[str, int]:

@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
+from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Event, IterationStarted, LocationsFound, Message, RoundEnded, TestsRan
 from greenloop.agent.prompting.material import coverage_note
+from greenloop.agent.repair.checks import failing_checks
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
 from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
 from greenloop.agent.repair.routes import Approach, ladder, stood_by_key, with_feedback
@@ -48,7 +50,8 @@ async def candidate_rounds(
         yield state.stamp(LocationsFound(iteration=iteration, locations=[loc.to_json() for loc in code.locations],
                                        context_tokens=code.tokens))
         spec = failing_test_targets(state.prompt_code.index, report, state.tests) if state.tests.writable else []
-        steps = ladder(code.locations, report, copy, state.tests, oneshot=oneshot, failing_tests=spec)
+        checks = failing_checks(report, _test_sources(copy, state.tests), state.tests) if state.tests.writable else []
+        steps = ladder(code.locations, report, copy, state.tests, oneshot=oneshot, failing_tests=spec, checks=checks)
         if step == 0:  # a fresh ladder (the first, or after a move): what the model stood by is not asked first
             while step + 1 < len(steps) and _asks_again(steps[step], stood_by):
                 step += 1
@@ -106,6 +109,10 @@ async def candidate_rounds(
     unchanged = "" if copy.changed_paths() else " No candidate was better than the code as it was."
     yield state.done(copy, "budget", f"Stopped after {max_it} rounds; {report.summary()}.{unchanged}", max_it,
                    "max iterations reached")
+
+
+def _test_sources(copy: WorkingCopy, tests: TestFiles) -> dict[str, str]:
+    return {p: text for p in copy.paths() if tests.is_test(p) and (text := copy.read(p)) is not None}
 
 
 def _asks_again(approach: Approach, stood_by: set[str]) -> bool:

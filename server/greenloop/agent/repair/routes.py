@@ -19,12 +19,13 @@ from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import Action, DebugPlan, EditAction, InstallAction, WriteAction
 from greenloop.agent.prompting.code_reply import extract_code
 from greenloop.agent.repair.blocks import parse_blocks
+from greenloop.agent.repair.checks import Check, splice_checks
 from greenloop.agent.repair.splice import SpliceError, Target, Unchanged, splice
 from greenloop.retrieval import Location, language_of
 from greenloop_sandbox import TestReport
 from greenloop_sandbox.languages import languages
 
-Route = Literal["function", "file", "blocks", "install"]
+Route = Literal["function", "file", "blocks", "install", "checks"]
 FILE_ROUTE_LINES = 400  # longer files are not asked for whole
 _BROKEN = ("SyntaxError", "IndentationError", "ImportError", "NameError: name", "TabError")
 # A check in a test: python's assert / unittest's assertX / pytest.raises, JS expect / assert, Rust assert!
@@ -52,6 +53,7 @@ class Approach:
     bare: bool = False  # the one-shot baseline's bare prompt: failures and the file, nothing else
     anew: bool = False  # the function written again from the tests rather than patched
     test: bool = False  # the target is a failing test written in this run: its expected values may be wrong
+    checks: tuple[Check, ...] = ()  # the checks route's statements, where the failing tests stopped
 
     @property
     def label(self) -> str:
@@ -59,18 +61,22 @@ class Approach:
             return f"install {self.package}"
         if self.route == "function":
             return f"`{self.target.symbol}` in {self.target.path}"
+        if self.route == "checks":
+            return f"{len(self.checks)} failing check(s) in {', '.join(dict.fromkeys(c.path for c in self.checks))}"
         return f"{self.route} {self.target.path}"
 
 
 def ladder(
     locations: list[Location], report: TestReport, copy: WorkingCopy, tests: TestFiles, *, oneshot: bool = False,
-    failing_tests: Sequence[Target] = (),
+    failing_tests: Sequence[Target] = (), checks: Sequence[Check] = (),
 ) -> list[Approach]:
     """The approaches for this state, in order: a round that brings nothing better moves one step on.
 
     When the tests may change (`tests.writable`: generation's own tests, `loop.edit_tests`), the
-    first failing test is a rung of its own right after the top-ranked function: a test written
-    in the same run as the code is as likely to expect a wrong value as the code is to compute one.
+    failing tests are a rung of their own right after the first: a test written in the same run
+    as the code is as likely to expect a wrong value as the code is to compute one. That rung asks
+    about the statements the tests stopped at (`checks`), or, when none was found, the first
+    failing test (or its file) whole.
     """
     sources = [loc for loc in locations if not tests.is_test(loc.path) and copy.read(loc.path) is not None]
     if not sources:
@@ -101,10 +107,20 @@ def ladder(
             steps.append(_file(path, "the whole file"))
         steps.append(Approach("blocks", Target(path, path, "file", 1, _lines(copy, path)),
                               "changes in several places"))
-    if tests.writable and failing_tests:
+    if tests.writable and checks:
+        steps.insert(min(1, len(steps)), _checks_rung(checks))
+    elif tests.writable and failing_tests:
         at = next((i + 1 for i, s in enumerate(steps) if s.route == "function"), len(steps))
         steps.insert(at, _test_rung(failing_tests[0], report, copy))
     return steps
+
+
+def _checks_rung(checks: Sequence[Check]) -> Approach:
+    """The statements the failing tests stopped at (all asked in one round; the target names the first's file)."""
+    first = checks[0]
+    target = Target(first.path, first.path, "checks", first.start_line, first.end_line)
+    return Approach("checks", target, "the failing checks: written with the code, what they expect may be wrong",
+                    test=True, checks=tuple(checks))
 
 
 def _test_rung(test: Target, report: TestReport, copy: WorkingCopy) -> Approach:
@@ -223,6 +239,15 @@ def read_reply(approach: Approach, copy: WorkingCopy, reply: str) -> DebugPlan:
             _keeps_checks(target, [EditAction(path=target.path, search=copy.read(target.path) or "",
                                               replace=code.text)])
         return DebugPlan(diagnosis=f"{target.path} rewritten", actions=[WriteAction(path=target.path, content=code.text)])
+    if approach.route == "checks":
+        try:
+            files = {c.path: copy.read(c.path) or "" for c in approach.checks}
+            edits = splice_checks(approach.checks, files, reply)
+        except Unchanged as exc:
+            raise ReplyUnchanged(str(exc)) from None
+        except SpliceError as exc:
+            raise ReplyRejected(str(exc)) from None
+        return DebugPlan(diagnosis="the failing checks corrected", actions=list(edits))
     if approach.route == "blocks":
         edits = parse_blocks(reply, target.path)
         if not edits:

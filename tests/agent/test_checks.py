@@ -1,0 +1,104 @@
+"""The checks route's parts: the statement a failing test stopped at, corrected ones spliced in, and progress."""
+
+from __future__ import annotations
+
+import pytest
+
+from greenloop.agent.changes.edits import apply_search_replace
+from greenloop.agent.changes.testfiles import TestFiles
+from greenloop.agent.repair.checks import Check, failing_checks, splice_checks, statement_span
+from greenloop.agent.repair.progress import further, reached
+from greenloop.agent.repair.splice import SpliceError, Unchanged
+from greenloop_sandbox import TestFailure, TestReport
+
+TESTS = TestFiles.of(["test_*.py", "tests/**"], [], writable=True)
+SOURCE = (
+    "import json\n\n\ndef test_dump():\n    assert json.dumps(1) == '1'\n    assert json.dumps(\n"
+    "        [1, 2]\n    ) == '[1,2]'\n    with open('x') as f:\n        assert f.read() == ''\n"
+)
+
+
+def applied(source: str, edits: list) -> str:
+    for edit in edits:
+        source = apply_search_replace(source, edit.search, edit.replace).text
+    return source
+
+
+def failure(line: int, message: str = "assert '[1, 2]' == '[1,2]'", file: str = "test_x.py") -> TestFailure:
+    return TestFailure(test_id="test_x.py::test_dump", file=file, line=line, message=message,
+                       traceback=f"{file}:{line}: AssertionError")
+
+
+def test_the_statement_is_the_whole_of_a_statement_across_lines_and_inside_a_block() -> None:
+    assert statement_span("test_x.py", SOURCE, 6) == (6, 8)
+    assert statement_span("test_x.py", SOURCE, 10) == (10, 10)  # inside `with`: the assert, not the with
+    assert statement_span("test_x.py", SOURCE.replace("\n", "\r\n"), 6) == (6, 8)
+
+
+def test_a_failing_check_is_found_from_the_report_in_a_test_file_only() -> None:
+    report = TestReport(failed=1, failures=[failure(6)])
+    [check] = failing_checks(report, {"test_x.py": SOURCE}, TESTS)
+    assert (check.start_line, check.end_line, check.test) == (6, 8, "test_dump")
+    assert "json.dumps(\n        [1, 2]\n    ) == '[1,2]'" in check.text and "'[1, 2]'" in check.message
+    # a failure whose only place is in code, not a test, gives no check
+    code = TestReport(failed=1, failures=[failure(3, file="lib.py").model_copy(update={"traceback": "lib.py:3: E"})])
+    assert failing_checks(code, {"test_x.py": SOURCE, "lib.py": "x = 1\n"}, TESTS) == []
+
+
+def test_corrected_statements_keep_the_files_indentation_and_crlf_endings() -> None:
+    source = SOURCE.replace("\n", "\r\n")
+    [check] = failing_checks(TestReport(failed=1, failures=[failure(6)]), {"test_x.py": source}, TESTS)
+    edits = splice_checks([check], {"test_x.py": source}, "```python\nassert json.dumps([1, 2]) == '[1, 2]'\n```")
+    out = applied(source, edits)
+    assert "    assert json.dumps([1, 2]) == '[1, 2]'\r\n    with open" in out
+    assert "\n" not in out.replace("\r\n", "")
+    assert edits[0].search in source and "json.dumps(1)" not in edits[0].search  # only the changed lines
+
+
+@pytest.mark.parametrize(("reply", "error", "reason"), [
+    ("No change needed.", SpliceError, "no code block"),
+    ("```python\nassert json.dumps(1) == '1'\n```", Unchanged, "changes nothing"),
+    ("```python\njson.dumps([1, 2])\n```", SpliceError, "fewer checks"),
+    ("```python\nassert (\n```", SpliceError, "does not parse"),
+])
+def test_unusable_replies_say_why(reply: str, error: type[Exception], reason: str) -> None:
+    check = Check("test_x.py", "test_dump", 5, 5, "    assert json.dumps(1) == '1'", "")
+    with pytest.raises(error, match=reason):
+        splice_checks([check], {"test_x.py": SOURCE}, reply)
+
+
+def test_several_checks_need_as_many_statements() -> None:
+    checks = [Check("test_x.py", "test_dump", 5, 5, "", ""), Check("test_x.py", "test_dump", 10, 10, "", "")]
+    with pytest.raises(SpliceError, match="holds 1 statements for the 2 checks"):
+        splice_checks(checks, {"test_x.py": SOURCE}, "```python\nassert json.dumps(1) == '1'\n```")
+    reply = "```python\nimport math\nassert json.dumps(1) == \"1\"\nassert f.read() == 'x'\n```"
+    out = applied(SOURCE, splice_checks(checks, {"test_x.py": SOURCE}, reply))
+    assert out.startswith("import json\nimport math\n")  # an import of the reply goes with the file's own
+    assert "    assert json.dumps(1) == \"1\"\n" in out and "        assert f.read() == 'x'\n" in out
+
+
+def test_a_failing_test_that_stops_later_got_further_and_an_inserted_line_moves_nothing() -> None:
+    state = TestReport(failed=1, failures=[failure(5)])
+    later = TestReport(failed=1, failures=[failure(6)])
+    assert further(later, reached(later), state, reached(state)) == 1
+    assert further(state, reached(state), later, reached(later)) == -1
+    other = TestReport(failed=1, failures=[failure(6).model_copy(update={"test_id": "test_x.py::test_other"})])
+    assert further(other, reached(other), state, reached(state)) == 0  # not the same failing tests
+    # the candidate made line 5 two lines and still fails there (now line 6): no progress
+    before = {"test_x.py": "a\nb\nc\nd\nassert x\nassert y\n"}
+    after = {"test_x.py": "a\nb\nc\nd\nimport z\nassert x2\nassert y\n"}
+    assert reached(later, before, after) == {"test_x.py::test_dump": 5}
+    past = TestReport(failed=1, failures=[failure(7)])
+    assert reached(past, before, after) == {"test_x.py::test_dump": 6}  # the next check: progress
+
+
+def test_checks_answered_each_under_its_own_sentence_are_read_in_order_and_code_written_out_is_left_out() -> None:
+    # the 1.5B model's way: a sentence and a block per check, then the code under test again
+    checks = [Check("test_x.py", "test_dump", 5, 5, "", ""), Check("test_x.py", "test_dump", 10, 10, "", "")]
+    reply = ("1. It is 1.\n```python\nassert json.dumps(1) == '2'\n```\n2. Empty.\n```python\n"
+             "assert f.read() == 'x'\n```\nThe code:\n```python\ndef dumps(x):\n    return str(x)\n```\n")
+    out = applied(SOURCE, splice_checks(checks, {"test_x.py": SOURCE}, reply))
+    assert "    assert json.dumps(1) == '2'\n" in out and "        assert f.read() == 'x'\n" in out
+    assert "def dumps" not in out
+    one = "It is 2.\n```python\nassert json.dumps(1) == '2'\n```\n```python\ndef dumps(x):\n    return 1\n```"
+    assert "def dumps" not in applied(SOURCE, splice_checks(checks[:1], {"test_x.py": SOURCE}, one))
