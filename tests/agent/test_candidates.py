@@ -208,7 +208,8 @@ async def test_a_test_written_with_the_code_gets_its_wrong_expectations_correcte
     asked = first.messages[-1]["content"]
     assert "The code it tests:" in asked and "return a + b" in asked
     assert "1. `test_add` in `test_calc.py`, line 6:\n```python\nassert add(2, 2) == 5\n```" in asked
-    assert "assert 4 == 5" in asked  # what the code gave, from the failure
+    assert "assert 4 == 5" in asked  # what the code gave, from the failure, and in words
+    assert "That is: `add(2, 2)` returned `4`, and the check expects `5`." in asked
     assert "give the 2 check(s)" in asked
     # round 1's feedback was about `add` (its echoes): the test's prompt is not told to "do something different"
     assert "## Earlier attempts" not in asked

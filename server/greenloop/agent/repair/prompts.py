@@ -16,6 +16,7 @@ from pathlib import Path
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.prompting.files import render_prompt
+from greenloop.agent.repair.checks import Check
 from greenloop.agent.repair.routes import Approach
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import Definition, RepoIndex, language_of
@@ -177,8 +178,21 @@ def checks_text(approach: Approach) -> str:
     parts = []
     for number, check in enumerate(approach.checks, 1):
         parts.append(f"{number}. `{check.test}` in `{check.path}`, line {check.start_line}:\n```{fence}\n"
-                     f"{_dedented(check.text)}\n```\nIt failed with:\n```\n{check.message}\n```")
+                     f"{_dedented(check.text)}\n```\nIt failed with:\n```\n{check.message}\n```{_values(check)}")
     return "\n".join(parts)
+
+
+# pytest's rewritten assert: "assert 14.0 == -14\n +  where 14.0 = celsius_to_fahrenheit(-10)"
+_COMPARED = re.compile(r"^assert (?P<got>.+?) == (?P<want>.+)$\n\s*\+\s+where (?P=got) = (?P<call>.+)$", re.M)
+
+
+def _values(check: Check) -> str:
+    """The comparison in words, when pytest showed it: which side the code gave and which the check expects."""
+    match = _COMPARED.search(check.message)
+    if match is None:
+        return ""
+    return (f"\nThat is: `{match['call'].strip()}` returned `{match['got'].strip()}`, and the check expects "
+            f"`{match['want'].strip()}`.")
 
 
 def _dedented(text: str) -> str:
