@@ -200,7 +200,7 @@ async def test_a_test_written_with_the_code_gets_its_wrong_expectations_correcte
     ended = [e for e in events if isinstance(e, RoundEnded)]
     # round 1: the model gives `add` back unchanged in every candidate; round 2: both failing checks
     assert [(e.approach, e.moved) for e in ended] == [
-        ("`add` in calc.py", False), ("2 failing check(s) in test_calc.py, test_more.py", True)]
+        ("`add` in calc.py", False), ("checks in test_calc.py, test_more.py (2 failing)", True)]
     tested = [e for e in events if isinstance(e, CandidateTested) and e.iteration == 2]
     assert [(e.status, e.green) for e in tested] == [("rejected", False), ("tested", True)]
     assert "fewer checks" in tested[0].reason
@@ -232,8 +232,8 @@ async def test_a_test_that_gets_further_is_kept_and_its_next_check_asked(
     events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", "\n".join(describe(e) for e in events)
     ended = [(e.approach, e.moved, e.ended) for e in events if isinstance(e, RoundEnded)]
-    assert ended == [("`add` in calc.py", False, "no_candidates"), ("1 failing check(s) in test_calc.py", True, "better"),
-                     ("1 failing check(s) in test_calc.py", True, "green")]
+    assert ended == [("`add` in calc.py", False, "no_candidates"), ("checks in test_calc.py (1 failing)", True, "better"),
+                     ("checks in test_calc.py (1 failing)", True, "green")]
     assert "+    assert add(2, 2) == 4\n+    assert add(1, 1) == 2" in done.changes.diff
 
 
@@ -294,7 +294,7 @@ async def test_many_wrong_tests_in_one_file_are_corrected_in_one_round(
     assert done.outcome == "green", "\n".join(describe(e) for e in events)
     ended = [e for e in events if isinstance(e, RoundEnded)]
     assert [(e.approach, e.why.split(":")[0]) for e in ended] == [
-        ("`add` in calc.py", "the top-ranked function"), ("4 failing check(s) in test_calc.py", "the failing checks")]
+        ("`add` in calc.py", "the top-ranked function"), ("checks in test_calc.py (4 failing)", "the failing checks")]
     rejected = next(e for e in events if isinstance(e, CandidateTested) and e.iteration == 2)
     assert "holds 3 statements for the 4 checks" in rejected.reason  # a check dropped: never how
     [request, *_] = scripted_llm.requests_for("repair_test")

@@ -62,7 +62,7 @@ class Approach:
         if self.route == "function":
             return f"`{self.target.symbol}` in {self.target.path}"
         if self.route == "checks":
-            return f"{len(self.checks)} failing check(s) in {', '.join(dict.fromkeys(c.path for c in self.checks))}"
+            return f"checks in {', '.join(dict.fromkeys(c.path for c in self.checks))} ({len(self.checks)} failing)"
         return f"{self.route} {self.target.path}"
 
 
