@@ -72,6 +72,8 @@ async def test_node_feature_bug_and_hub(tmp_path: Path) -> None:
     assert "lib/types.js" not in {loc.path for loc in found[:2]}
     _no_test_targets(found)
     assert spec and all(loc.path.startswith("test/") for loc in spec)
+    # the failing test's own callback is indexed as a test (node:test's `test('push fixes', () => ...)`)
+    assert ("test/push.test.js", "push fixes", "spec") in {(loc.path, loc.symbol, loc.role) for loc in spec}
     projects.write(hub, shaped.node_files("hub"))
     found, _ = await _rank(hub, shaped.node_files("hub"), projects.node_output(hub))
     assert (found[0].path, found[0].symbol) == ("lib/types.js", "Command.parts")

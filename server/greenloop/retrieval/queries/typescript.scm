@@ -42,3 +42,14 @@
   function: (identifier) @_require
   arguments: (arguments (string) @import)
   (#eq? @_require "require"))
+
+; Test-runner callbacks (node:test, jest, mocha): `it("adds", () => ...)` is a test named "adds";
+; `describe("math", ...)` holds tests as a class holds methods.
+(call_expression
+  function: (identifier) @_test
+  arguments: (arguments . (string (string_fragment) @name) . [(arrow_function) (function_expression)])
+  (#match? @_test "^(it|test|specify)$")) @definition.function
+(call_expression
+  function: (identifier) @_suite
+  arguments: (arguments . (string (string_fragment) @name) . [(arrow_function) (function_expression)])
+  (#match? @_suite "^(describe|suite|context)$")) @definition.class
