@@ -11,6 +11,7 @@ the file's indentation and line endings, as one `edit` whose search text is the 
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -114,7 +115,7 @@ def splice_checks(checks: Iterable[Check], files: Mapping[str, str], reply: str)
     if not blocks:
         raise SpliceError("the reply holds no code block")
     path = checks[0].path
-    if not has_code_block(reply) and first_error(path, _dedent(blocks[-1])) is not None:
+    if not has_code_block(reply) and first_error(path, _dedented(blocks[-1])) is not None:
         raise SpliceError("the reply holds no code block, only prose")
     statements, imports = _from_blocks(path, blocks, len(checks),
                                        keep_imports=any(_is_import(path, c.text) for c in checks))
@@ -149,7 +150,7 @@ def _from_blocks(path: str, blocks: list[str], count: int, *, keep_imports: bool
 
 
 def _defines(path: str, block: str) -> bool:
-    tree = parse(path, _dedent(block))
+    tree = parse(path, _dedented(block))
     return tree is not None and any(n.type in _DEFINES for n in tree.root_node.named_children)
 
 
@@ -161,7 +162,7 @@ def _is_import(path: str, text: str) -> bool:
 def _statements(path: str, block: str, *, keep_imports: bool) -> tuple[list[str], list[str]]:
     """(the top-level statements of a code block, each as its dedented lines; its imports, unless
     the checks are imports themselves)."""
-    text = _dedent(block)
+    text = _dedented(block)
     tree = parse(path, text)
     if tree is None:
         raise SpliceError(f"{path} is in a language greenloop cannot parse")
@@ -178,10 +179,8 @@ def _statements(path: str, block: str, *, keep_imports: bool) -> tuple[list[str]
     return statements, imports
 
 
-def _dedent(block: str) -> str:
-    rows = block.rstrip().split("\n")
-    lead = min((len(r) - len(r.lstrip()) for r in rows if r.strip()), default=0)
-    return "\n".join(r[lead:] for r in rows)
+def _dedented(block: str) -> str:
+    return textwrap.dedent(block.rstrip())
 
 
 def _file_edits(path: str, source: str, pairs: list[tuple[Check, str]], imports: list[str]) -> list[EditAction]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -178,7 +179,7 @@ def checks_text(approach: Approach) -> str:
     parts = []
     for number, check in enumerate(approach.checks, 1):
         parts.append(f"{number}. `{check.test}` in `{check.path}`, line {check.start_line}:\n```{fence}\n"
-                     f"{_dedented(check.text)}\n```\nIt failed with:\n```\n{check.message}\n```{_values(check)}")
+                     f"{textwrap.dedent(check.text)}\n```\nIt failed with:\n```\n{check.message}\n```{_values(check)}")
     return "\n".join(parts)
 
 
@@ -193,12 +194,6 @@ def _values(check: Check) -> str:
         return ""
     return (f"\nThat is: `{match['call'].strip()}` returned `{match['got'].strip()}`, and the check expects "
             f"`{match['want'].strip()}`.")
-
-
-def _dedented(text: str) -> str:
-    rows = text.split("\n")
-    lead = min((len(r) - len(r.lstrip()) for r in rows if r.strip()), default=0)
-    return "\n".join(r[lead:] for r in rows)
 
 
 def where_defined(index: RepoIndex, report: TestReport, tests: TestFiles) -> str:
