@@ -8,6 +8,7 @@ from greenloop.agent.changes.edits import apply_search_replace
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.repair.checks import Check, failing_checks, splice_checks, statement_span
 from greenloop.agent.repair.progress import further, reached
+from greenloop.agent.repair.prompts import render_failures
 from greenloop.agent.repair.splice import SpliceError, Unchanged
 from greenloop_sandbox import TestFailure, TestReport
 
@@ -102,3 +103,10 @@ def test_checks_answered_each_under_its_own_sentence_are_read_in_order_and_code_
     assert "def dumps" not in out
     one = "It is 2.\n```python\nassert json.dumps(1) == '2'\n```\n```python\ndef dumps(x):\n    return 1\n```"
     assert "def dumps" not in applied(SOURCE, splice_checks(checks[:1], {"test_x.py": SOURCE}, one))
+
+
+def test_failures_are_shown_without_object_addresses() -> None:
+    message = "AssertionError: Test 4\nassert 2 == 1\n +  where 2 = <function vowels_count at 0x7f70b77a1f80>('bye')"
+    report = TestReport(failed=1, failures=[TestFailure(test_id="t.py::test_v", message=message, traceback=message)])
+    shown = render_failures(report)
+    assert "where 2 = vowels_count('bye')" in shown and "0x7f" not in shown

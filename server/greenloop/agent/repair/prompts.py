@@ -33,14 +33,22 @@ def render_failures(report: TestReport) -> str:
     """The failing tests, trimmed: a few, each with the end of its traceback."""
     parts = [f"{report.summary()}."]
     for failure in report.failures[:FAILURES_SHOWN]:
-        lines = (failure.traceback or failure.message).strip().splitlines()
+        lines = tidy(failure.traceback or failure.message).strip().splitlines()
         if len(lines) > TRACEBACK_LINES:
             lines = ["...", *lines[-TRACEBACK_LINES:]]
-        message = failure.message.strip().splitlines()[:3]
+        message = tidy(failure.message).strip().splitlines()[:3]
         parts.append(f"### {failure.test_id}\n" + "\n".join(message) + "\n```\n" + "\n".join(lines) + "\n```")
     if len(report.failures) > FAILURES_SHOWN:
         parts.append(f"... and {len(report.failures) - FAILURES_SHOWN} more failing tests.")
     return "\n\n".join(parts)
+
+
+_OBJECT = re.compile(r"<(?:function|built-in function|class) '?([\w.]+)'?(?: at 0x[0-9a-f]+)?>")
+
+
+def tidy(text: str) -> str:
+    """Runner output as a reader wants it: pytest's `<function f at 0x7f...>('bye')` is `f('bye')`."""
+    return _OBJECT.sub(r"\1", text)
 
 
 # python's "cannot import name 'X' from 'm'", node's "module './m.js' does not provide an export named 'X'"
@@ -179,7 +187,7 @@ def checks_text(approach: Approach) -> str:
     parts = []
     for number, check in enumerate(approach.checks, 1):
         parts.append(f"{number}. `{check.test}` in `{check.path}`, line {check.start_line}:\n```{fence}\n"
-                     f"{textwrap.dedent(check.text)}\n```\nIt failed with:\n```\n{check.message}\n```{_values(check)}")
+                     f"{textwrap.dedent(check.text)}\n```\nIt failed with:\n```\n{tidy(check.message)}\n```{_values(check)}")
     return "\n".join(parts)
 
 
@@ -189,7 +197,7 @@ _COMPARED = re.compile(r"^assert (?P<got>.+?) == (?P<want>.+)$\n\s*\+\s+where (?
 
 def _values(check: Check) -> str:
     """The comparison in words, when pytest showed it: which side the code gave and which the check expects."""
-    match = _COMPARED.search(check.message)
+    match = _COMPARED.search(tidy(check.message))
     if match is None:
         return ""
     return (f"\nThat is: `{match['call'].strip()}` returned `{match['got'].strip()}`, and the check expects "
