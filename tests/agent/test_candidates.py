@@ -226,7 +226,9 @@ async def test_a_test_that_gets_further_is_kept_and_its_next_check_asked(
                         "    assert add(1, 1) == 3\n    assert add(2, 3) == 5\n",
     })
     scripted_llm.script(ECHO_ADD, step="repair_function")
-    scripted_llm.script("```python\nassert add(2, 2) == 4\n```\n", step="repair_test", contains="add(2, 2) == 5")
+    # the first reply is prose alone (as 2 of 4 were in the generation bench): it is asked for the check
+    scripted_llm.script("The check is wrong: 2 + 2 is 4.", "```python\nassert add(2, 2) == 4\n```\n", step="repair_test",
+                        contains="add(2, 2) == 5", repeat=False)
     scripted_llm.script("```python\nassert add(1, 1) == 2\n```\n", step="repair_test", contains="add(1, 1) == 3")
     settings = make_settings(ws, loop=candidates({"candidates": 1, "edit_tests": True, "max_iterations": 4}))
     events, done = await collect(fix(FixRequest(ws), settings))
@@ -235,6 +237,8 @@ async def test_a_test_that_gets_further_is_kept_and_its_next_check_asked(
     assert ended == [("`add` in calc.py", False, "no_candidates"), ("checks in test_calc.py (1 failing)", True, "better"),
                      ("checks in test_calc.py (1 failing)", True, "green")]
     assert "+    assert add(2, 2) == 4\n+    assert add(1, 1) == 2" in done.changes.diff
+    follow = scripted_llm.requests_for("repair_test")[1].messages
+    assert follow[-1]["content"] == "Now give the 1 check(s), corrected or as they are, in one code block."
 
 
 async def test_a_check_that_should_raise_becomes_pytest_raises_with_its_import(

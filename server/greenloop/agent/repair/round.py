@@ -32,6 +32,7 @@ from greenloop.tokens import count_text
 from greenloop_sandbox import TestReport
 
 CODE_PLEASE = "Now give the whole corrected {what} in one code block."
+CHECKS_PLEASE = "Now give the {count} check(s), corrected or as they are, in one code block."
 SAME_AS_FILE = ("That {what} is the code already in the file, and with it the tests fail: {failure}\n"
                 "It needs a change. Give the whole corrected {what} in one code block.")
 TRIED_BEFORE = ("That change was tested already, and the tests then said: {failure}\n"
@@ -227,10 +228,11 @@ async def _ask(inputs: RoundInputs, approach: Approach, limit: int | None, seed:
     step = "repair_test" if approach.test else f"repair_{approach.route}"
     messages = messages or inputs.messages
     reply = await inputs.llm.complete(messages, step=step, max_tokens=limit, seed=seed, temperature=temperature)
-    if approach.route in ("function", "file") and not has_code_block(reply) and reply.strip():
+    if approach.route in ("function", "file", "checks") and not has_code_block(reply) and reply.strip():
         # the 1.5B model said what was wrong and stopped; asked for the code, it gives it
-        follow = [*messages, {"role": "assistant", "content": reply},
-                  {"role": "user", "content": CODE_PLEASE.format(what=_asked_for(approach))}]
+        please = (CHECKS_PLEASE.format(count=len(approach.checks)) if approach.route == "checks"
+                  else CODE_PLEASE.format(what=_asked_for(approach)))
+        follow = [*messages, {"role": "assistant", "content": reply}, {"role": "user", "content": please}]
         more = await inputs.llm.complete(follow, step=step, max_tokens=limit, seed=seed, temperature=temperature)
         reply = f"{reply}\n{more}"
     return reply
