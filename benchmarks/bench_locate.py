@@ -72,7 +72,7 @@ class BM25:
         scored = []
         for definition, counts, length in self.docs:
             score = 0.0
-            for term in terms & counts.keys():
+            for term in sorted(terms & counts.keys()):  # a float sum in set order differs between runs
                 tf = counts[term]
                 score += self.idf[term] * tf * 2.5 / (tf + 1.5 * (1 - 0.75 + 0.75 * length / self.avg))
             scored.append((score, definition.key, definition))

@@ -68,7 +68,9 @@ def run_pytest(root: Path, *args: str, timeout: float = 600) -> str:
     """Run pytest on the packed repo; return its combined output."""
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "pytest_timeout", "--timeout=3",
                "-q", "tests", *args]
-    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # only the plugin it needs: faster start
+    # only the plugin it needs (faster start); a pinned hash seed, so that set reprs in the failures (which
+    # the BM25 baseline reads) do not change with the caller's hash seed
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONHASHSEED": "0"}
     done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=timeout, check=False, env=env)
     return done.stdout + done.stderr
 

@@ -149,7 +149,7 @@ class _Resolver:
     def __init__(self, workspace_paths: Collection[str]) -> None:
         self.paths = {p.replace("\\", "/").removeprefix("./") for p in workspace_paths}
         self.by_name: dict[str, list[str]] = {}
-        for path in sorted(self.paths, key=len):
+        for path in sorted(self.paths, key=lambda p: (len(p), p)):  # not set order: the same result every run
             self.by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
 
     def resolve(self, raw: str) -> str | None:
