@@ -349,16 +349,17 @@ async def test_a_reply_of_prose_alone_is_asked_for_its_code(
     assert follow.body["seed"] == first.body["seed"]
 
 
-async def test_a_request_too_long_for_the_window_is_a_rejected_round_not_an_error(
+async def test_requests_too_long_for_the_window_are_passed_over_and_the_run_says_so(
     calc_project: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
     settings = make_settings(calc_project, loop=candidates({"max_iterations": 6}), llm={"context_window": 256})
     events, done = await collect(fix(FixRequest(calc_project), settings))
     assert done.outcome == "stuck", done.summary + done.evidence
     assert scripted_llm.requests == []  # nothing that would not fit was sent
-    rejected = [e for e in events if isinstance(e, CandidateTested)]
-    assert rejected and all(e.status == "rejected" and "too long" in e.reason for e in rejected)
-    assert all(e.tried == 1 for e in events if isinstance(e, RoundEnded))  # one rejection ends each round
+    assert not [e for e in events if isinstance(e, (CandidateAsked, RoundEnded))]  # no round was spent on them
+    passed_over = [e.text for e in events if isinstance(e, Message) and e.text.startswith("Passed over")]
+    assert len(passed_over) >= 2 and all("longer than the model's context window" in t for t in passed_over)
+    assert "context window" in done.evidence
 
 
 async def test_a_server_that_refuses_the_request_as_too_long_is_a_rejected_round_not_an_error(
@@ -393,3 +394,26 @@ async def test_a_long_function_gets_room_for_all_of_it_in_the_reply(
     [request] = scripted_llm.requests_for("repair_function")
     assert request.body["max_tokens"] > count_text(code) > 1024  # room for all of it, which 1,024 was not
     assert request.body["max_tokens"] <= settings.llm.max_tokens
+
+
+async def test_an_approach_whose_request_cannot_fit_the_window_is_passed_over_in_the_same_round(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # youtube-dl's 600-line `_real_extract` was a round of its own that asked nothing ("the request is too
+    # long"): one of three rounds spent. Now the next approach is asked in that round instead.
+    long_doc = "".join(f"    line {i}: what this function does, at length, in words.\n" for i in range(400))
+    ws = write_project(tmp_path / "ws", {
+        "calc.py": f'def add(a, b):\n    """\n{long_doc}    """\n    return a - b\n\n\ndef double(x):\n'
+                   "    return add(x, x)\n",
+        "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+    })
+    scripted_llm.script(RIGHT, step="repair_function")
+    settings = make_settings(ws, loop=candidates({"candidates": 1, "max_iterations": 1}),
+                             llm={"context_window": 2048}, retrieval={"coverage": False})
+    events, done = await collect(fix(FixRequest(ws), settings))
+    passed_over = [e.text for e in events if isinstance(e, Message) and e.text.startswith("Passed over")]
+    assert passed_over and passed_over[0].startswith("Passed over `add` in calc.py (the top-ranked function)")
+    asked = [e for e in events if isinstance(e, CandidateAsked)]
+    assert asked and all("`add`" not in e.target for e in asked)  # the round asked the next approach
+    assert all(len(str(r.messages)) < 12_000 for r in scripted_llm.requests_for("repair_function"))
+    assert done.iterations <= 1

@@ -33,7 +33,7 @@ from pydantic import BaseModel
 
 from greenloop import tokens
 from greenloop.llm.cassette import Cassette, Exchange
-from greenloop.llm.errors import LLMError, StructuredOutputError
+from greenloop.llm.errors import ContextOverflow, LLMError, StructuredOutputError
 from greenloop.llm.json_reply import (
     ReplyError,
     parse_reply,
@@ -147,6 +147,15 @@ class LLMClient:
         exchange = await self._exchange(call)
         await self._record(call, exchange, "ok")
         return trim_loop(exchange.content) if exchange.finish_reason == "repetition" else exchange.content
+
+    async def fits(self, messages: Messages, *, step: str, max_tokens: int | None = None) -> bool:
+        """Whether `messages` fit the context window whole, with room for the reply (nothing is sent)."""
+        try:
+            kept = await fit_messages(messages, self.context_window, max_tokens or self.settings.max_tokens, step,
+                                      self.tokenizer.count)
+        except ContextOverflow:
+            return False
+        return len(kept) == len(messages)
 
     async def stream(self, messages: Messages, *, step: str, max_tokens: int | None = None) -> AsyncIterator[str]:
         """Text deltas as they arrive; the call is recorded when the stream ends."""

@@ -118,7 +118,7 @@ async def run_round(
     subset = inputs.subset and bool(failing) and all("::" in t for t in failing) and not uncollected
     count = 1 if approach.route == "install" else inputs.count
     start = copy.fingerprint()
-    limit = _function_limit(approach, copy, inputs.llm.settings.max_tokens)  # one target per round
+    limit = reply_limit(approach, copy, inputs.llm.settings.max_tokens)  # one target per round
     tried: list[Tried] = []
     kept: dict[int, tuple[WorkingCopy, TestReport, int]] = {}  # index -> (fork, its tests, tokens)
     environment: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}  # index -> (packages, commands)
@@ -205,8 +205,8 @@ async def run_round(
     yield RoundResult(approach, tuple(tried), best, "budget" if ended == "budget" else "nothing_better", full)
 
 
-def _function_limit(approach: Approach, copy: WorkingCopy, cap: int) -> int | None:
-    """A function reply's token limit: room for the whole function again and the sentence before it.
+def reply_limit(approach: Approach, copy: WorkingCopy, cap: int) -> int | None:
+    """A reply's token limit; a function's: room for the whole function again and the sentence before it.
 
     A fixed 1,024 cut every reply for youtube-dl's 139-line `process_video_result` (1,700 tokens)
     short, so such a function could never be repaired. `cap` (llm.max_tokens) bounds it, but never

@@ -18,7 +18,7 @@ from greenloop.agent.events import Event, IterationStarted, LocationsFound, Mess
 from greenloop.agent.prompting.material import coverage_note
 from greenloop.agent.repair.checks import failing_checks
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
-from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
+from greenloop.agent.repair.round import RoundInputs, RoundResult, reply_limit, run_round
 from greenloop.agent.repair.routes import Approach, ladder, stood_by_key, with_feedback
 from greenloop.llm import LLMError
 from greenloop_sandbox import TestReport
@@ -55,16 +55,25 @@ async def candidate_rounds(
         if step == 0:  # a fresh ladder (the first, or after a move): what the model stood by is not asked first
             while step + 1 < len(steps) and _asks_again(steps[step], stood_by):
                 step += 1
-        if step >= len(steps):
-            evidence = "; ".join(spent) or "no code outside the tests was found to change"
-            yield state.done(copy, "stuck", f"Stopped: every approach was tried ({report.summary()}).",
-                           iteration - 1, evidence)
-            return
-        approach = with_feedback(steps[step], feedback.get(steps[step].test, ""))
+        while True:  # an approach whose request cannot fit the model's window is passed over, in this round
+            if step >= len(steps):
+                evidence = "; ".join(spent) or "no code outside the tests was found to change"
+                yield state.done(copy, "stuck", f"Stopped: every approach was tried ({report.summary()}).",
+                               iteration - 1, evidence)
+                return
+            approach = with_feedback(steps[step], feedback.get(steps[step].test, ""))
+            messages = repair_messages(approach, copy, state.prompt_code.index, report, state.tests,
+                                       template=state.template, workspace=state.workspace)
+            llm = state.ports.llm
+            limit = reply_limit(approach, copy, llm.settings.max_tokens)
+            if await llm.fits(messages, step=f"repair_{approach.route}", max_tokens=limit):
+                break
+            spent.append(f"{approach.label} ({approach.why}): its request is longer than the model's context window")
+            yield state.stamp(Message(text=f"Passed over {approach.label} ({approach.why}): its request is longer "
+                                           "than the model's context window; the next approach is asked instead."))
+            step += 1
         inputs = RoundInputs(
-            llm=state.ports.llm, sandbox=state.ports.sandbox, tests=state.tests,
-            messages=repair_messages(approach, copy, state.prompt_code.index, report, state.tests,
-                                     template=state.template, workspace=state.workspace),
+            llm=state.ports.llm, sandbox=state.ports.sandbox, tests=state.tests, messages=messages,
             count=1 if oneshot else loop.candidates, temperature=0.0 if oneshot else loop.candidate_temperature,
             next_seed=state.next_seed, over_budget=state.over_budget, test_timeout=state.settings.sandbox.test_timeout,
             iteration=iteration, subset=state.ports.sandbox.template.selects_tests, seen=seen, suite=test_ids,
