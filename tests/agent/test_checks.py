@@ -70,8 +70,8 @@ def test_unusable_replies_say_why(reply: str, error: type[Exception], reason: st
 
 def test_several_checks_need_as_many_statements() -> None:
     checks = [Check("test_x.py", "test_dump", 5, 5, "", ""), Check("test_x.py", "test_dump", 10, 10, "", "")]
-    with pytest.raises(SpliceError, match="holds 1 statements for the 2 checks"):
-        splice_checks(checks, {"test_x.py": SOURCE}, "```python\nassert json.dumps(1) == '1'\n```")
+    with pytest.raises(SpliceError, match="holds 3 statements for the 2 checks"):
+        splice_checks(checks, {"test_x.py": SOURCE}, "```python\nassert 1\nassert 2\nassert 3\n```")
     reply = "```python\nimport math\nassert json.dumps(1) == \"1\"\nassert f.read() == 'x'\n```"
     out = applied(SOURCE, splice_checks(checks, {"test_x.py": SOURCE}, reply))
     assert out.startswith("import json\nimport math\n")  # an import of the reply goes with the file's own
@@ -110,3 +110,13 @@ def test_failures_are_shown_without_object_addresses() -> None:
     report = TestReport(failed=1, failures=[TestFailure(test_id="t.py::test_v", message=message, traceback=message)])
     shown = render_failures(report)
     assert "where 2 = vowels_count('bye')" in shown and "0x7f" not in shown
+
+
+def test_a_reply_with_only_the_corrected_checks_puts_each_where_it_is_most_alike() -> None:
+    checks = [Check("test_x.py", "test_dump", 5, 5, "    assert json.dumps(1) == '1'", ""),
+              Check("test_x.py", "test_dump", 10, 10, "        assert f.read() == ''", "")]
+    out = applied(SOURCE, splice_checks(checks, {"test_x.py": SOURCE}, "Only the second.\n```python\n"
+                                        "assert f.read() == 'x'\n```"))
+    assert "    assert json.dumps(1) == '1'\n" in out and "        assert f.read() == 'x'\n" in out
+    with pytest.raises(SpliceError, match="holds 1 statements for the 2 checks"):  # alike to neither
+        splice_checks(checks, {"test_x.py": SOURCE}, "```python\nprint('no idea what to check here')\n```")

@@ -10,6 +10,7 @@ the file's indentation and line endings, as one `edit` whose search text is the 
 
 from __future__ import annotations
 
+import difflib
 import re
 import textwrap
 from collections.abc import Iterable, Mapping
@@ -119,8 +120,11 @@ def splice_checks(checks: Iterable[Check], files: Mapping[str, str], reply: str)
         raise SpliceError("the reply holds no code block, only prose")
     statements, imports = _from_blocks(path, blocks, len(checks),
                                        keep_imports=any(_is_import(path, c.text) for c in checks))
+    given = len(statements)
+    if given < len(checks):  # the model often gives only the checks it corrected
+        statements = _matched(checks, statements)
     if len(statements) != len(checks):
-        raise SpliceError(f"the reply's code holds {len(statements)} statements for the {len(checks)} "
+        raise SpliceError(f"the reply's code holds {given} statements for the {len(checks)} "
                           "checks asked: give each check once, corrected or as it is, in the order asked")
     edits: list[EditAction] = []
     for file in dict.fromkeys(c.path for c in checks):
@@ -147,6 +151,21 @@ def _from_blocks(path: str, blocks: list[str], count: int, *, keep_imports: bool
         gathered[0].extend(mine)
         gathered[1].extend(theirs)
     return gathered if len(gathered[0]) == count else (statements, imports)
+
+
+def _matched(checks: list[Check], statements: list[str]) -> list[str]:
+    """Fewer statements than checks: each statement in place of the check most like it (at least
+    half alike, each check once), the other checks as they are; [] when a statement matches none."""
+    out = [textwrap.dedent(c.text) for c in checks]
+    free = set(range(len(checks)))
+    for statement in statements:
+        ratios = {i: difflib.SequenceMatcher(None, _normal(out[i]), _normal(statement)).ratio() for i in free}
+        best = max(ratios, key=lambda i: (ratios[i], -i), default=None)
+        if best is None or ratios[best] < 0.5:
+            return []
+        out[best] = statement
+        free.discard(best)
+    return out
 
 
 def _defines(path: str, block: str) -> bool:
