@@ -210,7 +210,8 @@ def reply_limit(approach: Approach, copy: WorkingCopy, cap: int) -> int | None:
 
     A fixed 1,024 cut every reply for youtube-dl's 139-line `process_video_result` (1,700 tokens)
     short, so such a function could never be repaired. `cap` (llm.max_tokens) bounds it, but never
-    below FUNCTION_TOKENS. None (the settings' cap) for the other routes.
+    below FUNCTION_TOKENS. The checks route's replies are short (CHECKS_TOKENS); None (the settings' cap)
+    for the other routes.
     """
     if approach.route == "checks":
         return CHECKS_TOKENS
