@@ -120,3 +120,15 @@ def test_a_reply_with_only_the_corrected_checks_puts_each_where_it_is_most_alike
     assert "    assert json.dumps(1) == '1'\n" in out and "        assert f.read() == 'x'\n" in out
     with pytest.raises(SpliceError, match="holds 1 statements for the 2 checks"):  # alike to neither
         splice_checks(checks, {"test_x.py": SOURCE}, "```python\nprint('no idea what to check here')\n```")
+
+
+def test_a_check_wrapped_in_a_test_function_is_refused_since_it_would_never_run() -> None:
+    # the 1.5B model's slugify reply: `def test_slugify(self): assert ...` in place of the check; spliced in,
+    # the check became a function nobody calls, and the test went on to its next check
+    check = Check("test_x.py", "test_dump", 5, 5, "    assert json.dumps(1) == '1'", "")
+    wrapped = "```python\ndef test_dump(self):\n    assert json.dumps(1) == '1.0'\n```"
+    with pytest.raises(SpliceError, match="definitions, not the checks"):
+        splice_checks([check], {"test_x.py": SOURCE}, wrapped)
+    mixed = "```python\nassert json.dumps(1) == '1.0'\ndef helper():\n    return 1\n```"
+    with pytest.raises(SpliceError, match="definition"):
+        splice_checks([check], {"test_x.py": SOURCE}, mixed)

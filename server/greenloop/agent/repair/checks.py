@@ -139,7 +139,9 @@ def _from_blocks(path: str, blocks: list[str], count: int, *, keep_imports: bool
     """The reply's statements for `count` checks: its last block's, else those of all its blocks in order
     (the 1.5B model answers each check under its own sentence); blocks that define code are left out
     (the code under test, written out again)."""
-    usable = [b for b in blocks if not _defines(path, b)] or blocks
+    usable = [b for b in blocks if not _defines(path, b)]
+    if not usable:  # `def test_x(): assert ...` in place of a check: never called, so the check would be gone
+        raise SpliceError("the reply gives definitions, not the checks: give each check as the statement it is")
     statements, imports = _statements(path, usable[-1], keep_imports=keep_imports)
     if count == 1:
         return (["\n".join(statements)] if statements else []), imports
@@ -193,6 +195,8 @@ def _statements(path: str, block: str, *, keep_imports: bool) -> tuple[list[str]
     for node in tree.root_node.named_children:
         if node.type in _COMMENTS:
             continue
+        if node.type in _DEFINES:
+            raise SpliceError("the reply's checks hold a definition: give each check as the statement it is")
         lines = "\n".join(rows[node.start_point[0] : node.end_point[0] + 1]).rstrip()
         (imports if node.type in _IMPORTS and not keep_imports else statements).append(lines)
     return statements, imports
