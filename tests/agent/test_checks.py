@@ -132,3 +132,13 @@ def test_a_check_wrapped_in_a_test_function_is_refused_since_it_would_never_run(
     mixed = "```python\nassert json.dumps(1) == '1.0'\ndef helper():\n    return 1\n```"
     with pytest.raises(SpliceError, match="definition"):
         splice_checks([check], {"test_x.py": SOURCE}, mixed)
+
+
+def test_a_check_that_no_longer_calls_the_code_it_checked_is_refused() -> None:
+    # `assert True` keeps the count of checks and checks nothing
+    check = Check("test_x.py", "test_dump", 5, 5, "    assert json.dumps(1) == '1'", "")
+    with pytest.raises(SpliceError, match="no longer calls `dumps`"):
+        splice_checks([check], {"test_x.py": SOURCE}, "```python\nassert True\n```")
+    out = applied(SOURCE, splice_checks([check], {"test_x.py": SOURCE},
+                                        "```python\nassert json.dumps(1.0) == '1.0'\n```"))
+    assert "    assert json.dumps(1.0) == '1.0'\n" in out

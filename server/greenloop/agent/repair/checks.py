@@ -33,6 +33,11 @@ _COMMENTS = {"comment", "line_comment", "block_comment"}
 _IMPORTS = {"import_statement", "import_from_statement", "use_declaration"}
 _DEFINES = {"function_definition", "class_definition", "decorated_definition", "function_declaration",
             "class_declaration", "function_item"}
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_HELPERS = {"assert", "raises", "approx", "expect", "len", "str", "int", "float", "list", "dict", "set", "tuple",
+            "sorted", "round", "abs", "isinstance", "type", "print", "repr", "bool", "equal", "strictEqual",
+            "deepEqual", "deepStrictEqual", "ok", "toBe", "toEqual", "assert_eq", "assert_ne", "assertEqual",
+            "assertTrue", "assertFalse", "assertRaises", "assertIn", "assertIsNone"}
 _CHECK = re.compile(r"\bassert\w*\b|\braises\(|\bexpect\(")
 
 
@@ -222,6 +227,11 @@ def _file_edits(path: str, source: str, pairs: list[tuple[Check, str]], imports:
         if len(_CHECK.findall(replacement)) < len(_CHECK.findall(old)):
             raise SpliceError(f"the reply's check for `{check.test}` has fewer checks than the test's: correct "
                               "what it expects and keep the check")
+        called = _calls(old)
+        if called and not called & _calls(replacement):
+            names = ", ".join(f"`{n}`" for n in sorted(called))
+            raise SpliceError(f"the reply's check for `{check.test}` no longer calls {names}: correct what it "
+                              "expects and keep what it checks")
         new[first : last + 1] = [replacement]
         changed.append(check)
     if not changed:
@@ -241,6 +251,11 @@ def _file_edits(path: str, source: str, pairs: list[tuple[Check, str]], imports:
         raise SpliceError(f"with the reply's checks {path} does not parse (line {bad})")
     prefix = unique_prefix(search, lines, start)
     return [EditAction(path=path, search=prefix + search, replace=prefix + replace)]
+
+
+def _calls(text: str) -> set[str]:
+    """The names a statement calls, runner and builtin helpers aside (what the check is about)."""
+    return {name for name in _CALL.findall(text) if name not in _HELPERS}
 
 
 def _after_imports(lines: list[str]) -> int:
