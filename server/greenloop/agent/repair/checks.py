@@ -26,7 +26,8 @@ from greenloop_sandbox import TestReport
 
 COLLECTION_ERROR = "collection failure"  # pytest's message for a test file that did not load
 MAX_CHECKS = 4  # a round asks about at most this many failing checks
-_FRAME = re.compile(r'^([\w./-]+\.\w+):(\d+):|File "([^"]+)", line (\d+)', re.M)
+# a traceback frame: pytest's `path:line:`, python's `File "path", line N`
+FRAME = re.compile(r'^([\w./-]+\.\w+):(\d+):|File "([^"]+)", line (\d+)', re.M)
 # Nodes whose children are statements, per grammar family (python, js/ts, rust)
 _BODIES = {"block", "module", "statement_block", "program", "source_file", "declaration_list"}
 _COMMENTS = {"comment", "line_comment", "block_comment"}
@@ -38,7 +39,8 @@ _HELPERS = {"assert", "raises", "approx", "expect", "len", "str", "int", "float"
             "sorted", "round", "abs", "isinstance", "type", "print", "repr", "bool", "equal", "strictEqual",
             "deepEqual", "deepStrictEqual", "ok", "toBe", "toEqual", "assert_eq", "assert_ne", "assertEqual",
             "assertTrue", "assertFalse", "assertRaises", "assertIn", "assertIsNone"}
-_CHECK = re.compile(r"\bassert\w*\b|\braises\(|\bexpect\(")
+# A check in a test: python's assert / unittest's assertX / pytest.raises, JS expect / assert, Rust assert!
+CHECK = re.compile(r"\bassert\w*\b|\braises\(|\bexpect\(")
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ def _test_place(
     file: str | None, line: int | None, traceback: str, files: Mapping[str, str], tests: TestFiles
 ) -> tuple[str, int] | None:
     """The innermost place in a test file: the report's own, else the last traceback frame in one."""
-    places = [(m.group(1) or m.group(3), int(m.group(2) or m.group(4))) for m in _FRAME.finditer(traceback)]
+    places = [(m.group(1) or m.group(3), int(m.group(2) or m.group(4))) for m in FRAME.finditer(traceback)]
     if file and line:
         places.append((file, line))
     for path, at in reversed(places):
@@ -224,7 +226,7 @@ def _file_edits(path: str, source: str, pairs: list[tuple[Check, str]], imports:
         replacement = "".join((indent + row if row.strip() else "") + newline for row in statement.split("\n"))
         if _normal(replacement) == _normal(old):
             continue
-        if len(_CHECK.findall(replacement)) < len(_CHECK.findall(old)):
+        if len(CHECK.findall(replacement)) < len(CHECK.findall(old)):
             raise SpliceError(f"the reply's check for `{check.test}` has fewer checks than the test's: correct "
                               "what it expects and keep the check")
         called = _calls(old)

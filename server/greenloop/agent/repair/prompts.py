@@ -17,7 +17,7 @@ from pathlib import Path
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.prompting.files import render_prompt
-from greenloop.agent.repair.checks import Check
+from greenloop.agent.repair.checks import FRAME, Check
 from greenloop.agent.repair.routes import Approach
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import Definition, RepoIndex, language_of
@@ -54,7 +54,6 @@ def tidy(text: str) -> str:
 # python's "cannot import name 'X' from 'm'", node's "module './m.js' does not provide an export named 'X'"
 _MISSING_IMPORT = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'|"
                              r"module '([^']+)' does not provide an export named '(\w+)'")
-_FRAME = re.compile(r'^([\w./-]+\.\w+):(\d+):|File "([^"]+)", line (\d+)', re.M)
 
 
 def _test_definitions(index: RepoIndex, report: TestReport, tests: TestFiles) -> list[Definition]:
@@ -62,7 +61,7 @@ def _test_definitions(index: RepoIndex, report: TestReport, tests: TestFiles) ->
     found: list[Definition] = []
     for failure in report.failures[:FAILURES_SHOWN]:
         places = [(failure.file, failure.line)] if failure.file and failure.line else []
-        for m in _FRAME.finditer(failure.traceback):
+        for m in FRAME.finditer(failure.traceback):
             places.append((m.group(1) or m.group(3), int(m.group(2) or m.group(4))))
         for path, line in places:
             path = _indexed(index, path)

@@ -19,7 +19,7 @@ from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import Action, DebugPlan, EditAction, InstallAction, WriteAction
 from greenloop.agent.prompting.code_reply import extract_code
 from greenloop.agent.repair.blocks import parse_blocks
-from greenloop.agent.repair.checks import Check, splice_checks
+from greenloop.agent.repair.checks import CHECK, Check, splice_checks
 from greenloop.agent.repair.splice import SpliceError, Target, Unchanged, splice
 from greenloop.retrieval import Location, language_of
 from greenloop_sandbox import TestReport
@@ -28,8 +28,6 @@ from greenloop_sandbox.languages import languages
 Route = Literal["function", "file", "blocks", "install", "checks"]
 FILE_ROUTE_LINES = 400  # longer files are not asked for whole
 _BROKEN = ("SyntaxError", "IndentationError", "ImportError", "NameError: name", "TabError")
-# A check in a test: python's assert / unittest's assertX / pytest.raises, JS expect / assert, Rust assert!
-_CHECK = re.compile(r"\bassert\w*\b|\braises\(|\bexpect\(")
 
 
 class ReplyRejected(ValueError):
@@ -258,8 +256,8 @@ def read_reply(approach: Approach, copy: WorkingCopy, reply: str) -> DebugPlan:
 
 def _keeps_checks(target: Target, actions: Sequence[Action]) -> None:
     """A test may get right expected values, never fewer checks: a test emptied to pass proves nothing."""
-    before = sum(len(_CHECK.findall(a.search)) for a in actions if isinstance(a, EditAction))
-    after = sum(len(_CHECK.findall(a.replace)) for a in actions if isinstance(a, EditAction))
+    before = sum(len(CHECK.findall(a.search)) for a in actions if isinstance(a, EditAction))
+    after = sum(len(CHECK.findall(a.replace)) for a in actions if isinstance(a, EditAction))
     if after < before:
         what = target.path if target.kind == "file" else target.name
         raise ReplyRejected(f"the reply's `{what}` has {after} checks where the tests have {before}: "
