@@ -420,3 +420,51 @@ async def test_an_approach_whose_request_cannot_fit_the_window_is_passed_over_in
     assert asked and all("`add`" not in e.target for e in asked)  # the round asked the next approach
     assert all(len(str(r.messages)) < 12_000 for r in scripted_llm.requests_for("repair_function"))
     assert done.iterations <= 1
+
+
+async def test_the_request_sides_with_the_code_and_the_checks_are_rewritten_before_any_model_candidate(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the generation bench's temperature project: the code is right, the 1.5B model's test expects -14
+    ws = write_project(tmp_path / "ws", {
+        "temperature.py": "def c_to_f(c):\n    \"\"\"Celsius to Fahrenheit.\"\"\"\n    return c * 9 / 5 + 32\n\n\n"
+                          "def k_to_c(k):\n    return k - 273.15\n",
+        "test_temperature.py": "from temperature import c_to_f, k_to_c\n\n\ndef test_f():\n    assert c_to_f(0) == 32\n"
+                               "    assert c_to_f(-10) == -14\n\n\ndef test_k():\n    assert k_to_c(0) == 0\n",
+    })
+    scripted_llm.script("-10 * 9 / 5 + 32 = 14\n```python\n14\n```\n", step="repair_verdict", contains="c_to_f(-10)")
+    scripted_llm.script(r"0 - 273.15, so \(\boxed{-273.15}\).", step="repair_verdict", contains="k_to_c(0)")
+    settings = make_settings(ws, loop=candidates({"candidates": 2, "edit_tests": True, "max_iterations": 2}))
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", "\n".join(describe(e) for e in events)
+    assert done.iterations == 1 and [c.path for c in done.changes.files] == ["test_temperature.py"]
+    assert "+    assert c_to_f(-10) == 14.0" in done.changes.diff and "+    assert k_to_c(0) == -273.15" in done.changes.diff
+    # the first candidate is the rewritten checks, asked of no model; the round ended there
+    asked = [e for e in events if isinstance(e, CandidateAsked)]
+    assert [(e.index, e.seed, e.route) for e in asked] == [(1, None, "checks")]
+    assert scripted_llm.requests_for("repair_test") == [] and scripted_llm.requests_for("repair_function") == []
+    # the question shows neither value nor the code's body: the answer is the model's own
+    questions = [r.messages[-1]["content"] for r in scripted_llm.requests_for("repair_verdict")]
+    assert len(questions) == 2 and "what must `c_to_f(-10)` give?" in questions[0]
+    assert "Celsius to Fahrenheit." in questions[0]
+    assert not any("-14" in q or "9 / 5" in q or "273.15" in q for q in questions)
+    said = [e.text for e in events if isinstance(e, Message) and e.text.startswith("Worked out")]
+    assert len(said) == 1 and said[0].count("the code's value") == 2
+
+
+async def test_the_request_siding_with_the_check_is_told_to_the_code_rung_and_the_test_stays(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    ws = write_project(tmp_path / "ws", {
+        "calc.py": "def add(a, b):\n    return a - b\n",
+        "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+    })
+    scripted_llm.script("2 + 3\n```python\n5\n```\n", step="repair_verdict")
+    scripted_llm.script(RIGHT, step="repair_function")
+    settings = make_settings(ws, loop=candidates({"candidates": 1, "edit_tests": True, "max_iterations": 2}))
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", "\n".join(describe(e) for e in events)
+    assert [c.path for c in done.changes.files] == ["calc.py"]
+    prompt = scripted_llm.requests_for("repair_function")[0].messages[-1]["content"]
+    assert "`add(2, 3)` must give `5`; the code gives `-1`." in prompt
+    assert [e.route for e in events if isinstance(e, CandidateAsked)] == ["function"]

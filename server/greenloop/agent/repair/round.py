@@ -138,13 +138,14 @@ async def run_round(
             if inputs.over_budget() is not None:
                 ended = "budget"
                 break
-            seed = inputs.next_seed()
-            temperature = _temperature(index, inputs.temperature, approach.hotter)
+            given = index == 1 and bool(approach.given)  # decided before the round: no model is asked
+            seed = None if given else inputs.next_seed()
+            temperature = 0.0 if given else _temperature(index - bool(approach.given), inputs.temperature, approach.hotter)
             yield CandidateAsked(iteration=inputs.iteration, index=index, of=count, route=approach.route,
                                  target=approach.label, seed=seed, temperature=temperature)
             used = _tokens(inputs.llm)
-            reply = ""
-            if approach.route != "install":
+            reply = approach.given if given else ""
+            if approach.route != "install" and not given:
                 try:
                     reply = await _ask(inputs, approach, limit, seed, temperature)
                 except ContextOverflow as exc:  # every candidate of the round sends this prompt: none would fit

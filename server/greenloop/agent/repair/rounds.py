@@ -20,7 +20,18 @@ from greenloop.agent.repair.checks import failing_checks
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
 from greenloop.agent.repair.round import RoundInputs, RoundResult, reply_limit, run_round
 from greenloop.agent.repair.routes import Approach, ladder, stood_by_key, with_feedback
-from greenloop.llm import LLMError
+from greenloop.agent.repair.verdicts import (
+    VERDICT_TOKENS,
+    Conflict,
+    Side,
+    code_notes,
+    conflicts,
+    given_reply,
+    interface,
+    verdict,
+    verdict_messages,
+)
+from greenloop.llm import ContextOverflow, LLMError
 from greenloop_sandbox import TestReport
 
 if TYPE_CHECKING:
@@ -38,6 +49,7 @@ async def candidate_rounds(
     feedback: dict[bool, str] = {}  # the last failed round's feedback, per target kind (a test or code)
     seen: dict[int, str] = {}  # what each change tested so far gave
     stood_by: set[str] = set()  # functions the model gave back unchanged when told the tests fail
+    judged: dict[tuple[str, str, str], Side | None] = {}  # value conflicts: which side the request is on
     for iteration in range(1, max_it + 1):
         if (why := state.over_budget()) is not None:
             yield state.done(copy, "budget", f"Stopped: {why}; {report.summary()}.", iteration - 1, why)
@@ -51,7 +63,12 @@ async def candidate_rounds(
                                        context_tokens=code.tokens))
         spec = failing_test_targets(state.prompt_code.index, report, state.tests) if state.tests.writable else []
         checks = failing_checks(report, _test_sources(copy, state.tests), state.tests) if state.tests.writable else []
-        steps = ladder(code.locations, report, copy, state.tests, oneshot=oneshot, failing_tests=spec, checks=checks)
+        found = conflicts(checks) if not oneshot else []
+        async for event in _judge(state, found, judged):
+            yield state.stamp(event)
+        notes = code_notes(found, judged)  # told to the code rungs: the checks the request agrees with
+        steps = ladder(code.locations, report, copy, state.tests, oneshot=oneshot, failing_tests=spec, checks=checks,
+                       given=given_reply(checks, judged, found))
         if step == 0:  # a fresh ladder (the first, or after a move): what the model stood by is not asked first
             while step + 1 < len(steps) and _asks_again(steps[step], stood_by):
                 step += 1
@@ -61,7 +78,7 @@ async def candidate_rounds(
                 yield state.done(copy, "stuck", f"Stopped: every approach was tried ({report.summary()}).",
                                iteration - 1, evidence)
                 return
-            approach = with_feedback(steps[step], feedback.get(steps[step].test, ""))
+            approach = with_feedback(steps[step], feedback.get(steps[step].test, "") + ("" if steps[step].test else notes))
             messages = repair_messages(approach, copy, state.prompt_code.index, report, state.tests,
                                        template=state.template, workspace=state.workspace)
             llm = state.ports.llm
@@ -118,6 +135,34 @@ async def candidate_rounds(
     unchanged = "" if copy.changed_paths() else " No candidate was better than the code as it was."
     yield state.done(copy, "budget", f"Stopped after {max_it} rounds; {report.summary()}.{unchanged}", max_it,
                    "max iterations reached")
+
+
+async def _judge(state: RunState, found: list[Conflict], judged: dict[tuple[str, str, str], Side | None]
+                 ) -> AsyncIterator[Event]:
+    """Ask, for each value conflict not asked before, what the call must give (verdicts.py); one Message says
+    what was decided. A failed or too long request decides nothing."""
+    asked = [c for c in dict((c.key, c) for c in found).values() if c.key not in judged]
+    if not asked:
+        return
+    said: list[str] = []
+    for conflict in asked:
+        if state.over_budget() is not None:
+            break
+        messages = verdict_messages(conflict, state.goal, interface(state.prompt_code.index, conflict),
+                                    state.template, state.workspace)
+        try:
+            reply = await state.ports.llm.complete(messages, step="repair_verdict", max_tokens=VERDICT_TOKENS,
+                                                   seed=state.next_seed(), temperature=0.0)
+        except (LLMError, ContextOverflow) as exc:
+            reply = ""
+            said.append(f"`{conflict.call}`: not asked ({exc})")
+        side = judged[conflict.key] = verdict(reply, conflict)
+        if reply:
+            said.append(f"`{conflict.call}`: " + ("the code's value: the check is rewritten to expect it" if side == "code"
+                                                  else "the check's value: the code is told" if side == "test"
+                                                  else "neither value: nothing decided"))
+    basis = "the request" if state.goal.strip() else "its name and docstring"
+    yield Message(text=f"Worked out what {len(said)} checked call(s) must give, by {basis}: " + "; ".join(said))
 
 
 def _test_sources(copy: WorkingCopy, tests: TestFiles) -> dict[str, str]:

@@ -52,6 +52,7 @@ class Approach:
     anew: bool = False  # the function written again from the tests rather than patched
     test: bool = False  # the target is a failing test written in this run: its expected values may be wrong
     checks: tuple[Check, ...] = ()  # the checks route's statements, where the failing tests stopped
+    given: str = ""  # a reply known before the round (verdicts.py): its first candidate, asked of no model
 
     @property
     def label(self) -> str:
@@ -66,7 +67,7 @@ class Approach:
 
 def ladder(
     locations: list[Location], report: TestReport, copy: WorkingCopy, tests: TestFiles, *, oneshot: bool = False,
-    failing_tests: Sequence[Target] = (), checks: Sequence[Check] = (),
+    failing_tests: Sequence[Target] = (), checks: Sequence[Check] = (), given: str = "",
 ) -> list[Approach]:
     """The approaches for this state, in order: a round that brings nothing better moves one step on.
 
@@ -74,7 +75,9 @@ def ladder(
     failing tests are a rung of their own right after the first: a test written in the same run
     as the code is as likely to expect a wrong value as the code is to compute one. That rung asks
     about the statements the tests stopped at (`checks`), or, when none was found, the first
-    failing test (or its file) whole.
+    failing test (or its file) whole. When the request sided with the code about some of those
+    checks (`given`: the checks rewritten to expect what the code gave, verdicts.py), that rung
+    comes first, with the rewritten checks as its first candidate.
     """
     sources = [loc for loc in locations if not tests.is_test(loc.path) and copy.read(loc.path) is not None]
     if not sources:
@@ -105,7 +108,10 @@ def ladder(
             steps.append(_file(path, "the whole file"))
         steps.append(Approach("blocks", Target(path, path, "file", 1, _lines(copy, path)),
                               "changes in several places"))
-    if tests.writable and checks:
+    if tests.writable and checks and given:
+        steps.insert(0, replace(_checks_rung(checks), given=given,
+                                why="the request sides with the code: the checks rewritten to expect what it gave"))
+    elif tests.writable and checks:
         steps.insert(min(1, len(steps)), _checks_rung(checks))
     elif tests.writable and failing_tests:
         at = next((i + 1 for i, s in enumerate(steps) if s.route == "function"), len(steps))

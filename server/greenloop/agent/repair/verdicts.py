@@ -1,0 +1,254 @@
+"""Value conflicts in tests written with the code: what must the call give? The answer decides which side is wrong.
+
+When generation writes the tests together with the code, a failing `assert f(x) == want` is a
+conflict between two answers of the same model. Asked to correct the check with both values in
+view, the 1.5B model sided with the check (-10 °C is -14 °F, 9 is "9" in fizzbuzz); asked to
+choose between them it answered by position ("A", whichever came first). Asked on its own what
+`f(x)` must give by the request, with neither value and no code in view, it worked the value out
+(docs/decisions/2026-11-value-verdicts.md). So each conflict is that question: the answer equal
+to the code's value says the check is wrong, and the check is rewritten to expect that value (one
+candidate, tested like any other); equal to the check's says the code is wrong, and the code
+rungs are told so; anything else decides nothing. Only python's pytest comparisons are read.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+import textwrap
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from greenloop.agent.prompting.files import render_prompt
+from greenloop.agent.repair.checks import Check
+from greenloop.agent.repair.splice import code_blocks
+from greenloop.retrieval import RepoIndex
+
+VERDICT_TOKENS = 400  # a few lines of working and the value: the 1.5B model's fizzbuzz(9) took 300
+Side = Literal["code", "test"]
+# raised by code that cannot run as written, never a result the request asks for
+_BROKEN = (NameError, AttributeError, TypeError, ImportError, SyntaxError, RecursionError, AssertionError,
+           NotImplementedError, UnboundLocalError)
+_RAISED = re.compile(r"^(?:E\s+)?([A-Z]\w*(?:Error|Exception))\b")
+_BOXED = re.compile(r"\\boxed\{(.+?)\}(?:\s|\\\)|\$|\.|$)")
+_INLINE = re.compile(r"`([^`\n]+)`")
+_EXCEPTION = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A failing `assert <call> == <literal>`: what the code gave against what the check expects."""
+
+    check: Check
+    call: str  # the checked expression, as the test writes it
+    got: str  # the code's value as pytest printed it (a Python literal), or the exception it raised
+    want: str  # the expected literal, as the test writes it
+    raised: bool  # the code raised `got` instead of returning
+    statement: str  # the check, dedented
+    place: tuple[int, int, int, int]  # the expected literal in `statement`: 1-based line, col, end line, end col
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return self.call, self.got, self.want
+
+    def expecting_code(self) -> str:
+        """The check rewritten to expect what the code gave (a raise becomes `pytest.raises`)."""
+        if self.raised:
+            return f"with pytest.raises({self.got}):\n    {self.call}"
+        rows = self.statement.split("\n")
+        line, col, end_line, end_col = self.place
+        head, tail = rows[line - 1][:col], rows[end_line - 1][end_col:]
+        rows[line - 1 : end_line] = [head + _literal(self.got) + tail]
+        return "\n".join(rows)
+
+
+def conflicts(checks: Iterable[Check]) -> list[Conflict]:
+    """The checks that are pytest comparisons of a call against a literal, with both values known."""
+    found: list[Conflict] = []
+    for check in checks:
+        if check.path.endswith(".py") and (conflict := _conflict(check)) is not None:
+            found.append(conflict)
+    return found
+
+
+def _conflict(check: Check) -> Conflict | None:
+    statement = textwrap.dedent(check.text)
+    try:
+        tree = ast.parse(statement)
+    except SyntaxError:
+        return None
+    if len(tree.body) != 1 or not isinstance(node := tree.body[0], ast.Assert):
+        return None
+    test = node.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    sides = [test.left, test.comparators[0]]
+    calls = [any(isinstance(n, ast.Call) for n in ast.walk(side)) for side in sides]
+    literal = [_value(ast.get_source_segment(statement, side) or "") is not None for side in sides]
+    if calls == [True, False] and literal[1]:
+        at = 0
+    elif calls == [False, True] and literal[0]:
+        at = 1
+    else:
+        return None
+    call_node, want_node = sides[at], sides[1 - at]
+    call, want = (ast.get_source_segment(statement, n) or "" for n in (call_node, want_node))
+    place = _place(statement, want_node)
+    raised = _raised(check.message)
+    if raised:
+        return Conflict(check, call, raised, want, True, statement, place)
+    shown = _compared(check.message)
+    if shown is None or _value(shown[1 - at]) != _value(want) or _value(shown[at]) is None:
+        return None  # not pytest's rewritten comparison of these two sides, or a value cut short
+    return Conflict(check, call, shown[at], want, False, statement, place)
+
+
+def _compared(message: str) -> tuple[str, str] | None:
+    """The two sides of pytest's `assert <left> == <right>` line, as printed."""
+    first = message.strip().splitlines()[0] if message.strip() else ""
+    first = first.removeprefix("AssertionError: ")
+    if not first.startswith("assert "):
+        return None
+    try:
+        test = ast.parse(first).body[0]
+    except (SyntaxError, IndexError):
+        return None
+    if not (isinstance(test, ast.Assert) and isinstance(test.test, ast.Compare) and len(test.test.ops) == 1):
+        return None
+    left, right = (ast.get_source_segment(first, n) or "" for n in (test.test.left, test.test.comparators[0]))
+    return left, right
+
+
+def _raised(message: str) -> str:
+    """The exception the call raised, when it is one the code raises on purpose (not a crash)."""
+    match = _RAISED.match(message.strip())
+    if match is None:
+        return ""
+    kind = getattr(builtins, match.group(1), None)
+    if not (isinstance(kind, type) and issubclass(kind, Exception)) or issubclass(kind, _BROKEN):
+        return ""  # a class of the project's own would need its import; a crash is not a result
+    return match.group(1)
+
+
+def _place(statement: str, node: ast.expr) -> tuple[int, int, int, int]:
+    """The node's place with character columns (ast counts UTF-8 bytes)."""
+    rows = statement.split("\n")
+
+    def column(line: int, offset: int) -> int:
+        return len(rows[line - 1].encode("utf-8")[:offset].decode("utf-8", "replace"))
+
+    end_line, end_col = node.end_lineno or node.lineno, node.end_col_offset or 0
+    return node.lineno, column(node.lineno, node.col_offset), end_line, column(end_line, end_col)
+
+
+def _value(text: str) -> object | None:
+    """A Python literal's value (None when it is not one, or holds pytest's `...` for a value cut short)."""
+    try:
+        value = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return None if _cut(value) else value
+
+
+def _cut(value: object) -> bool:
+    if value is Ellipsis:
+        return True
+    if isinstance(value, dict):
+        return any(_cut(k) or _cut(v) for k, v in value.items())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(_cut(v) for v in value)
+    return False
+
+
+def _literal(got: str) -> str:
+    """The code's value as the check's new expectation; a float pytest printed long is compared approximately."""
+    value = _value(got)
+    if isinstance(value, float) and len(repr(value)) > 12:
+        return f"pytest.approx({value:.10g})"
+    return got
+
+
+def verdict_messages(conflict: Conflict, goal: str, interface: str, template: str,
+                     workspace: Path | None) -> list[dict[str, str]]:
+    """The question for one conflict: the request (or the function's interface), and the call; no values."""
+    spec = f"A {template} project was written from this request:\n{goal.strip()}\n" if goal.strip() else ""
+    if interface:
+        spec += f"\nThe function it calls:\n```python\n{interface}\n```\n"
+    basis = "By the request" if goal.strip() else "By the function's name and what it says it does"
+    user = render_prompt("repair_verdict", workspace, spec=spec, basis=basis, call=conflict.call)
+    return [{"role": "system", "content": render_prompt("system", workspace)}, {"role": "user", "content": user}]
+
+
+def interface(index: RepoIndex, conflict: Conflict) -> str:
+    """The signature and docstring of the function the call names (no body: the answer is the model's own)."""
+    match = re.search(r"([A-Za-z_]\w*)\s*\(", conflict.call.split("(")[0] + "(")
+    if match is None:
+        return ""
+    for d in index.named(match.group(1))[:1]:
+        rows = index.lines(d.path)[d.start_line - 1 : d.end_line]
+        head = [row for row in rows[:1]]
+        body = "\n".join(rows[1:]).lstrip()
+        doc = re.match(r'("""|\'\'\')(.*?)\1', body, re.S)
+        if doc:
+            indent = re.match(r"\s*", rows[1]).group(0) if len(rows) > 1 else "    "  # type: ignore[union-attr]
+            head.append(textwrap.indent(doc.group(0), indent))
+        return textwrap.dedent("\n".join(head))
+    return ""
+
+
+def verdict(reply: str, conflict: Conflict) -> Side | None:
+    """Which side the reply's value agrees with: the code's, the check's, or neither (None)."""
+    answers = [b.strip() for b in code_blocks(reply) if b.strip()] if "```" in reply else []
+    answers = answers or _BOXED.findall(reply) or _INLINE.findall(reply)  # LaTeX's answer, or the last `x`
+    if not answers:
+        return None
+    answer = answers[-1].strip()
+    if conflict.raised:
+        named = _EXCEPTION.findall(answer)
+        if conflict.got in named:
+            return "code"
+        return "test" if _same(_value(answer), _value(conflict.want)) else None
+    value = _value(answer.removeprefix("return ").strip())
+    if value is None:
+        return None
+    if _same(value, _value(conflict.got)):
+        return "code"
+    if _same(value, _value(conflict.want)):
+        return "test"
+    return None
+
+
+def _same(a: object, b: object) -> bool:
+    if a is None or b is None:
+        return False
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
+        return abs(a - b) <= 1e-6 * max(1.0, abs(b))
+    return type(a) is type(b) and a == b
+
+
+def given_reply(checks: Sequence[Check], sides: Mapping[tuple[str, str, str], Side | None],
+                found: Sequence[Conflict]) -> str:
+    """A reply of the checks route: each check the request sides with the code against rewritten to expect
+    the code's value, the rest as they are; "" when no check is rewritten."""
+    by_check = {c.check: c for c in found}
+    statements: list[str] = []
+    for check in checks:
+        conflict = by_check.get(check)
+        rewritten = conflict is not None and sides.get(conflict.key) == "code"
+        statements.append(conflict.expecting_code() if rewritten and conflict else textwrap.dedent(check.text))
+    if all(s == textwrap.dedent(c.text) for s, c in zip(statements, checks, strict=True)):
+        return ""
+    return "```python\n" + "\n".join(statements) + "\n```\n"
+
+
+def code_notes(found: Sequence[Conflict], sides: Mapping[tuple[str, str, str], Side | None]) -> str:
+    """What the code rungs are told: the values the request sides with the check about."""
+    wrong = [c for c in found if sides.get(c.key) == "test"]
+    if not wrong:
+        return ""
+    rows = [f"- `{c.call}` must give `{c.want}`; the code gives `{c.got}`." for c in wrong]
+    return "\n## Worked out from the request (the checks are right here)\n" + "\n".join(rows) + "\n"

@@ -1,0 +1,76 @@
+"""Value conflicts: a failing pytest comparison read into the call, the code's value and the check's, and the verdict."""
+
+from __future__ import annotations
+
+import pytest
+
+from greenloop.agent.repair.checks import Check, splice_checks
+from greenloop.agent.repair.verdicts import code_notes, conflicts, given_reply, verdict
+
+WHERE = "assert 14.0 == -14\n +  where 14.0 = celsius_to_fahrenheit(-10)"
+
+
+def check(text: str, message: str, line: int = 5) -> Check:
+    return Check("tests/test_t.py", "test_t", line, line + text.count("\n"), text, message)
+
+
+def test_a_call_against_a_literal_gives_both_values_and_the_check_rewritten_to_expect_the_codes() -> None:
+    [c] = conflicts([check("    assert celsius_to_fahrenheit(-10) == -14", WHERE)])
+    assert (c.call, c.got, c.want, c.raised) == ("celsius_to_fahrenheit(-10)", "14.0", "-14", False)
+    assert c.expecting_code() == "assert celsius_to_fahrenheit(-10) == 14.0"
+    # either side may hold the call; a long float is compared approximately
+    [r] = conflicts([check("    assert -10 == f(-14)", "assert -10 == -25.555555555555557\n +  where ...")])
+    assert r.expecting_code() == "assert pytest.approx(-25.55555556) == f(-14)"
+    words = ("AssertionError: assert {'hello': 2, 'world': 1} == {'hello': 2, 'world': 2}\n  Common items:")
+    [d] = conflicts([check('    assert count("Hello, world! Hello")\\\n        == {"hello": 2, "world": 2}', words)])
+    assert d.expecting_code() == "assert count(\"Hello, world! Hello\")\\\n    == {'hello': 2, 'world': 1}"
+
+
+def test_a_raise_the_code_means_becomes_pytest_raises_and_a_crash_is_no_conflict() -> None:
+    [c] = conflicts([check("    assert to_roman(5000) == 'MMMM'", "ValueError: must be 1..3999")])
+    assert c.raised and c.expecting_code() == "with pytest.raises(ValueError):\n    to_roman(5000)"
+    for crash in ("TypeError: 'int' object is not callable", "NameError: name 'f' is not defined",
+                  "AttributeError: 'list' object has no attribute 'strip'", "InsufficientFunds: low"):
+        assert conflicts([check("    assert f(1) == 2", crash)]) == [], crash
+
+
+@pytest.mark.parametrize("text, message", [
+    ("    assert f(1) == g(2)", "assert 1 == 2"),  # no literal side
+    ("    assert x == 2", "assert 1 == 2"),  # no call: nothing the code computed
+    ("    assert f(1) == [1, 2]", "AssertionError: assert [1, 2, 3, ...] == [1, 2]"),  # pytest cut the value short
+    ("    assert f(1) == 3", "assert 1 == 2"),  # the report is about another comparison
+    ("    assert f(1) != 3", "assert 3 != 3"),
+    ("    assert f(1) == 3\n    assert f(2) == 4", "assert 1 == 3"),
+])
+def test_what_is_not_a_conflict_of_two_known_values_is_left_alone(text: str, message: str) -> None:
+    assert conflicts([check(text, message)]) == []
+
+
+def test_the_reply_agrees_with_one_side_or_decides_nothing() -> None:
+    [c] = conflicts([check("    assert celsius_to_fahrenheit(-10) == -14", WHERE)])
+    assert verdict("-18 + 32 = 14.\n```python\n14\n```", c) == "code"
+    assert verdict("```python\n-14.0\n```", c) == "test"
+    assert verdict(r"So it gives \(\boxed{14}\).", c) == "code"
+    assert verdict("It returns `-14`.", c) == "test"
+    assert verdict("```python\n-13\n```", c) is None
+    assert verdict("I cannot tell.", c) is None
+    [r] = conflicts([check("    assert to_roman(5000) == 'MMMM'", "ValueError: must be 1..3999")])
+    assert verdict("Out of range.\n```python\nValueError\n```", r) == "code"
+    assert verdict("```python\n'MMMM'\n```", r) == "test"
+
+
+def test_checks_the_request_sides_with_the_code_on_are_rewritten_and_the_rest_told_to_the_code_rungs() -> None:
+    source = ("from t import c, k, add\n\n\ndef test_t():\n    assert c(-10) == -14\n    assert k(0) == 0\n"
+              "    assert add(2, 3) == 5\n")
+    checks = [check("    assert c(-10) == -14", "assert 14.0 == -14", 5),
+              check("    assert k(0) == 0", "assert -273.15 == 0", 6),
+              check("    assert add(2, 3) == 5", "assert -1 == 5", 7)]
+    found = conflicts(checks)
+    sides = {found[0].key: "code", found[1].key: None, found[2].key: "test"}
+    reply = given_reply(checks, sides, found)  # type: ignore[arg-type]
+    assert reply == "```python\nassert c(-10) == 14.0\nassert k(0) == 0\nassert add(2, 3) == 5\n```\n"
+    [edit] = splice_checks(checks, {"tests/test_t.py": source}, reply)
+    assert (edit.search, edit.replace) == ("    assert c(-10) == -14\n", "    assert c(-10) == 14.0\n")  # only that one
+    assert given_reply(checks, {found[0].key: "test"}, found) == ""  # nothing rewritten: no candidate
+    notes = code_notes(found, sides)  # type: ignore[arg-type]
+    assert "`add(2, 3)` must give `5`; the code gives `-1`" in notes and "c(-10)" not in notes
