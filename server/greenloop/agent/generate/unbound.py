@@ -1,0 +1,98 @@
+"""Names a generated python file uses but never binds, imported where that is mechanical: the project, typing, stdlib.
+
+The 1.5B model's bank test used `InsufficientFunds` with an import line that left it out, and
+its `TodoList.py` annotated with `Todo` without importing it: the whole suite failed on a
+NameError, at collection or in every test, before any check ran, and a repair round spent itself
+on it. Like an editor's "add import" quick fix (pyflakes' undefined names), an unbound name is
+imported when exactly one other module of the project defines it publicly (and does not import
+this file back: no import cycle), when it is one of `typing`'s names, or when it is a standard
+library module used as `name.attr`.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import sys
+import typing
+from collections.abc import Mapping
+
+from greenloop.agent.generate.layouts import Layout
+from greenloop.retrieval import public_names
+
+_TYPING = {n for n in typing.__all__ if n[:1].isupper()}
+
+
+def import_unbound(layout: Layout, path: str, text: str, code: Mapping[str, str], crate: str) -> str:
+    """`text` with an import for each name it uses and never binds, where there is one clear place to
+    import it from (`code`: the project's files written so far, path -> text)."""
+    if not path.endswith(".py"):
+        return text
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text
+    missing = unbound(tree)
+    if not missing:
+        return text
+    attributes = {n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+    homes: dict[str, list[str]] = {}  # an import line's head -> names
+    for name in sorted(missing):
+        modules = [p for p, t in code.items() if p != path and layout.is_source(p) and name in public_names(p, t)
+                   and not layout.is_test_name(name)]
+        if len(modules) == 1 and not _imports(layout, modules[0], code[modules[0]], path, crate):
+            hint = layout.module_import(path, modules[0], crate)[1]
+            if hint.endswith("..."):
+                homes.setdefault(hint.removesuffix("..."), []).append(name)
+        elif not modules and name in _TYPING:
+            homes.setdefault("from typing import ", []).append(name)
+        elif not modules and name in sys.stdlib_module_names and name in attributes:
+            homes.setdefault(f"import {name}", [])
+    if not homes:
+        return text
+    lines = [head + ", ".join(names) if names else head for head, names in homes.items()]
+    return _with_imports(text, tree, lines)
+
+
+def unbound(tree: ast.Module) -> set[str]:
+    """The names the module loads and never binds anywhere (any scope), builtins aside; none after a `*` import."""
+    bound = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__path__", "__builtins__"}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias):
+            if node.name == "*":
+                return set()
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound.update(node.names)
+    loads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return loads - bound
+
+
+def _imports(layout: Layout, module: str, text: str, path: str, crate: str) -> bool:
+    """Whether `module` imports the file at `path` (importing from it would close a cycle)."""
+    pattern = layout.module_import(module, path, crate)[0]
+    return bool(pattern.search(text))
+
+
+def _with_imports(text: str, tree: ast.Module, lines: list[str]) -> str:
+    """`text` with `lines` after its last top-level import (after the docstring when it has none)."""
+    rows = text.splitlines(keepends=True)
+    newline = "\r\n" if rows and rows[0].endswith("\r\n") else "\n"
+    imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    at = (imports[-1].end_lineno or 0) if imports else 0
+    first = tree.body[0] if tree.body else None
+    if not imports and isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+            and isinstance(first.value.value, str):
+        at = first.end_lineno or 0
+    added = "".join(line + newline for line in lines)
+    return "".join(rows[:at]) + added + "".join(rows[at:])
