@@ -468,3 +468,51 @@ async def test_the_request_siding_with_the_check_is_told_to_the_code_rung_and_th
     prompt = scripted_llm.requests_for("repair_function")[0].messages[-1]["content"]
     assert "`add(2, 3)` must give `5`; the code gives `-1`." in prompt
     assert [e.route for e in events if isinstance(e, CandidateAsked)] == ["function"]
+
+
+async def test_a_test_with_several_wrong_expectations_is_settled_check_after_check_within_one_round(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # pytest stops at a test's first failing check: each rewrite that gets further lets the next be asked
+    ws = write_project(tmp_path / "ws", {
+        "temperature.py": "def c_to_f(c):\n    return c * 9 / 5 + 32\n",
+        "test_temperature.py": "from temperature import c_to_f\n\n\ndef test_f():\n    assert c_to_f(-10) == -14\n"
+                               "    assert c_to_f(100) == 200\n    assert c_to_f(5) == 41\n    assert c_to_f(0) == 0\n",
+    })
+    for call, value in (("c_to_f(-10)", "14"), ("c_to_f(100)", "212.0"), ("c_to_f(0)", "32")):
+        scripted_llm.script(f"Worked out.\n```python\n{value}\n```\n", step="repair_verdict", contains=call)
+    settings = make_settings(ws, loop=candidates({"candidates": 2, "edit_tests": True, "max_iterations": 1}))
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green" and done.iterations == 1, "\n".join(describe(e) for e in events)
+    diff = done.changes.diff
+    assert "+    assert c_to_f(-10) == 14.0\n+    assert c_to_f(100) == 212.0\n" in diff and "+    assert c_to_f(0) == 32.0" in diff
+    assert "-    assert c_to_f(5) == 41" not in diff  # a check that was right is left alone
+    ended = [(e.approach, e.moved) for e in events if isinstance(e, RoundEnded)]
+    assert ended == [("checks in test_temperature.py (1 failing)", True)] * 3
+    asked = [r.messages[-1]["content"].split("what must `")[1].split("`")[0]
+             for r in scripted_llm.requests_for("repair_verdict")]
+    assert asked == ["c_to_f(-10)", "c_to_f(100)", "c_to_f(0)"]  # each where the test stopped, in turn
+    assert scripted_llm.requests_for("repair_test") == []
+
+
+async def test_after_the_rewritten_checks_moved_the_state_the_same_round_asks_for_the_code(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # one wrong check (the code is right) and one wrong function (the check is right), in one iteration
+    ws = write_project(tmp_path / "ws", {
+        "calc.py": "def add(a, b):\n    return a - b\n\n\ndef c_to_f(c):\n    return c * 9 / 5 + 32\n",
+        "test_calc.py": "from calc import add, c_to_f\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+                        "def test_f():\n    assert c_to_f(-10) == -14\n",
+    })
+    scripted_llm.script("```python\n5\n```\n", step="repair_verdict", contains="add(2, 3)")
+    scripted_llm.script("```python\n14\n```\n", step="repair_verdict", contains="c_to_f(-10)")
+    scripted_llm.script(RIGHT, step="repair_function")
+    settings = make_settings(ws, loop=candidates({"candidates": 1, "edit_tests": True, "max_iterations": 1}))
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green" and done.iterations == 1, "\n".join(describe(e) for e in events)
+    assert "+    assert c_to_f(-10) == 14.0" in done.changes.diff and "+    return a + b" in done.changes.diff
+    assert "-    assert add(2, 3) == 5" not in done.changes.diff
+    ended = [(e.approach, e.moved, e.ended) for e in events if isinstance(e, RoundEnded)]
+    assert ended == [("checks in test_calc.py (2 failing)", True, "better"), ("`add` in calc.py", True, "green")]
+    prompt = scripted_llm.requests_for("repair_function")[0].messages[-1]["content"]
+    assert "`add(2, 3)` must give `5`; the code gives `-1`." in prompt and "c_to_f(-10) == -14" not in prompt

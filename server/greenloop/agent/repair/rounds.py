@@ -12,26 +12,16 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.events import Event, IterationStarted, LocationsFound, Message, RoundEnded, TestsRan
+from greenloop.agent.events import Event, IterationStarted, LocationsFound, Message, TestsRan
 from greenloop.agent.prompting.material import coverage_note
 from greenloop.agent.repair.checks import failing_checks
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
 from greenloop.agent.repair.round import RoundInputs, RoundResult, reply_limit, run_round
 from greenloop.agent.repair.routes import Approach, ladder, stood_by_key, with_feedback
-from greenloop.agent.repair.verdicts import (
-    VERDICT_TOKENS,
-    Conflict,
-    Side,
-    code_notes,
-    conflicts,
-    given_reply,
-    interface,
-    verdict,
-    verdict_messages,
-)
-from greenloop.llm import ContextOverflow, LLMError
+from greenloop.agent.repair.settle import Judged, round_event, settle, sources_of_tests
+from greenloop.agent.repair.verdicts import code_notes, conflicts
+from greenloop.llm import LLMError
 from greenloop_sandbox import TestReport
 
 if TYPE_CHECKING:
@@ -49,7 +39,7 @@ async def candidate_rounds(
     feedback: dict[bool, str] = {}  # the last failed round's feedback, per target kind (a test or code)
     seen: dict[int, str] = {}  # what each change tested so far gave
     stood_by: set[str] = set()  # functions the model gave back unchanged when told the tests fail
-    judged: dict[tuple[str, str, str], Side | None] = {}  # value conflicts: which side the request is on
+    judged: Judged = {}  # value conflicts: which side the request is on (settle.py)
     for iteration in range(1, max_it + 1):
         if (why := state.over_budget()) is not None:
             yield state.done(copy, "budget", f"Stopped: {why}; {report.summary()}.", iteration - 1, why)
@@ -57,18 +47,28 @@ async def candidate_rounds(
         yield state.stamp(IterationStarted(iteration=iteration, max_iterations=max_it))
         measured = state.prompt_code.spectra.spectrum is not None
         code = await state.prompt_code.build(copy, report.failures)
+        if state.tests.writable and not oneshot:  # value conflicts first: rewritten checks, no model candidates
+            before = report
+            async for settled in settle(state, copy, report, judged, iteration, seen):
+                if isinstance(settled, TestReport):
+                    report = settled
+                else:
+                    yield settled
+            if report is not before:  # the state moved: the ladder starts again, retrieval looks again
+                step, feedback = 0, {}
+                if report.green:
+                    yield state.budget_event(iteration)
+                    yield state.done(copy, "green", f"The tests pass ({report.summary()}).", iteration)
+                    return
+                code = await state.prompt_code.build(copy, report.failures)
         if not measured and (spectrum := state.prompt_code.spectra.spectrum) is not None:
             yield state.stamp(Message(text=coverage_note(spectrum)))
         yield state.stamp(LocationsFound(iteration=iteration, locations=[loc.to_json() for loc in code.locations],
                                        context_tokens=code.tokens))
         spec = failing_test_targets(state.prompt_code.index, report, state.tests) if state.tests.writable else []
-        checks = failing_checks(report, _test_sources(copy, state.tests), state.tests) if state.tests.writable else []
-        found = conflicts(checks) if not oneshot else []
-        async for event in _judge(state, found, judged):
-            yield state.stamp(event)
-        notes = code_notes(found, judged)  # told to the code rungs: the checks the request agrees with
-        steps = ladder(code.locations, report, copy, state.tests, oneshot=oneshot, failing_tests=spec, checks=checks,
-                       given=given_reply(checks, judged, found))
+        checks = failing_checks(report, sources_of_tests(copy, state.tests), state.tests) if state.tests.writable else []
+        notes = code_notes(conflicts(checks), judged)  # told to the code rungs: the checks the request agrees with
+        steps = ladder(code.locations, report, copy, state.tests, oneshot=oneshot, failing_tests=spec, checks=checks)
         if step == 0:  # a fresh ladder (the first, or after a move): what the model stood by is not asked first
             while step + 1 < len(steps) and _asks_again(steps[step], stood_by):
                 step += 1
@@ -110,7 +110,7 @@ async def candidate_rounds(
         assert result is not None  # run_round always ends with its result
         if _stood_by(result):
             stood_by.add(stood_by_key(approach.target))
-        yield state.stamp(_round_event(iteration, result))
+        yield state.stamp(round_event(iteration, result))
         if result.moved and result.files is not None and result.report is not None:
             copy.restore(result.files)
             state.packages.extend(p for p in result.packages if p not in state.packages)
@@ -137,38 +137,6 @@ async def candidate_rounds(
                    "max iterations reached")
 
 
-async def _judge(state: RunState, found: list[Conflict], judged: dict[tuple[str, str, str], Side | None]
-                 ) -> AsyncIterator[Event]:
-    """Ask, for each value conflict not asked before, what the call must give (verdicts.py); one Message says
-    what was decided. A failed or too long request decides nothing."""
-    asked = [c for c in dict((c.key, c) for c in found).values() if c.key not in judged]
-    if not asked:
-        return
-    said: list[str] = []
-    for conflict in asked:
-        if state.over_budget() is not None:
-            break
-        messages = verdict_messages(conflict, state.goal, interface(state.prompt_code.index, conflict),
-                                    state.template, state.workspace)
-        try:
-            reply = await state.ports.llm.complete(messages, step="repair_verdict", max_tokens=VERDICT_TOKENS,
-                                                   seed=state.next_seed(), temperature=0.0)
-        except (LLMError, ContextOverflow) as exc:
-            reply = ""
-            said.append(f"`{conflict.call}`: not asked ({exc})")
-        side = judged[conflict.key] = verdict(reply, conflict)
-        if reply:
-            said.append(f"`{conflict.call}`: " + ("the code's value: the check is rewritten to expect it" if side == "code"
-                                                  else "the check's value: the code is told" if side == "test"
-                                                  else "neither value: nothing decided"))
-    basis = "the request" if state.goal.strip() else "its name and docstring"
-    yield Message(text=f"Worked out what {len(said)} checked call(s) must give, by {basis}: " + "; ".join(said))
-
-
-def _test_sources(copy: WorkingCopy, tests: TestFiles) -> dict[str, str]:
-    return {p: text for p in copy.paths() if tests.is_test(p) and (text := copy.read(p)) is not None}
-
-
 def _asks_again(approach: Approach, stood_by: set[str]) -> bool:
     return approach.route == "function" and not approach.test and stood_by_key(approach.target) in stood_by
 
@@ -180,18 +148,6 @@ def _stood_by(result: RoundResult) -> bool:
     if approach.route != "function" or approach.test or result.moved or not tried:
         return False
     return 2 * sum(t.unchanged for t in tried) >= len(tried)
-
-
-def _round_event(iteration: int, result: RoundResult) -> RoundEnded:
-    best = result.best
-    summary = ""
-    if best is not None:
-        summary = f"{best.passed} passed, {best.failed} failed, {best.errors} errors ({best.scope} tests)"
-    return RoundEnded(
-        iteration=iteration, approach=result.approach.label, why=result.approach.why, tried=len(result.tried),
-        tested=sum(1 for t in result.tried if t.status == "tested"), best=best.index if best else None,
-        best_summary=summary, moved=result.moved, ended=result.ended,
-    )
 
 
 def _tally(result: RoundResult) -> str:

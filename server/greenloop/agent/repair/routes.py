@@ -67,7 +67,7 @@ class Approach:
 
 def ladder(
     locations: list[Location], report: TestReport, copy: WorkingCopy, tests: TestFiles, *, oneshot: bool = False,
-    failing_tests: Sequence[Target] = (), checks: Sequence[Check] = (), given: str = "",
+    failing_tests: Sequence[Target] = (), checks: Sequence[Check] = (),
 ) -> list[Approach]:
     """The approaches for this state, in order: a round that brings nothing better moves one step on.
 
@@ -75,9 +75,7 @@ def ladder(
     failing tests are a rung of their own right after the first: a test written in the same run
     as the code is as likely to expect a wrong value as the code is to compute one. That rung asks
     about the statements the tests stopped at (`checks`), or, when none was found, the first
-    failing test (or its file) whole. When the request sided with the code about some of those
-    checks (`given`: the checks rewritten to expect what the code gave, verdicts.py), that rung
-    comes first, with the rewritten checks as its first candidate.
+    failing test (or its file) whole.
     """
     sources = [loc for loc in locations if not tests.is_test(loc.path) and copy.read(loc.path) is not None]
     if not sources:
@@ -108,10 +106,7 @@ def ladder(
             steps.append(_file(path, "the whole file"))
         steps.append(Approach("blocks", Target(path, path, "file", 1, _lines(copy, path)),
                               "changes in several places"))
-    if tests.writable and checks and given:
-        steps.insert(0, replace(_checks_rung(checks), given=given,
-                                why="the request sides with the code: the checks rewritten to expect what it gave"))
-    elif tests.writable and checks:
+    if tests.writable and checks:
         steps.insert(min(1, len(steps)), _checks_rung(checks))
     elif tests.writable and failing_tests:
         at = next((i + 1 for i, s in enumerate(steps) if s.route == "function"), len(steps))
@@ -125,6 +120,12 @@ def _checks_rung(checks: Sequence[Check]) -> Approach:
     target = Target(first.path, first.path, "checks", first.start_line, first.end_line)
     return Approach("checks", target, "the failing checks: written with the code, what they expect may be wrong",
                     test=True, checks=tuple(checks))
+
+
+def given_rung(checks: Sequence[Check], given: str) -> Approach:
+    """The checks route with its one candidate known (settle.py: the checks the request sided against, rewritten)."""
+    return replace(_checks_rung(checks), given=given,
+                   why="the request sides with the code: the checks rewritten to expect what it gave")
 
 
 def _test_rung(test: Target, report: TestReport, copy: WorkingCopy) -> Approach:

@@ -1,0 +1,120 @@
+"""Value conflicts settled before a round: judged, the checks rewritten, tested, step after step while each is better.
+
+A test the model wrote with the code often holds several wrong expectations, and pytest stops
+at the first: the generation bench's temperature test had six. One rewrite per round would spend
+the run's three rounds on three of them. So before each round's model candidates, the checks the
+request sides against (verdicts.py) are rewritten and tested as one candidate, no model asked;
+when that is strictly better the state moves and the tests' next stopping places are judged, up
+to MAX_STEPS times. A step that is not better ends it; the round then runs as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from greenloop.agent.changes.testfiles import TestFiles
+from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.events import Event, Message, RoundEnded, TestsRan
+from greenloop.agent.repair.checks import failing_checks
+from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
+from greenloop.agent.repair.routes import given_rung
+from greenloop.agent.repair.verdicts import (
+    VERDICT_TOKENS,
+    Conflict,
+    Side,
+    conflicts,
+    given_reply,
+    interface,
+    verdict,
+    verdict_messages,
+)
+from greenloop.llm import ContextOverflow, LLMError
+from greenloop_sandbox import TestReport
+
+if TYPE_CHECKING:
+    from greenloop.agent.orchestration.run_state import RunState
+
+MAX_STEPS = 6  # rewrites tested one after another in one iteration
+Judged = dict[tuple[str, str, str], Side | None]  # a conflict's (call, got, want) -> the side the request is on
+
+
+async def settle(state: RunState, copy: WorkingCopy, report: TestReport, judged: Judged, iteration: int,
+                 seen: dict[int, str]) -> AsyncIterator[Event | TestReport]:
+    """Yield the steps' events, then the report reached (always last; `copy` holds its files)."""
+    for _ in range(MAX_STEPS):
+        checks = failing_checks(report, sources_of_tests(copy, state.tests), state.tests)
+        found = conflicts(checks)
+        async for event in judge(state, found, judged):
+            yield state.stamp(event)
+        given = given_reply(checks, judged, found)
+        if not given or state.over_budget() is not None:
+            break
+        inputs = RoundInputs(
+            llm=state.ports.llm, sandbox=state.ports.sandbox, tests=state.tests, messages=[], count=1,
+            temperature=0.0, next_seed=state.next_seed, over_budget=state.over_budget,
+            test_timeout=state.settings.sandbox.test_timeout, iteration=iteration,
+            subset=state.ports.sandbox.template.selects_tests, seen=seen,
+        )
+        result: RoundResult | None = None
+        async for item in run_round(inputs, given_rung(checks, given), copy, report):
+            if isinstance(item, RoundResult):
+                result = item
+            else:
+                yield state.stamp(item)
+        assert result is not None  # run_round always ends with its result
+        yield state.stamp(round_event(iteration, result))
+        if not (result.moved and result.files is not None and result.report is not None):
+            break
+        copy.restore(result.files)
+        report = result.report
+        yield state.stamp(TestsRan(iteration=iteration, passed=report.passed, failed=report.failed,
+                                   errors=report.errors, skipped=report.skipped,
+                                   failures=[f.model_dump() for f in report.failures], duration=report.duration))
+        if report.green:
+            break
+    yield report
+
+
+async def judge(state: RunState, found: list[Conflict], judged: Judged) -> AsyncIterator[Event]:
+    """Ask, for each value conflict not asked before, what the call must give (verdicts.py); one Message says
+    what was decided. A failed or too long request decides nothing."""
+    asked = [c for c in dict((c.key, c) for c in found).values() if c.key not in judged]
+    if not asked:
+        return
+    said: list[str] = []
+    for conflict in asked:
+        if state.over_budget() is not None:
+            break
+        messages = verdict_messages(conflict, state.goal, interface(state.prompt_code.index, conflict),
+                                    state.template, state.workspace)
+        try:
+            reply = await state.ports.llm.complete(messages, step="repair_verdict", max_tokens=VERDICT_TOKENS,
+                                                   seed=state.next_seed(), temperature=0.0)
+        except (LLMError, ContextOverflow) as exc:
+            reply = ""
+            said.append(f"`{conflict.call}`: not asked ({exc})")
+        side = judged[conflict.key] = verdict(reply, conflict)
+        if reply:
+            said.append(f"`{conflict.call}`: " + ("the code's value: the check is rewritten to expect it" if side == "code"
+                                                  else "the check's value: the code is told" if side == "test"
+                                                  else "neither value: nothing decided"))
+    basis = "the request" if state.goal.strip() else "its name and docstring"
+    yield Message(text=f"Worked out what {len(said)} checked call(s) must give, by {basis}: " + "; ".join(said))
+
+
+def sources_of_tests(copy: WorkingCopy, tests: TestFiles) -> dict[str, str]:
+    """The test files' texts, path -> text."""
+    return {p: text for p in copy.paths() if tests.is_test(p) and (text := copy.read(p)) is not None}
+
+
+def round_event(iteration: int, result: RoundResult) -> RoundEnded:
+    best = result.best
+    summary = ""
+    if best is not None:
+        summary = f"{best.passed} passed, {best.failed} failed, {best.errors} errors ({best.scope} tests)"
+    return RoundEnded(
+        iteration=iteration, approach=result.approach.label, why=result.approach.why, tried=len(result.tried),
+        tested=sum(1 for t in result.tried if t.status == "tested"), best=best.index if best else None,
+        best_summary=summary, moved=result.moved, ended=result.ended,
+    )
