@@ -15,6 +15,7 @@ from greenloop.agent.generate.layouts import Layout, crate_name
 from greenloop.agent.generate.planning import plan_for_prompt
 from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan
 from greenloop.agent.generate.script_tail import guard_script_tail
+from greenloop.agent.generate.shadowed import unshadow
 from greenloop.agent.generate.unbound import import_unbound
 from greenloop.agent.prompting.code_reply import extract_code
 from greenloop.agent.prompting.files import render_prompt
@@ -88,13 +89,15 @@ class FileWriter:
 
     def _mended(self, spec: PlannedFile, text: str, known: Mapping[str, str]) -> str:
         """A test file without its copies of the code it tests, and with the import it forgot; a
-        source file with its example code under a `__main__` guard; either with the names it uses
-        and never binds imported, where one place defines them (unbound.py)."""
+        source file with its example code under a `__main__` guard and no attribute hiding a method
+        (shadowed.py); either with the names it uses and never binds imported, where one place
+        defines them (unbound.py)."""
         crate = crate_name(self.plan.name)
         if not spec.test:
             if not self.layout.is_source(spec.path):
                 return text
-            return import_unbound(self.layout, spec.path, guard_script_tail(spec.path, text), known, crate)
+            text = unshadow(spec.path, guard_script_tail(spec.path, text))
+            return import_unbound(self.layout, spec.path, text, known, crate)
         shown = self._shown(spec, known)
         text = add_missing_imports(self.layout, spec.path, without_copies(self.layout, spec.path, text, shown, crate),
                                    shown, crate)
