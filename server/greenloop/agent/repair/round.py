@@ -140,7 +140,7 @@ async def run_round(
                 break
             given = index == 1 and bool(approach.given)  # decided before the round: no model is asked
             seed = None if given else inputs.next_seed()
-            temperature = 0.0 if given else _temperature(index - bool(approach.given), inputs.temperature, approach.hotter)
+            temperature = 0.0 if given else _temperature(index, inputs.temperature, approach.hotter)
             yield CandidateAsked(iteration=inputs.iteration, index=index, of=count, route=approach.route,
                                  target=approach.label, seed=seed, temperature=temperature)
             used = _tokens(inputs.llm)

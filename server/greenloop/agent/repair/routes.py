@@ -52,7 +52,7 @@ class Approach:
     anew: bool = False  # the function written again from the tests rather than patched
     test: bool = False  # the target is a failing test written in this run: its expected values may be wrong
     checks: tuple[Check, ...] = ()  # the checks route's statements, where the failing tests stopped
-    given: str = ""  # a reply known before the round (verdicts.py): its first candidate, asked of no model
+    given: str = ""  # a reply known before the round (settle.py): its first candidate, asked of no model
 
     @property
     def label(self) -> str:
