@@ -42,3 +42,14 @@ def test_no_import_where_the_place_is_not_clear_or_would_close_a_cycle() -> None
     assert import_unbound(PYTHON, "c.py", local, {"a.py": "def f(): pass\n"}, "app") == local  # all bound here
     assert import_unbound(PYTHON, "c.py", "def g(:\n", {}, "app") == "def g(:\n"  # does not parse: left as it is
     assert import_unbound(PYTHON, "c.py", "x = re\n", {}, "app") == "x = re\n"  # a module name, not used as one
+
+
+def test_an_import_inside_one_function_does_not_bind_the_name_for_its_sibling() -> None:
+    # the 1.5B model's todo list: `import json` in save(), and json.load in load() without it
+    text = ("class TodoList:\n    def save(self, path):\n        import json\n        json.dump([], open(path, 'w'))\n\n"
+            "    def load(self, path, parse=lambda s: s):\n        items = [parse(t) for t in json.load(open(path))]\n"
+            "        return items\n")
+    assert unbound(ast.parse(text)) == {"json"}
+    assert import_unbound(PYTHON, "todo_list.py", text, {}, "app").startswith("import json\nclass TodoList:")
+    nested = "import os\n\n\ndef f(x):\n    def g():\n        return x + os.sep\n    return g\n"
+    assert unbound(ast.parse(nested)) == set()  # an enclosing function's names and the module's are seen

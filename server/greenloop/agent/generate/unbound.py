@@ -55,27 +55,63 @@ def import_unbound(layout: Layout, path: str, text: str, code: Mapping[str, str]
 
 
 def unbound(tree: ast.Module) -> set[str]:
-    """The names the module loads and never binds anywhere (any scope), builtins aside; none after a `*` import."""
-    bound = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__path__", "__builtins__"}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            bound.add(node.id)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-        elif isinstance(node, ast.alias):
-            if node.name == "*":
-                return set()
-            bound.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            bound.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            bound.add(node.rest)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            bound.update(node.names)
-    loads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    return loads - bound
+    """The names the module loads where no scope that sees them binds them, builtins aside; none after a
+    `*` import. Scopes are the module and each function (with what encloses it); a name bound in a
+    function, such as an `import json` inside `save`, is not bound for its sibling `load`."""
+    if any(isinstance(n, ast.alias) and n.name == "*" for n in ast.walk(tree)):
+        return set()
+    visible = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__path__", "__builtins__"}
+    missing: set[str] = set()
+    _scope(tree, visible, missing)
+    return missing
+
+
+def _scope(node: ast.AST, outer: set[str], missing: set[str]) -> None:
+    """Check the loads of one scope (`node`'s body, nested functions aside) against what it and `outer` bind."""
+    own = _binds(node)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        own |= {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+    seen = outer | own
+    for child in _within(node):
+        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load) and child.id not in seen:
+            missing.add(child.id)
+        elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            _scope(child, seen, missing)
+
+
+def _within(node: ast.AST) -> list[ast.AST]:
+    """The nodes of `node`'s scope: its descendants, stopping at (and including) nested functions."""
+    found: list[ast.AST] = []
+    stack = [c for c in ast.iter_child_nodes(node)
+             if not (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and c is node.args)]
+    while stack:
+        child = stack.pop()
+        found.append(child)
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            stack.extend([*child.decorator_list] if not isinstance(child, ast.Lambda) else [])
+            stack.extend(d for d in child.args.defaults + child.args.kw_defaults if d is not None)
+            continue
+        stack.extend(ast.iter_child_nodes(child))
+    return found
+
+
+def _binds(node: ast.AST) -> set[str]:
+    """The names one scope binds: definitions, stores, imports, handlers, globals (not inside nested functions)."""
+    bound: set[str] = set()
+    for child in _within(node):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(child.name)
+        elif isinstance(child, ast.Name) and not isinstance(child.ctx, ast.Load):
+            bound.add(child.id)
+        elif isinstance(child, ast.alias):
+            bound.add((child.asname or child.name).split(".")[0])
+        elif isinstance(child, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and child.name:
+            bound.add(child.name)
+        elif isinstance(child, ast.MatchMapping) and child.rest:
+            bound.add(child.rest)
+        elif isinstance(child, (ast.Global, ast.Nonlocal)):
+            bound.update(child.names)
+    return bound
 
 
 def _imports(layout: Layout, module: str, text: str, path: str, crate: str) -> bool:
