@@ -62,6 +62,28 @@ def test_the_reply_agrees_with_one_side_or_decides_nothing() -> None:
     assert verdict("```python\n'MMMM'\n```", r) == "test"
 
 
+def test_a_value_in_prose_or_rounded_is_read_and_decides_only_when_it_picks_one_side() -> None:
+    # the replies' last lines, as the 1.5B model gave them in the generation bench
+    [k] = conflicts([check("    assert kelvin_to_celsius(100) == 173.15", "assert -173.15 == 173.15")])
+    assert verdict("3. Subtract: \\(100 - 273.15 = -173.15\\).\n\n"
+                   "Therefore, the value of `kelvin_to_celsius(100)` is \\(-173.15\\).", k) == "code"
+    [f] = conflicts([check("    assert fahrenheit_to_celsius(0) == 32", "assert -17.77777777777778 == 32")])
+    assert verdict("\\[ C \\approx -17.78 \\]\n\n```python\n-17.78\n```", f) == "code"  # rounded
+    assert verdict("```python\n-17.7\n```", f) is None  # rounded wrongly
+    [r] = conflicts([check("    assert to_roman(5000) == 'MMMM'", "ValueError: must be 1..3999")])
+    assert verdict('To convert 5000 to Roman numerals, you would use the numeral "MMMM".', r) == "test"
+    assert verdict("5000 is out of range, so it raises ValueError.", r) == "code"
+    assert verdict("5000 is above 3999, so it raises ValueError.", r) is None  # 3999 is a second answer
+    [c] = conflicts([check("    assert celsius_to_fahrenheit(-10) == -14", WHERE)])
+    assert verdict("So -10 gives 14 here.", c) == "code"  # the call's own -10 is not an answer
+    assert verdict("It gives 14, which is 3 more than 11.", c) is None  # two numbers: no answer
+    assert verdict("The function's value is '14'", c) is None  # a string, not the number
+    # a value both sides round to decides nothing; an exact match wins over a rounded one
+    [a] = conflicts([check("    assert area(1) == 3.14", "assert 3.14159 == 3.14")])
+    assert verdict("```python\n3.14\n```", a) == "test"
+    assert verdict("```python\n3.1\n```", a) is None
+
+
 def test_checks_the_request_sides_with_the_code_on_are_rewritten_and_the_rest_told_to_the_code_rungs() -> None:
     source = ("from t import c, k, add\n\n\ndef test_t():\n    assert c(-10) == -14\n    assert k(0) == 0\n"
               "    assert add(2, 3) == 5\n")

@@ -36,6 +36,9 @@ _RAISED = re.compile(r"^(?:E\s+)?([A-Z]\w*(?:Error|Exception))\b")
 _BOXED = re.compile(r"\\boxed\{(.+?)\}(?:\s|\\\)|\$|\.|$)")
 _INLINE = re.compile(r"`([^`\n]+)`")
 _EXCEPTION = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
+# in prose: LaTeX's inline math or a quoted string; else a bare number or exception name
+_MARKED = re.compile(r"""\\\((.+?)\\\)|("[^"]*"|(?<!\w)'[^']*'(?!\w))""")
+_BARE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w)|\b[A-Z]\w*(?:Error|Exception)\b")
 
 
 @dataclass(frozen=True)
@@ -211,24 +214,58 @@ def interface(index: RepoIndex, conflict: Conflict) -> str:
 
 def verdict(reply: str, conflict: Conflict) -> Side | None:
     """Which side the reply's value agrees with: the code's, the check's, or neither (None)."""
-    answers = [b.strip() for b in code_blocks(reply) if b.strip()] if "```" in reply else []
-    answers = answers or _BOXED.findall(reply) or _INLINE.findall(reply)  # LaTeX's answer, or the last `x`
-    if not answers:
+    answer = _answer(reply, conflict.call)
+    if answer is None:
         return None
-    answer = answers[-1].strip()
     if conflict.raised:
         named = _EXCEPTION.findall(answer)
         if conflict.got in named:
             return "code"
         return "test" if _same(_value(answer), _value(conflict.want)) else None
-    value = _value(answer.removeprefix("return ").strip())
+    text = answer.removeprefix("return ").strip()
+    value = _value(text)
     if value is None:
         return None
-    if _same(value, _value(conflict.got)):
-        return "code"
-    if _same(value, _value(conflict.want)):
-        return "test"
-    return None
+    sides: list[tuple[Side, object]] = [("code", _value(conflict.got)), ("test", _value(conflict.want))]
+    exact = [side for side, v in sides if _same(value, v)]
+    # the model rounds its arithmetic ("-17.78" for -17.777...): a match to the answer's own decimals
+    # counts when no side matches exactly, and decides only when it picks out one side
+    near = exact or [side for side, v in sides if _rounds_to(v, text)]
+    return near[0] if len(near) == 1 else None
+
+
+def _answer(reply: str, call: str) -> str | None:
+    """The reply's value: its last code block, else LaTeX's boxed value, else its last `x` that is a value,
+    else from its last line of prose the last inline math or quoted string ("is \\(-173.15\\)", "the
+    numeral "MMMM""), or its one number or exception name that the call does not hold."""
+    blocks = [b.strip() for b in code_blocks(reply) if b.strip()] if "```" in reply else []
+    if blocks:
+        return blocks[-1]
+    spans = [*_BOXED.findall(reply)] or [s for s in _INLINE.findall(reply) if s.strip() != call and _answers(s)]
+    if spans:
+        return str(spans[-1]).strip()
+    lines = [row for row in reply.strip().splitlines() if row.strip()]
+    last = lines[-1] if lines else ""
+    marked = [m.group(1) or m.group(2) for m in _MARKED.finditer(last)]
+    marked = [s.strip() for s in marked if _answers(s.strip())]
+    if marked:
+        return marked[-1]
+    bare = {m.group(0) for m in _BARE.finditer(last)} - {m.group(0) for m in _BARE.finditer(call)}
+    return bare.pop() if len(bare) == 1 else None
+
+
+def _answers(text: str) -> bool:
+    return _value(text) is not None or _EXCEPTION.fullmatch(text.strip()) is not None
+
+
+def _rounds_to(value: object, text: str) -> bool:
+    """Whether a number rounded to the decimals `text` shows is the number `text` says (1-6 decimals)."""
+    shown = _value(text)
+    decimals = len(text.partition(".")[2]) if "." in text and "e" not in text.lower() else 0
+    if not (isinstance(shown, float) and isinstance(value, (int, float)) and not isinstance(value, bool)
+            and 1 <= decimals <= 6):
+        return False
+    return abs(value - shown) <= 0.5 * 10**-decimals * (1 + 1e-9)
 
 
 def _same(a: object, b: object) -> bool:
