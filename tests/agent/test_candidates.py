@@ -452,6 +452,28 @@ async def test_the_request_sides_with_the_code_and_the_checks_are_rewritten_befo
     assert len(said) == 1 and said[0].count("the code's value") == 2
 
 
+async def test_an_answer_given_as_arithmetic_is_computed_in_the_sandbox_not_taken_from_the_models_head(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the 1.5B model writes the formula right and does the arithmetic wrong ("273.15 * 9/5 + 32 = 80.0")
+    ws = write_project(tmp_path / "ws", {
+        "temperature.py": "def c_to_f(c):\n    return c * 9 / 5 + 32\n\n\ndef k_to_c(k):\n    return k - 273.15\n",
+        "test_temperature.py": "from temperature import c_to_f, k_to_c\n\n\ndef test_f():\n"
+                               "    assert c_to_f(273.15) == 80.0\n\n\ndef test_k():\n    assert k_to_c(0) == 0\n",
+    })
+    scripted_llm.script("(273.15 * 9/5) + 32 = 80.0\n```python\n273.15 * 9 / 5 + 32\n```\n", step="repair_verdict",
+                        contains="c_to_f(273.15)")
+    # an expression that calls the code in question decides nothing: it would only repeat the code
+    scripted_llm.script("```python\nk_to_c(0)\n```\n", step="repair_verdict", contains="k_to_c(0)")
+    settings = make_settings(ws, loop=candidates({"candidates": 1, "edit_tests": True, "max_iterations": 1}))
+    events, done = await collect(fix(FixRequest(ws), settings))
+    said = [e.text for e in events if isinstance(e, Message) and e.text.startswith("Worked out")]
+    assert said and "`273.15 * 9 / 5 + 32` = 523.67" in said[0], "\n".join(describe(e) for e in events)
+    assert "`k_to_c(0)`: neither value" in said[0]
+    assert "+    assert c_to_f(273.15) == 523.67" in done.changes.diff
+    assert "assert k_to_c(0) == 0" in (ws / "test_temperature.py").read_text()  # nothing applied before accepting
+
+
 async def test_the_request_siding_with_the_check_is_told_to_the_code_rung_and_the_test_stays(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from greenloop.agent.repair.checks import Check, splice_checks
-from greenloop.agent.repair.verdicts import code_notes, conflicts, given_reply, verdict
+from greenloop.agent.repair.verdicts import code_notes, conflicts, expression, given_reply, verdict
 
 WHERE = "assert 14.0 == -14\n +  where 14.0 = celsius_to_fahrenheit(-10)"
 
@@ -82,6 +82,22 @@ def test_a_value_in_prose_or_rounded_is_read_and_decides_only_when_it_picks_one_
     [a] = conflicts([check("    assert area(1) == 3.14", "assert 3.14159 == 3.14")])
     assert verdict("```python\n3.14\n```", a) == "test"
     assert verdict("```python\n3.1\n```", a) is None
+
+
+def test_an_answer_to_compute_is_arithmetic_on_literals_never_a_call_of_the_code() -> None:
+    [c] = conflicts([check("    assert celsius_to_fahrenheit(-10) == -14", WHERE)])
+    assert expression("```python\n(-10) * 9 / 5 + 32\n```", c) == "(-10) * 9 / 5 + 32"
+    assert expression("```python\nround((-10) * 1.8 + 32, 2)\n```", c) == "round((-10) * 1.8 + 32, 2)"
+    assert expression("```python\nmath.floor(-10 * 1.8) + 32\n```", c) == "math.floor(-10 * 1.8) + 32"
+    assert verdict("```python\n(-10) * 9 / 5 + 32\n```", c, computed="14.0") == "code"
+    for reply in ("```python\n14\n```",  # a value: nothing to compute
+                  "```python\ncelsius_to_fahrenheit(-10)\n```",  # the code itself
+                  "```python\n__import__('temperature').celsius_to_fahrenheit(-10)\n```",
+                  "```python\n(14).__class__\n```",
+                  "```python\nx = -10 * 9 / 5 + 32\n```",  # a statement
+                  "```python\n(lambda c: c * 9 / 5 + 32)(-10)\n```",
+                  "I cannot tell."):
+        assert expression(reply, c) is None, reply
 
 
 def test_checks_the_request_sides_with_the_code_on_are_rewritten_and_the_rest_told_to_the_code_rungs() -> None:

@@ -24,6 +24,7 @@ from greenloop.agent.repair.verdicts import (
     Conflict,
     Side,
     conflicts,
+    expression,
     given_reply,
     interface,
     verdict,
@@ -94,9 +95,13 @@ async def judge(state: RunState, found: list[Conflict], judged: Judged) -> Async
         except (LLMError, ContextOverflow) as exc:
             reply = ""
             said.append(f"`{conflict.call}`: not asked ({exc})")
-        side = judged[conflict.key] = verdict(reply, conflict)
+        computed, how = None, ""
+        if (formula := expression(reply, conflict)) is not None:  # worked out by python, not in the model's head
+            computed = await state.ports.sandbox.compute(formula)
+            how = f" (`{formula}` = {computed})" if computed is not None else f" (`{formula}` did not compute)"
+        side = judged[conflict.key] = verdict(reply, conflict, computed)
         if reply:
-            said.append(f"`{conflict.call}`: " + ("the code's value: the check is rewritten to expect it" if side == "code"
+            said.append(f"`{conflict.call}`{how}: " + ("the code's value: the check is rewritten to expect it" if side == "code"
                                                   else "the check's value: the code is told" if side == "test"
                                                   else "neither value: nothing decided"))
     basis = "the request" if state.goal.strip() else "its name and docstring"

@@ -36,6 +36,12 @@ _RAISED = re.compile(r"^(?:E\s+)?([A-Z]\w*(?:Error|Exception))\b")
 _BOXED = re.compile(r"\\boxed\{(.+?)\}(?:\s|\\\)|\$|\.|$)")
 _INLINE = re.compile(r"`([^`\n]+)`")
 _EXCEPTION = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
+# what an answer's expression may name: arithmetic on the call's arguments, never the project's code
+_COMPUTE_NAMES = frozenset({
+    "abs", "all", "any", "bool", "chr", "dict", "divmod", "enumerate", "filter", "float", "int", "len", "list",
+    "map", "math", "max", "min", "ord", "pow", "range", "reversed", "round", "set", "sorted", "str", "sum",
+    "tuple", "zip", "True", "False", "None",
+})
 # in prose: LaTeX's inline math or a quoted string; else a bare number or exception name
 _MARKED = re.compile(r"""\\\((.+?)\\\)|("[^"]*"|(?<!\w)'[^']*'(?!\w))""")
 _BARE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w)|\b[A-Z]\w*(?:Error|Exception)\b")
@@ -212,9 +218,31 @@ def interface(index: RepoIndex, conflict: Conflict) -> str:
     return ""
 
 
-def verdict(reply: str, conflict: Conflict) -> Side | None:
-    """Which side the reply's value agrees with: the code's, the check's, or neither (None)."""
+def expression(reply: str, conflict: Conflict) -> str | None:
+    """The reply's answer when it is a python expression to compute (`(-10) * 9 / 5 + 32`): literals,
+    operators, a few builtins and `math`, and no call of the function in question; else None."""
     answer = _answer(reply, conflict.call)
+    if answer is None or _value(answer) is not None or len(answer) > 400:
+        return None
+    source = answer.removeprefix("return ").strip()
+    try:
+        tree = ast.parse(source, mode="eval")
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id not in _COMPUTE_NAMES:
+            return None
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            return None
+        if isinstance(node, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
+            return None
+    return source
+
+
+def verdict(reply: str, conflict: Conflict, computed: str | None = None) -> Side | None:
+    """Which side the reply's value agrees with: the code's, the check's, or neither (None). `computed` is the
+    value of the reply's expression (`expression`) as python printed it, when the sandbox worked it out."""
+    answer = computed if computed is not None else _answer(reply, conflict.call)
     if answer is None:
         return None
     if conflict.raised:
