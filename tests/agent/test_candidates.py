@@ -459,10 +459,13 @@ async def test_an_answer_given_as_arithmetic_is_computed_in_the_sandbox_not_take
     ws = write_project(tmp_path / "ws", {
         "temperature.py": "def c_to_f(c):\n    return c * 9 / 5 + 32\n\n\ndef k_to_c(k):\n    return k - 273.15\n",
         "test_temperature.py": "from temperature import c_to_f, k_to_c\n\n\ndef test_f():\n"
-                               "    assert c_to_f(273.15) == 80.0\n\n\ndef test_k():\n    assert k_to_c(0) == 0\n",
+                               "    assert c_to_f(273.15) == 0\n\n\ndef test_k():\n    assert k_to_c(0) == 0\n",
     })
-    scripted_llm.script("(273.15 * 9/5) + 32 = 80.0\n```python\n273.15 * 9 / 5 + 32\n```\n", step="repair_verdict",
-                        contains="c_to_f(273.15)")
+    # asked for the value, it gets the sum wrong and decides nothing; asked again, it may give a formula
+    scripted_llm.script("(273.15 * 9/5) + 32 = 80.0\n```python\n80.0\n```\n", step="repair_verdict",
+                        regex=r"c_to_f\(273\.15\)` give\? Work it out in a few short lines of plain words \(no code\)")
+    scripted_llm.script("(273.15 * 9/5) + 32\n```python\n273.15 * 9 / 5 + 32\n```\n", step="repair_verdict",
+                        regex=r"c_to_f\(273\.15\)[\s\S]*one Python expression")
     # an expression that calls the code in question decides nothing: it would only repeat the code
     scripted_llm.script("```python\nk_to_c(0)\n```\n", step="repair_verdict", contains="k_to_c(0)")
     settings = make_settings(ws, loop=candidates({"candidates": 1, "edit_tests": True, "max_iterations": 1}))
@@ -471,6 +474,8 @@ async def test_an_answer_given_as_arithmetic_is_computed_in_the_sandbox_not_take
     assert said and "`273.15 * 9 / 5 + 32` = 523.67" in said[0], "\n".join(describe(e) for e in events)
     assert "`k_to_c(0)`: neither value" in said[0]
     assert "+    assert c_to_f(273.15) == 523.67" in done.changes.diff
+    asked = [r.messages[-1]["content"] for r in scripted_llm.requests_for("repair_verdict")]
+    assert len(asked) == 4 and sum("one Python expression" in q for q in asked) == 2  # each asked twice
     assert "assert k_to_c(0) == 0" in (ws / "test_temperature.py").read_text()  # nothing applied before accepting
 
 

@@ -191,13 +191,13 @@ def _literal(got: str) -> str:
 
 
 def verdict_messages(conflict: Conflict, goal: str, interface: str, template: str,
-                     workspace: Path | None) -> list[dict[str, str]]:
+                     workspace: Path | None, prompt: str = "repair_verdict") -> list[dict[str, str]]:
     """The question for one conflict: the request (or the function's interface), and the call; no values."""
     spec = f"A {template} project was written from this request:\n{goal.strip()}\n" if goal.strip() else ""
     if interface:
         spec += f"\nThe function it calls:\n```python\n{interface}\n```\n"
     basis = "By the request" if goal.strip() else "By the function's name and what it says it does"
-    user = render_prompt("repair_verdict", workspace, spec=spec, basis=basis, call=conflict.call)
+    user = render_prompt(prompt, workspace, spec=spec, basis=basis, call=conflict.call)
     return [{"role": "system", "content": render_prompt("system", workspace)}, {"role": "user", "content": user}]
 
 
