@@ -479,6 +479,26 @@ async def test_an_answer_given_as_arithmetic_is_computed_in_the_sandbox_not_take
     assert "assert k_to_c(0) == 0" in (ws / "test_temperature.py").read_text()  # nothing applied before accepting
 
 
+async def test_a_check_on_a_name_the_test_bound_to_a_literal_is_asked_about_with_the_literal(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the generation bench's word-count project: the code is right, the test counts "world" twice
+    ws = write_project(tmp_path / "ws", {
+        "wordcount.py": "import re\n\n\ndef count_words(text):\n    words = re.findall(r'\\b\\w+\\b', text.lower())\n"
+                        "    return {w: words.count(w) for w in words}\n",
+        "test_wordcount.py": "from wordcount import count_words\n\n\ndef test_count_words():\n"
+                             "    text = \"Hello, world! Hello, universe.\"\n"
+                             "    assert count_words(text) == {'hello': 2, 'world': 2, 'universe': 1}\n",
+    })
+    scripted_llm.script("```python\n{'hello': 2, 'world': 1, 'universe': 1}\n```\n", step="repair_verdict")
+    settings = make_settings(ws, loop=candidates({"candidates": 1, "edit_tests": True, "max_iterations": 1}))
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", "\n".join(describe(e) for e in events)
+    question = scripted_llm.requests_for("repair_verdict")[0].messages[-1]["content"]
+    assert 'what must `count_words("Hello, world! Hello, universe.")` give?' in question
+    assert "+    assert count_words(text) == {'hello': 2, 'world': 1, 'universe': 1}" in done.changes.diff
+
+
 async def test_the_request_siding_with_the_check_is_told_to_the_code_rung_and_the_test_stays(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:

@@ -100,6 +100,31 @@ def test_an_answer_to_compute_is_arithmetic_on_literals_never_a_call_of_the_code
         assert expression(reply, c) is None, reply
 
 
+def test_a_name_the_test_bound_once_to_a_literal_is_shown_as_that_literal() -> None:
+    # the generation bench's word-count test, as the 1.5B model wrote it
+    source = ('from wordcount import count_words, top_words\n\ndef test_count_words():\n'
+              '    text = "Hello, world! Hello, universe."\n'
+              "    assert count_words(text) == {'hello': 2, 'world': 2, 'universe': 1}\n\n"
+              'def test_top_words():\n    text = "Hello, world! Hello, universe."\n'
+              "    assert top_words(text, n=2) == [('hello', 2), ('world', 2)]\n")
+    message = ("AssertionError: assert {'hello': 2, 'world': 1, 'universe': 1} == "
+               "{'hello': 2, 'world': 2, 'universe': 1}\n  Common items:")
+    first = check("    assert count_words(text) == {'hello': 2, 'world': 2, 'universe': 1}", message, 5)
+    second = check("    assert top_words(text, n=2) == [('hello', 2), ('world', 2)]",
+                   "AssertionError: assert [('hello', 2), ('universe', 1)] == [('hello', 2), ('world', 2)]", 9)
+    assert conflicts([first, second]) == []  # without the file, `text` is unknown
+    [c, t] = conflicts([first, second], {"tests/test_t.py": source})
+    assert c.call == 'count_words("Hello, world! Hello, universe.")'  # as the test wrote it
+    assert t.call == 'top_words("Hello, world! Hello, universe.", n=2)'
+    assert c.expecting_code() == "assert count_words(text) == {'hello': 2, 'world': 1, 'universe': 1}"
+    # a name bound twice, changed in place, bound below the check, or a parameter, is not a literal
+    changed = ("def test_a(tmp_path):\n    xs = [1, 2]\n    xs.append(3)\n    n = 1\n    n = 2\n"
+               "    assert f(xs) == 3\n    late = 5\n")
+    for name in ("xs", "n", "late", "tmp_path"):
+        statement = check(f"    assert f({name}) == 3", "assert 1 == 3", 6)
+        assert conflicts([statement], {"tests/test_t.py": changed}) == [], name
+
+
 def test_checks_the_request_sides_with_the_code_on_are_rewritten_and_the_rest_told_to_the_code_rungs() -> None:
     source = ("from t import c, k, add\n\n\ndef test_t():\n    assert c(-10) == -14\n    assert k(0) == 0\n"
               "    assert add(2, 3) == 5\n")

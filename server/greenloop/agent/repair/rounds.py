@@ -66,8 +66,9 @@ async def candidate_rounds(
         yield state.stamp(LocationsFound(iteration=iteration, locations=[loc.to_json() for loc in code.locations],
                                        context_tokens=code.tokens))
         spec = failing_test_targets(state.prompt_code.index, report, state.tests) if state.tests.writable else []
-        checks = failing_checks(report, sources_of_tests(copy, state.tests), state.tests) if state.tests.writable else []
-        notes = code_notes(conflicts(checks), judged)  # told to the code rungs: the checks the request agrees with
+        sources = sources_of_tests(copy, state.tests) if state.tests.writable else {}
+        checks = failing_checks(report, sources, state.tests) if state.tests.writable else []
+        notes = code_notes(conflicts(checks, sources), judged)  # told to the code rungs: the checks the request agrees with
         steps = ladder(code.locations, report, copy, state.tests, oneshot=oneshot, failing_tests=spec, checks=checks)
         if step == 0:  # a fresh ladder (the first, or after a move): what the model stood by is not asked first
             while step + 1 < len(steps) and _asks_again(steps[step], stood_by):

@@ -47,8 +47,9 @@ async def settle(state: RunState, copy: WorkingCopy, report: TestReport, judged:
                  seen: dict[int, str]) -> AsyncIterator[Event | TestReport]:
     """Yield the steps' events, then the report reached (always last; `copy` holds its files)."""
     for _ in range(MAX_STEPS):
-        checks = failing_checks(report, sources_of_tests(copy, state.tests), state.tests)
-        found = conflicts(checks)
+        sources = sources_of_tests(copy, state.tests)
+        checks = failing_checks(report, sources, state.tests)
+        found = conflicts(checks, sources)
         async for event in judge(state, found, judged):
             yield state.stamp(event)
         given = given_reply(checks, judged, found)

@@ -74,16 +74,51 @@ class Conflict:
         return "\n".join(rows)
 
 
-def conflicts(checks: Iterable[Check]) -> list[Conflict]:
-    """The checks that are pytest comparisons of a call against a literal, with both values known."""
+def conflicts(checks: Iterable[Check], sources: Mapping[str, str] | None = None) -> list[Conflict]:
+    """The checks that are pytest comparisons of a call against a literal, with both values known. With the
+    test files' `sources`, a call's argument may be a name the test bound once to a literal before the check
+    (`text = "Hello, world!"` ... `count_words(text)`): the question shows the literal in its place."""
     found: list[Conflict] = []
     for check in checks:
-        if check.path.endswith(".py") and (conflict := _conflict(check)) is not None:
+        if not check.path.endswith(".py"):
+            continue
+        bound = bound_literals((sources or {}).get(check.path, ""), check.start_line)
+        if (conflict := _conflict(check, bound)) is not None:
             found.append(conflict)
     return found
 
 
-def _conflict(check: Check) -> Conflict | None:
+def bound_literals(source: str, line: int) -> dict[str, str]:
+    """The names the function around `line` binds exactly once, to a literal, above it, and never changes
+    (no other assignment, no `name.attr`, no `name[...]`), name -> the literal's source."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {}
+    around = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+              and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    if not around:
+        return {}
+    function = max(around, key=lambda n: n.lineno)  # the innermost
+    stores: dict[str, int] = {}
+    touched: set[str] = set()
+    literals: dict[str, str] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.value, ast.Name):
+            touched.add(node.value.id)
+        elif isinstance(node, ast.arg):
+            stores[node.arg] = stores.get(node.arg, 0) + 2  # a parameter (a fixture): not a literal here
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and (node.end_lineno or node.lineno) < line):
+            text = ast.get_source_segment(source, node.value) or ""
+            if _value(text) is not None:
+                literals[node.targets[0].id] = text
+    return {name: text for name, text in literals.items() if stores.get(name) == 1 and name not in touched}
+
+
+def _conflict(check: Check, bound: Mapping[str, str]) -> Conflict | None:
     statement = textwrap.dedent(check.text)
     try:
         tree = ast.parse(statement)
@@ -104,9 +139,10 @@ def _conflict(check: Check) -> Conflict | None:
     else:
         return None
     call_node, want_node = sides[at], sides[1 - at]
-    if not _closed(call_node):
+    if not _closed(call_node, bound):
         return None  # what `f(path)` or `obj.f()` must give depends on state the question cannot show
     call, want = (ast.get_source_segment(statement, n) or "" for n in (call_node, want_node))
+    call = _with_literals(call_node, bound) or call
     place = _place(statement, want_node)
     raised = _raised(check.message)
     if raised:
@@ -117,12 +153,27 @@ def _conflict(check: Check) -> Conflict | None:
     return Conflict(check, call, shown[at], want, False, statement, place)
 
 
-def _closed(node: ast.expr) -> bool:
-    """Whether the checked expression is a call of a named function on literals alone (`f(-10, 'a')`)."""
+def _closed(node: ast.expr, bound: Mapping[str, str]) -> bool:
+    """Whether the checked expression is a call of a named function on literals alone (`f(-10, 'a')`), or on
+    names bound to literals."""
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
         return False
     arguments = [*node.args, *(k.value for k in node.keywords)]
-    return all(_value(ast.unparse(a)) is not None for a in arguments)
+    return all((isinstance(a, ast.Name) and a.id in bound) or _value(ast.unparse(a)) is not None for a in arguments)
+
+
+def _with_literals(node: ast.expr, bound: Mapping[str, str]) -> str:
+    """The call with its bound names written as their literals; "" when it names none."""
+    assert isinstance(node, ast.Call)
+    arguments = [*node.args, *(k.value for k in node.keywords)]
+    if not any(isinstance(a, ast.Name) and a.id in bound for a in arguments):
+        return ""
+
+    def shown(a: ast.expr) -> str:
+        return bound[a.id] if isinstance(a, ast.Name) and a.id in bound else ast.unparse(a)
+
+    parts = [shown(a) for a in node.args] + [f"{k.arg}={shown(k.value)}" for k in node.keywords if k.arg]
+    return f"{ast.unparse(node.func)}({', '.join(parts)})"
 
 
 def _compared(message: str) -> tuple[str, str] | None:
