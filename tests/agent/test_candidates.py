@@ -479,7 +479,7 @@ async def test_an_answer_given_as_arithmetic_is_computed_in_the_sandbox_not_take
     assert "assert k_to_c(0) == 0" in (ws / "test_temperature.py").read_text()  # nothing applied before accepting
 
 
-async def test_a_check_on_a_name_the_test_bound_to_a_literal_is_asked_about_with_the_literal(
+async def test_a_check_on_names_the_test_bound_is_asked_about_with_the_literal_call(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
     # the generation bench's word-count project: the code is right, the test counts "world" twice
@@ -488,7 +488,10 @@ async def test_a_check_on_a_name_the_test_bound_to_a_literal_is_asked_about_with
                         "    return {w: words.count(w) for w in words}\n",
         "test_wordcount.py": "from wordcount import count_words\n\n\ndef test_count_words():\n"
                              "    text = \"Hello, world! Hello, universe.\"\n"
-                             "    assert count_words(text) == {'hello': 2, 'world': 2, 'universe': 1}\n",
+                             "    assert count_words(text) == {'hello': 2, 'world': 2, 'universe': 1}\n\n\n"
+                             "def test_result():\n    text = \"Hello, world! Hello, universe.\"\n"
+                             "    words = count_words(text)\n"
+                             "    assert words == {'hello': 2, 'world': 2, 'universe': 1}\n",
     })
     scripted_llm.script("```python\n{'hello': 2, 'world': 1, 'universe': 1}\n```\n", step="repair_verdict")
     settings = make_settings(ws, loop=candidates({"candidates": 1, "edit_tests": True, "max_iterations": 1}))
@@ -497,6 +500,8 @@ async def test_a_check_on_a_name_the_test_bound_to_a_literal_is_asked_about_with
     question = scripted_llm.requests_for("repair_verdict")[0].messages[-1]["content"]
     assert 'what must `count_words("Hello, world! Hello, universe.")` give?' in question
     assert "+    assert count_words(text) == {'hello': 2, 'world': 1, 'universe': 1}" in done.changes.diff
+    assert "+    assert words == {'hello': 2, 'world': 1, 'universe': 1}" in done.changes.diff
+    assert len(scripted_llm.requests_for("repair_verdict")) == 1  # the same call, got and want: asked once
 
 
 async def test_the_request_siding_with_the_check_is_told_to_the_code_rung_and_the_test_stays(

@@ -100,7 +100,7 @@ def test_an_answer_to_compute_is_arithmetic_on_literals_never_a_call_of_the_code
         assert expression(reply, c) is None, reply
 
 
-def test_a_name_the_test_bound_once_to_a_literal_is_shown_as_that_literal() -> None:
+def test_a_name_the_test_bound_once_to_a_literal_or_a_call_result_stands_for_it() -> None:
     # the generation bench's word-count test, as the 1.5B model wrote it
     source = ('from wordcount import count_words, top_words\n\ndef test_count_words():\n'
               '    text = "Hello, world! Hello, universe."\n'
@@ -117,12 +117,26 @@ def test_a_name_the_test_bound_once_to_a_literal_is_shown_as_that_literal() -> N
     assert c.call == 'count_words("Hello, world! Hello, universe.")'  # as the test wrote it
     assert t.call == 'top_words("Hello, world! Hello, universe.", n=2)'
     assert c.expecting_code() == "assert count_words(text) == {'hello': 2, 'world': 1, 'universe': 1}"
+    # the result bound to a name first (the bench's next word-count test): the name stands for the call
+    result = ('from wordcount import count_words\n\ndef test_punctuation():\n'
+              '    text = "Hello, world! Hello, universe."\n    words = count_words(text)\n'
+              "    assert words == {'hello': 2, 'world': 2, 'universe': 1}\n")
+    [w] = conflicts([check("    assert words == {'hello': 2, 'world': 2, 'universe': 1}", message, 6)],
+                    {"tests/test_t.py": result})
+    assert w.call == 'count_words("Hello, world! Hello, universe.")'
+    assert w.expecting_code() == "assert words == {'hello': 2, 'world': 1, 'universe': 1}"
     # a name bound twice, changed in place, bound below the check, or a parameter, is not a literal
     changed = ("def test_a(tmp_path):\n    xs = [1, 2]\n    xs.append(3)\n    n = 1\n    n = 2\n"
                "    assert f(xs) == 3\n    late = 5\n")
     for name in ("xs", "n", "late", "tmp_path"):
         statement = check(f"    assert f({name}) == 3", "assert 1 == 3", 6)
         assert conflicts([statement], {"tests/test_t.py": changed}) == [], name
+    # a result of a call on what the question cannot show, or changed after the call, stands for nothing
+    state = ("def test_b(tmp_path):\n    r = f(tmp_path)\n    s = f(1)\n    s.update(a=1)\n"
+             "    assert r == 3\n    assert s == 3\n")
+    for name, line in (("r", 5), ("s", 6)):
+        statement = check(f"    assert {name} == 3", "assert 1 == 3", line)
+        assert conflicts([statement], {"tests/test_t.py": state}) == [], name
 
 
 def test_checks_the_request_sides_with_the_code_on_are_rewritten_and_the_rest_told_to_the_code_rungs() -> None:

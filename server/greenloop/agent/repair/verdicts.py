@@ -76,21 +76,22 @@ class Conflict:
 
 def conflicts(checks: Iterable[Check], sources: Mapping[str, str] | None = None) -> list[Conflict]:
     """The checks that are pytest comparisons of a call against a literal, with both values known. With the
-    test files' `sources`, a call's argument may be a name the test bound once to a literal before the check
-    (`text = "Hello, world!"` ... `count_words(text)`): the question shows the literal in its place."""
+    test files' `sources`, names the test bound once above the check count as what they hold (`bindings`):
+    `text = "Hello, world!"` then `count_words(text)`, or `words = count_words(text)` then `words`."""
     found: list[Conflict] = []
     for check in checks:
         if not check.path.endswith(".py"):
             continue
-        bound = bound_literals((sources or {}).get(check.path, ""), check.start_line)
+        bound = bindings((sources or {}).get(check.path, ""), check.start_line)
         if (conflict := _conflict(check, bound)) is not None:
             found.append(conflict)
     return found
 
 
-def bound_literals(source: str, line: int) -> dict[str, str]:
-    """The names the function around `line` binds exactly once, to a literal, above it, and never changes
-    (no other assignment, no `name.attr`, no `name[...]`), name -> the literal's source."""
+def bindings(source: str, line: int) -> dict[str, str]:
+    """The names the function around `line` binds exactly once above it, and never changes (no other
+    assignment, no `name.attr`, no `name[...]`), to a literal or to a call of a named function on literals:
+    name -> the literal's source, or the call's with its names written as their literals."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -102,7 +103,7 @@ def bound_literals(source: str, line: int) -> dict[str, str]:
     function = max(around, key=lambda n: n.lineno)  # the innermost
     stores: dict[str, int] = {}
     touched: set[str] = set()
-    literals: dict[str, str] = {}
+    assigned: list[tuple[str, ast.expr]] = []
     for node in ast.walk(function):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             stores[node.id] = stores.get(node.id, 0) + 1
@@ -112,10 +113,13 @@ def bound_literals(source: str, line: int) -> dict[str, str]:
             stores[node.arg] = stores.get(node.arg, 0) + 2  # a parameter (a fixture): not a literal here
         if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                 and (node.end_lineno or node.lineno) < line):
-            text = ast.get_source_segment(source, node.value) or ""
-            if _value(text) is not None:
-                literals[node.targets[0].id] = text
-    return {name: text for name, text in literals.items() if stores.get(name) == 1 and name not in touched}
+            assigned.append((node.targets[0].id, node.value))
+    once = [(name, value) for name, value in assigned if stores.get(name) == 1 and name not in touched]
+    literals = {name: text for name, value in once
+                if _value(text := ast.get_source_segment(source, value) or "") is not None}
+    results = {name: text for name, value in once if name not in literals and _closed(value, literals)
+               and (text := _with_literals(value, literals) or ast.get_source_segment(source, value) or "")}
+    return {**literals, **results}
 
 
 def _conflict(check: Check, bound: Mapping[str, str]) -> Conflict | None:
@@ -130,7 +134,9 @@ def _conflict(check: Check, bound: Mapping[str, str]) -> Conflict | None:
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
         return None
     sides = [test.left, test.comparators[0]]
-    calls = [any(isinstance(n, ast.Call) for n in ast.walk(side)) for side in sides]
+    results = {name for name, text in bound.items() if _value(text) is None}  # names holding a call's result
+    calls = [any(isinstance(n, ast.Call) for n in ast.walk(side)) or (isinstance(side, ast.Name) and side.id in results)
+             for side in sides]
     literal = [_value(ast.get_source_segment(statement, side) or "") is not None for side in sides]
     if calls == [True, False] and literal[1]:
         at = 0
@@ -139,10 +145,14 @@ def _conflict(check: Check, bound: Mapping[str, str]) -> Conflict | None:
     else:
         return None
     call_node, want_node = sides[at], sides[1 - at]
-    if not _closed(call_node, bound):
+    literals = {name: text for name, text in bound.items() if name not in results}
+    if isinstance(call_node, ast.Name):
+        call = bound[call_node.id]  # `words`, bound to `count_words(text)` above
+    elif _closed(call_node, literals):
+        call = _with_literals(call_node, literals) or ast.get_source_segment(statement, call_node) or ""
+    else:
         return None  # what `f(path)` or `obj.f()` must give depends on state the question cannot show
-    call, want = (ast.get_source_segment(statement, n) or "" for n in (call_node, want_node))
-    call = _with_literals(call_node, bound) or call
+    want = ast.get_source_segment(statement, want_node) or ""
     place = _place(statement, want_node)
     raised = _raised(check.message)
     if raised:
