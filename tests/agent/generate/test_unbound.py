@@ -53,3 +53,14 @@ def test_an_import_inside_one_function_does_not_bind_the_name_for_its_sibling() 
     assert import_unbound(PYTHON, "todo_list.py", text, {}, "app").startswith("import json\nclass TodoList:")
     nested = "import os\n\n\ndef f(x):\n    def g():\n        return x + os.sep\n    return g\n"
     assert unbound(ast.parse(nested)) == set()  # an enclosing function's names and the module's are seen
+
+
+def test_a_test_using_pytest_raises_without_importing_pytest_gets_the_import_and_a_module_does_not() -> None:
+    # the bench's stack test at 592c344: two tests failed on `NameError: name 'pytest' is not defined`
+    text = ("from stack import Stack\n\n\ndef test_pop_on_empty():\n    with pytest.raises(IndexError):\n"
+            "        Stack().pop()\n")
+    fixed = import_unbound(PYTHON, "tests/test_stack.py", text, {"stack.py": "class Stack:\n    pass\n"}, "app")
+    assert fixed.startswith("from stack import Stack\nimport pytest\n\n\ndef test_pop_on_empty():")
+    # outside a test file, `pytest` is not the code's to import
+    module = "def check():\n    return pytest.approx(1)\n"
+    assert import_unbound(PYTHON, "stack.py", module, {}, "app") == module

@@ -6,7 +6,8 @@ NameError, at collection or in every test, before any check ran, and a repair ro
 on it. Like an editor's "add import" quick fix (pyflakes' undefined names), an unbound name is
 imported when exactly one other module of the project defines it publicly (and does not import
 this file back: no import cycle), when it is one of `typing`'s names, or when it is a standard
-library module used as `name.attr`.
+library module used as `name.attr`, or, in a test file, the test runner's (`pytest.raises`: the
+bench's stack test used it without the import, and two of its tests failed on a NameError).
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ def import_unbound(layout: Layout, path: str, text: str, code: Mapping[str, str]
                 homes.setdefault(hint.removesuffix("..."), []).append(name)
         elif not modules and name in _TYPING:
             homes.setdefault("from typing import ", []).append(name)
-        elif not modules and name in sys.stdlib_module_names and name in attributes:
-            homes.setdefault(f"import {name}", [])
+        elif not modules and name in attributes and (name in sys.stdlib_module_names
+                                                       or (name == layout.test_runner and layout.is_test(path))):
+            homes.setdefault(f"import {name}", [])  # `json.dumps`, or a test's `pytest.raises`
     if not homes:
         return text
     lines = [head + ", ".join(names) if names else head for head, names in homes.items()]
