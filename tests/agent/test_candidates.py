@@ -479,6 +479,36 @@ async def test_an_answer_given_as_arithmetic_is_computed_in_the_sandbox_not_take
     assert "assert k_to_c(0) == 0" in (ws / "test_temperature.py").read_text()  # nothing applied before accepting
 
 
+async def test_a_long_value_is_asked_for_only_as_an_expression_and_each_answer_says_its_own_working(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the generation bench's fizzbuzz: asked for fizzbuzz(100) as a value, both questions ran out of tokens
+    fizz = ("def fizzbuzz(n):\n    return ['FizzBuzz' if i % 15 == 0 else 'Fizz' if i % 3 == 0 else 'Buzz' if i % 5 == 0"
+            " else str(i) for i in range(1, n + 1)]\n\n\ndef double(x):\n    return x * 2\n")
+    wrong = [("Fizz" if i % 3 == 0 else "Buzz" if i % 5 == 0 else str(i)) for i in range(1, 31)]  # no FizzBuzz
+    ws = write_project(tmp_path / "ws", {
+        "fizz.py": fizz,
+        "test_fizz.py": f"from fizz import double, fizzbuzz\n\n\ndef test_fizzbuzz():\n    assert fizzbuzz(30) == {wrong!r}\n"
+                        "\n\ndef test_double():\n    assert double(7) == 15\n",
+    })
+    comprehension = ('["FizzBuzz" if i % 15 == 0 else "Fizz" if i % 3 == 0 else "Buzz" if i % 5 == 0 else str(i)'
+                     " for i in range(1, 31)]")
+    scripted_llm.script(f"```python\n{comprehension}\n```\n", step="repair_verdict", contains="fizzbuzz(30)")
+    # double(7): the value question's reply is a sum that computes to neither side; the formula question decides
+    scripted_llm.script("```python\n7 * 3\n```\n", step="repair_verdict", regex=r"double\(7\)` give\? Work it out in a few short lines of plain words \(no code\)")
+    scripted_llm.script("Twice seven.\n```python\n14\n```\n", step="repair_verdict", regex=r"double\(7\)[\s\S]*one Python expression")
+    settings = make_settings(ws, loop=candidates({"candidates": 1, "edit_tests": True, "max_iterations": 1}))
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", "\n".join(describe(e) for e in events)
+    asked = [r.messages[-1]["content"] for r in scripted_llm.requests_for("repair_verdict")]
+    about_fizz = [q for q in asked if "fizzbuzz(30)" in q]
+    assert len(about_fizz) == 1 and "one Python expression" in about_fizz[0]  # never asked to write 30 values out
+    said = " ".join(e.text for e in events if isinstance(e, Message) and e.text.startswith("Worked out"))
+    assert f"`{comprehension}` = " in said and "`double(7)`: the code's value" in said
+    assert "7 * 3" not in said  # the formula question's answer is what is shown, not the first question's
+    assert "'FizzBuzz'" in done.changes.diff and "+    assert double(7) == 14" in done.changes.diff
+
+
 async def test_a_check_on_names_the_test_bound_is_asked_about_with_the_literal_call(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:

@@ -100,6 +100,19 @@ def test_an_answer_to_compute_is_arithmetic_on_literals_never_a_call_of_the_code
         assert expression(reply, c) is None, reply
 
 
+def test_a_long_value_may_be_given_as_a_comprehension_over_its_own_variables() -> None:
+    want = repr(["FizzBuzz" if i % 15 == 0 else "Fizz" if i % 3 == 0 else str(i) for i in range(1, 101)])
+    [c] = conflicts([check(f"    assert fizzbuzz(100) == {want}", f"assert [] == {want}")])
+    assert c.long  # 100 values: asked for only as an expression
+    formula = '["FizzBuzz" if i % 15 == 0 else "Fizz" if i % 3 == 0 else "Buzz" if i % 5 == 0 else str(i) for i in range(1, 101)]'
+    assert expression(f"```python\n{formula}\n```", c) == formula
+    assert expression("```python\n{k: v for k, v in zip('ab', (1, 2))}\n```", c) is not None
+    # a variable the comprehension does not bind is still a name of the project's code
+    assert expression("```python\n[fizz(i) for i in range(1, 101)]\n```", c) is None
+    [short] = conflicts([check("    assert fizzbuzz(3) == ['1', '2', 'Fizz']", "assert [] == ['1', '2', 'Fizz']")])
+    assert not short.long
+
+
 def test_a_name_the_test_bound_once_to_a_literal_or_a_call_result_stands_for_it() -> None:
     # the generation bench's word-count test, as the 1.5B model wrote it
     source = ('from wordcount import count_words, top_words\n\ndef test_count_words():\n'

@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 
 MAX_STEPS = 6  # rewrites tested one after another in one iteration
 # asked in turn until one decides: the value in plain words (decided 9 of 14 recorded conflicts, 1 wrong),
-# then the value or a formula for it (2 of the first's 5 undecided, by the sum python worked out)
+# then the value or a formula for it (2 of the first's 5 undecided, by the sum python worked out);
+# a long value (Conflict.long) is asked for only the second way
 QUESTIONS = ("repair_verdict", "repair_verdict_formula")
 Judged = dict[tuple[str, str, str], Side | None]  # a conflict's (call, got, want) -> the side the request is on
 
@@ -92,7 +93,9 @@ async def judge(state: RunState, found: list[Conflict], judged: Judged) -> Async
         if state.over_budget() is not None:
             break
         side, how = None, ""
-        for prompt in QUESTIONS:  # the value first; undecided, the value or a formula for it
+        # the value first; undecided, the value or a formula for it. A long value only as a formula
+        for prompt in QUESTIONS[1:] if conflict.long else QUESTIONS:
+            how = ""  # what the last question asked worked out, not an earlier one
             messages = verdict_messages(conflict, state.goal, interface(state.prompt_code.index, conflict),
                                         state.template, state.workspace, prompt=prompt)
             try:

@@ -28,6 +28,9 @@ from greenloop.agent.repair.splice import code_blocks
 from greenloop.retrieval import RepoIndex
 
 VERDICT_TOKENS = 400  # a few lines of working and the value: the 1.5B model's fizzbuzz(9) took 300
+# a value longer than this is not asked for as itself: written out, fizzbuzz(100)'s 800 characters ran
+# past VERDICT_TOKENS in both questions; an expression (a comprehension) says it in one line
+LONG_VALUE = 200
 Side = Literal["code", "test"]
 # raised by code that cannot run as written, never a result the request asks for
 _BROKEN = (NameError, AttributeError, TypeError, ImportError, SyntaxError, RecursionError, AssertionError,
@@ -62,6 +65,11 @@ class Conflict:
     @property
     def key(self) -> tuple[str, str, str]:
         return self.call, self.got, self.want
+
+    @property
+    def long(self) -> bool:
+        """Either value is too long to ask the model to write out (LONG_VALUE)."""
+        return max(len(self.got), len(self.want)) > LONG_VALUE
 
     def expecting_code(self) -> str:
         """The check rewritten to expect what the code gave (a raise becomes `pytest.raises`)."""
@@ -281,7 +289,7 @@ def interface(index: RepoIndex, conflict: Conflict) -> str:
 
 def expression(reply: str, conflict: Conflict) -> str | None:
     """The reply's answer when it is a python expression to compute (`(-10) * 9 / 5 + 32`): literals,
-    operators, a few builtins and `math`, and no call of the function in question; else None."""
+    operators, comprehensions, a few builtins and `math`, and no call of the function in question; else None."""
     answer = _answer(reply, conflict.call)
     if answer is None or _value(answer) is not None or len(answer) > 400:
         return None
@@ -290,8 +298,11 @@ def expression(reply: str, conflict: Conflict) -> str | None:
         tree = ast.parse(source, mode="eval")
     except SyntaxError:
         return None
+    # a comprehension's own variables may be named: fizzbuzz(100) as one line, not a hundred values
+    bound = {n.id for c in ast.walk(tree) if isinstance(c, ast.comprehension)
+             for n in ast.walk(c.target) if isinstance(n, ast.Name)}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id not in _COMPUTE_NAMES:
+        if isinstance(node, ast.Name) and node.id not in _COMPUTE_NAMES and node.id not in bound:
             return None
         if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
             return None
