@@ -91,6 +91,25 @@ async def test_three_files_generated_first_run_fails_loop_fixes_it(
     assert "fix the test instead" in fix_prompt
 
 
+async def test_a_generated_test_that_stores_a_result_under_the_called_name_runs_without_a_repair(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # `count_words = count_words(...)` makes the name local to the test: an UnboundLocalError, the code right
+    rebinding = ("from wordcount.core import count_words\n\n\n"
+                 'def test_counts_words():\n    count_words = count_words("a bb  ccc")\n    assert count_words == 3\n')
+    files = {**WC_FILES, "wordcount/core.py": WC_CORE_BUGGY.replace("len(text)", "len(text.split())"),
+             "tests/test_core.py": rebinding}
+    scripted_llm.script(WC_INTERFACES, step="generate_interfaces")
+    scripted_llm.script(WC_PLAN, step="generate_plan")
+    scripted_llm.script(file_oracle(files), step="generate_file")
+    out = tmp_path / "out"
+    seen, done = await collect(generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path)))
+    assert done.outcome == "green", done.summary + done.evidence
+    assert done.iterations == 0 and scripted_llm.requests_for("debug_plan") == []
+    assert tree(out)["tests/test_core.py"] == rebinding.replace(
+        '    count_words = count_words(', '    result = count_words(').replace("assert count_words ==", "assert result ==")
+
+
 async def test_small_steps_build_components_in_order_and_keep_earlier_tests(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
