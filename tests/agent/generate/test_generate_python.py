@@ -103,7 +103,7 @@ async def test_a_generated_test_that_stores_a_result_under_the_called_name_runs_
     scripted_llm.script(WC_PLAN, step="generate_plan")
     scripted_llm.script(file_oracle(files), step="generate_file")
     out = tmp_path / "out"
-    seen, done = await collect(generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path)))
+    _, done = await collect(generate(GenerateRequest("a word counter", out), local(make_settings, tmp_path)))
     assert done.outcome == "green", done.summary + done.evidence
     assert done.iterations == 0 and scripted_llm.requests_for("debug_plan") == []
     assert tree(out)["tests/test_core.py"] == rebinding.replace(

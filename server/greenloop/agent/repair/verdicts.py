@@ -329,9 +329,24 @@ def verdict(reply: str, conflict: Conflict, computed: str | None = None) -> Side
     sides: list[tuple[Side, object]] = [("code", _value(conflict.got)), ("test", _value(conflict.want))]
     exact = [side for side, v in sides if _same(value, v)]
     # the model rounds its arithmetic ("-17.78" for -17.777...): a match to the answer's own decimals
-    # counts when no side matches exactly, and decides only when it picks out one side
-    near = exact or [side for side, v in sides if _rounds_to(v, text)]
+    # counts when no side matches exactly, and decides only when it picks out one side; else a number
+    # close to one side and far from the other (its sum slightly off) picks that side
+    near = exact or [side for side, v in sides if _rounds_to(v, text)] or _closest(value, sides)
     return near[0] if len(near) == 1 else None
+
+
+def _closest(value: object, sides: list[tuple[Side, object]]) -> list[Side]:
+    """The one side a number that matches neither is close to (within 3%) while ten times as far from the
+    other: the 1.5B model's "-46 * 5/9 = -25" for the code's -25.56 against the check's -10."""
+    if not _number(value) or not all(_number(v) for _, v in sides):
+        return []
+    assert isinstance(value, (int, float))
+    (near, side), (far, _) = sorted((abs(value - v), s) for s, v in sides)  # type: ignore[operator]
+    return [side] if near <= 0.03 * max(1.0, abs(value)) and far >= 10 * near else []
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _answer(reply: str, call: str) -> str | None:
