@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from greenloop.agent.repair.checks import Check, splice_checks
-from greenloop.agent.repair.verdicts import code_notes, conflicts, expression, given_reply, verdict
+from greenloop.agent.repair.verdicts import (
+    code_notes,
+    conflicts,
+    expression,
+    given_reply,
+    head_and_docstring,
+    verdict,
+)
 
 WHERE = "assert 14.0 == -14\n +  where 14.0 = celsius_to_fahrenheit(-10)"
 
@@ -183,3 +190,11 @@ def test_checks_the_request_sides_with_the_code_on_are_rewritten_and_the_rest_to
     assert given_reply(checks, {found[0].key: "test"}, found) == ""  # nothing rewritten: no candidate
     notes = code_notes(found, sides)  # type: ignore[arg-type]
     assert "`add(2, 3)` must give `5`; the code gives `-1`" in notes and "c(-10)" not in notes
+
+
+def test_an_interface_is_the_whole_signature_and_the_docstring_as_written_without_the_body() -> None:
+    rows = ["    def convert(", "        kelvin: float,", "    ) -> float:  # a note", '        """Kelvin to Celsius.',
+            "", "        Raises ValueError below zero.", '        """', "        if kelvin < 0:", "            raise ValueError"]
+    assert head_and_docstring(rows) == ('def convert(\n    kelvin: float,\n) -> float:  # a note\n    """Kelvin to Celsius.\n'
+                                        '\n    Raises ValueError below zero.\n    """')
+    assert head_and_docstring(["def f(x):", "    return x"]) == "def f(x):"

@@ -276,15 +276,22 @@ def interface(index: RepoIndex, conflict: Conflict) -> str:
     if match is None:
         return ""
     for d in index.named(match.group(1))[:1]:
-        rows = index.lines(d.path)[d.start_line - 1 : d.end_line]
-        head = [row for row in rows[:1]]
-        body = "\n".join(rows[1:]).lstrip()
-        doc = re.match(r'("""|\'\'\')(.*?)\1', body, re.S)
-        if doc:
-            indent = re.match(r"\s*", rows[1]).group(0) if len(rows) > 1 else "    "  # type: ignore[union-attr]
-            head.append(textwrap.indent(doc.group(0), indent))
-        return textwrap.dedent("\n".join(head))
+        return head_and_docstring(index.lines(d.path)[d.start_line - 1 : d.end_line])
     return ""
+
+
+def head_and_docstring(rows: Sequence[str]) -> str:
+    """A definition's first line and its docstring, dedented: what it promises, not how it does it."""
+    end = 1  # a python signature may run over several lines, up to its colon
+    if rows and re.match(r"\s*(async\s+)?def\b", rows[0]):
+        end = next((i + 1 for i, row in enumerate(rows[:8]) if row.split("#")[0].rstrip().endswith(":")), 1)
+    head = list(rows[:end])
+    body = "\n".join(rows[end:]).lstrip()
+    doc = re.match(r'("""|\'\'\')(.*?)\1', body, re.S)
+    if doc:
+        indent = re.match(r"\s*", rows[end]).group(0) if len(rows) > end else "    "  # type: ignore[union-attr]
+        head.append(indent + doc.group(0))  # its later lines keep their own indentation
+    return textwrap.dedent("\n".join(head))
 
 
 def expression(reply: str, conflict: Conflict) -> str | None:
