@@ -475,8 +475,29 @@ async def test_an_answer_given_as_arithmetic_is_computed_in_the_sandbox_not_take
     assert "`k_to_c(0)`: neither value" in said[0]
     assert "+    assert c_to_f(273.15) == 523.67" in done.changes.diff
     asked = [r.messages[-1]["content"] for r in scripted_llm.requests_for("repair_verdict")]
-    assert len(asked) == 4 and sum("one Python expression" in q for q in asked) == 2  # each asked twice
+    # c_to_f: decided by the second question; k_to_c: asked all three times, never decided
+    assert len(asked) == 5 and sum("one Python expression" in q for q in asked) == 3
     assert "assert k_to_c(0) == 0" in (ws / "test_temperature.py").read_text()  # nothing applied before accepting
+
+
+async def test_a_conflict_both_value_questions_leave_undecided_is_asked_for_an_expression_only(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    ws = write_project(tmp_path / "ws", {
+        "temperature.py": "def f_to_c(f):\n    return (f - 32) * 5 / 9\n",
+        "test_temperature.py": "from temperature import f_to_c\n\n\ndef test_c():\n    assert f_to_c(0) == 32\n",
+    })
+    scripted_llm.script("I cannot tell.", step="repair_verdict", regex=r"plain words \(no code\)")
+    scripted_llm.script("About -17.\n```python\n-17\n```\n", step="repair_verdict", regex=r"the value itself, or one")
+    scripted_llm.script("```python\n(0 - 32) * 5 / 9\n```\n", step="repair_verdict", regex=r"Do not work the value out")
+    settings = make_settings(ws, loop=candidates({"candidates": 1, "edit_tests": True, "max_iterations": 1}))
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", "\n".join(describe(e) for e in events)
+    assert "+    assert f_to_c(0) == pytest.approx(-17.77777778)" in done.changes.diff
+    asked = [r.messages[-1]["content"] for r in scripted_llm.requests_for("repair_verdict")]
+    assert len(asked) == 3 and "Do not work the value out yourself" in asked[2]
+    said = " ".join(e.text for e in events if isinstance(e, Message) and e.text.startswith("Worked out"))
+    assert "`(0 - 32) * 5 / 9` = -17.77777777777778" in said
 
 
 async def test_a_long_value_is_asked_for_only_as_an_expression_and_each_answer_says_its_own_working(

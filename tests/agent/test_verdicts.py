@@ -107,6 +107,15 @@ def test_a_number_slightly_off_picks_the_side_it_is_close_to_only_when_the_other
     assert verdict("```python\n1\n```", e) is None  # not numbers
 
 
+def test_an_answer_written_as_the_check_gives_what_it_compares_the_call_to() -> None:
+    [c] = conflicts([check("    assert from_roman('IX') == 9", "assert 11 == 9\n +  where 11 = from_roman('IX')")])
+    assert verdict("```python\nfrom_roman('IX') == 9\n```", c) == "test"
+    assert verdict("```python\nassert from_roman(\"IX\") == 11\n```", c) == "code"
+    assert verdict("```python\n9 == from_roman('IX')\n```", c) == "test"
+    assert verdict("```python\nfrom_roman('X') == 11\n```", c) is None  # another call
+    assert verdict("```python\nfrom_roman('IX') < 11\n```", c) is None
+
+
 def test_an_answer_to_compute_is_arithmetic_on_literals_never_a_call_of_the_code() -> None:
     [c] = conflicts([check("    assert celsius_to_fahrenheit(-10) == -14", WHERE)])
     assert expression("```python\n(-10) * 9 / 5 + 32\n```", c) == "(-10) * 9 / 5 + 32"

@@ -38,9 +38,10 @@ if TYPE_CHECKING:
 
 MAX_STEPS = 6  # rewrites tested one after another in one iteration
 # asked in turn until one decides: the value in plain words (decided 9 of 14 recorded conflicts, 1 wrong),
-# then the value or a formula for it (2 of the first's 5 undecided, by the sum python worked out);
-# a long value (Conflict.long) is asked for only the second way
-QUESTIONS = ("repair_verdict", "repair_verdict_formula")
+# then the value or a formula for it (2 of the first's 5 undecided, by the sum python worked out), then
+# an expression only, computed by python (the last 3, right); a long value (Conflict.long) is asked
+# for only as a formula or an expression
+QUESTIONS = ("repair_verdict", "repair_verdict_formula", "repair_verdict_expression")
 Judged = dict[tuple[str, str, str], Side | None]  # a conflict's (call, got, want) -> the side the request is on
 
 

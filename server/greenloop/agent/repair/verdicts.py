@@ -362,7 +362,7 @@ def _answer(reply: str, call: str) -> str | None:
     numeral "MMMM""), or its one number or exception name that the call does not hold."""
     blocks = [b.strip() for b in code_blocks(reply) if b.strip()] if "```" in reply else []
     if blocks:
-        return blocks[-1]
+        return _compared_to(blocks[-1], call) or blocks[-1]
     spans = [*_BOXED.findall(reply)] or [s for s in _INLINE.findall(reply) if s.strip() != call and _answers(s)]
     if spans:
         return str(spans[-1]).strip()
@@ -374,6 +374,24 @@ def _answer(reply: str, call: str) -> str | None:
         return marked[-1]
     bare = {m.group(0) for m in _BARE.finditer(last)} - {m.group(0) for m in _BARE.finditer(call)}
     return bare.pop() if len(bare) == 1 else None
+
+
+def _compared_to(answer: str, call: str) -> str | None:
+    """In an answer written as the check (`[assert] from_roman('IX') == 9`), what the call is compared to."""
+    try:
+        tree, target = ast.parse(answer), ast.dump(ast.parse(call, mode="eval").body)
+    except SyntaxError:
+        return None
+    if len(tree.body) != 1:
+        return None
+    [statement] = tree.body
+    test = statement.test if isinstance(statement, ast.Assert) else \
+        statement.value if isinstance(statement, ast.Expr) else None
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    left, right = test.left, test.comparators[0]
+    other = right if ast.dump(left) == target else left if ast.dump(right) == target else None
+    return ast.get_source_segment(answer, other) if other is not None else None
 
 
 def _answers(text: str) -> bool:
