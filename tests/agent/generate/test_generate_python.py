@@ -110,6 +110,28 @@ async def test_a_generated_test_that_stores_a_result_under_the_called_name_runs_
         '    count_words = count_words(', '    result = count_words(').replace("assert count_words ==", "assert result ==")
 
 
+async def test_an_exception_the_code_raises_and_nothing_defines_is_defined_and_the_test_imports_it(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the bench's bank project: bank.py raises InsufficientFunds, the test expects it, neither defines it
+    bank = ("class BankAccount:\n    def __init__(self, balance=0):\n        self.amount = balance\n\n"
+            "    def withdraw(self, amount):\n        if self.amount < amount:\n"
+            "            raise InsufficientFunds('short')\n        self.amount -= amount\n")
+    test = ("import pytest\nfrom bank import BankAccount\n\n\ndef test_short():\n"
+            "    with pytest.raises(InsufficientFunds):\n        BankAccount(1).withdraw(5)\n")
+    scripted_llm.script("## bank.py\n- `BankAccount`", step="generate_interfaces")
+    scripted_llm.script(plan_json(planned("bank.py"), planned("tests/test_bank.py", depends_on=("bank.py",), test=True),
+                                  name="bank"), step="generate_plan")
+    scripted_llm.script(file_oracle({"bank.py": bank, "tests/test_bank.py": test}), step="generate_file")
+    out = tmp_path / "out"
+    _, done = await collect(generate(GenerateRequest("a bank account", out), local(make_settings, tmp_path)))
+    assert done.outcome == "green", done.summary + done.evidence
+    assert done.iterations == 0
+    on_disk = tree(out)
+    assert "class InsufficientFunds(Exception):\n    pass\n" in on_disk["bank.py"]
+    assert "from bank import InsufficientFunds\n" in on_disk["tests/test_bank.py"]
+
+
 async def test_small_steps_build_components_in_order_and_keep_earlier_tests(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:

@@ -14,6 +14,7 @@ from greenloop.agent.generate.interfaces import outline_code_blocks
 from greenloop.agent.generate.layouts import Layout, crate_name
 from greenloop.agent.generate.planning import plan_for_prompt
 from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan
+from greenloop.agent.generate.raised import define_raised
 from greenloop.agent.generate.rebound import rename_rebound
 from greenloop.agent.generate.script_tail import guard_script_tail
 from greenloop.agent.generate.shadowed import unshadow
@@ -92,12 +93,15 @@ class FileWriter:
         """A test file without its copies of the code it tests, and with the import it forgot; a
         source file with its example code under a `__main__` guard and no attribute hiding a method
         (shadowed.py); either with the names it uses and never binds imported, where one place
-        defines them (unbound.py), and no local that hides a name it calls (rebound.py)."""
+        defines them (unbound.py), and no local that hides a name it calls (rebound.py); a source
+        file with a class for the exceptions it raises that nothing defines (raised.py)."""
         crate = crate_name(self.plan.name)
         if not spec.test:
             if not self.layout.is_source(spec.path):
                 return text
             text = unshadow(spec.path, guard_script_tail(spec.path, text))
+            elsewhere = " ".join(f.purpose for f in self.plan.files if f.path != spec.path and not f.test)
+            text = define_raised(spec.path, text, known, elsewhere)
             return rename_rebound(spec.path, import_unbound(self.layout, spec.path, text, known, crate))
         shown = self._shown(spec, known)
         text = add_missing_imports(self.layout, spec.path, without_copies(self.layout, spec.path, text, shown, crate),

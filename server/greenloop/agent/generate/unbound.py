@@ -53,7 +53,7 @@ def import_unbound(layout: Layout, path: str, text: str, code: Mapping[str, str]
     if not homes:
         return text
     lines = [head + ", ".join(names) if names else head for head, names in homes.items()]
-    return _with_imports(text, tree, lines)
+    return with_lines(text, tree, lines)
 
 
 def unbound(tree: ast.Module) -> set[str]:
@@ -122,8 +122,8 @@ def _imports(layout: Layout, module: str, text: str, path: str, crate: str) -> b
     return bool(pattern.search(text))
 
 
-def _with_imports(text: str, tree: ast.Module, lines: list[str]) -> str:
-    """`text` with `lines` after its last top-level import (after the docstring when it has none)."""
+def with_lines(text: str, tree: ast.Module, lines: list[str]) -> str:
+    """`text` with `lines` after its last top-level import (after the docstring when it has none), in its line endings."""
     rows = text.splitlines(keepends=True)
     newline = "\r\n" if rows and rows[0].endswith("\r\n") else "\n"
     imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]

@@ -1,0 +1,45 @@
+"""An exception class a generated module raises and no file of the project defines, defined in that module.
+
+The 1.5B model's bank.py raised `InsufficientFunds`, its test expected it with `pytest.raises`, and
+neither file defined it: the test failed on a NameError before its check ran, and no repair round
+looked at the line that lacked it. Like an editor's "create class" quick fix, the name gets
+`class InsufficientFunds(Exception)` after the module's imports; the test then gets the import
+(unbound.py). Only for a capitalised name the module raises and does not bind, that no other
+written module defines, and that no other planned source file's purpose names (its home, not
+written yet).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+
+from greenloop.agent.generate.unbound import unbound, with_lines
+from greenloop.retrieval import public_names
+
+
+def define_raised(path: str, text: str, known: Mapping[str, str], elsewhere: str = "") -> str:
+    """`text` with a class for each exception it raises that nothing defines (`known`: the project's
+    files written so far, path -> text; `elsewhere`: what the other planned files say they hold)."""
+    if not path.endswith(".py"):
+        return text
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text
+    missing = unbound(tree)
+    raised: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Raise) or node.exc is None:
+            continue
+        named = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+        if isinstance(named, ast.Name) and named.id in missing and named.id[:1].isupper() and named.id not in raised:
+            raised.append(named.id)
+    homeless = [name for name in raised if name not in elsewhere
+                and not any(p != path and p.endswith(".py") and name in public_names(p, t) for p, t in known.items())]
+    if not homeless:
+        return text
+    lines = [""]
+    for name in homeless:
+        lines += ["", f"class {name}(Exception):", "    pass", ""]
+    return with_lines(text, tree, lines)
