@@ -24,6 +24,9 @@ def test_a_raised_name_nothing_defines_gets_a_class_after_the_imports_and_the_mo
     run = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=30)
     assert run.stdout == "raised\n", run.stderr
     assert define_raised("bank.py", fixed, {}) == fixed  # defined now: nothing more to add
+    # at the top of a module with no imports, and in the file's own line endings
+    assert define_raised("m.py", "def f():\r\n    raise Boom()\r\n", {}) == \
+        "class Boom(Exception):\r\n    pass\r\n\r\n\r\ndef f():\r\n    raise Boom()\r\n"
 
 
 def test_no_class_where_the_name_is_defined_imported_planned_elsewhere_builtin_or_not_raised() -> None:

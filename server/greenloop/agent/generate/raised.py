@@ -12,6 +12,7 @@ written yet).
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping
 
 from greenloop.agent.generate.unbound import unbound, with_lines
@@ -39,7 +40,10 @@ def define_raised(path: str, text: str, known: Mapping[str, str], elsewhere: str
                 and not any(p != path and p.endswith(".py") and name in public_names(p, t) for p, t in known.items())]
     if not homeless:
         return text
-    lines = [""]
+    lines: list[str] = []
     for name in homeless:
-        lines += ["", f"class {name}(Exception):", "    pass", ""]
-    return with_lines(text, tree, lines)
+        lines += ["", "", f"class {name}(Exception):", "    pass"]
+    lines += ["", ""]
+    headed = bool(tree.body) and (isinstance(tree.body[0], (ast.Import, ast.ImportFrom)) or ast.get_docstring(tree))
+    added = with_lines(text, tree, lines if headed else lines[2:])  # at the top: no blank lines first
+    return re.sub(r"(    pass(\r?\n))(?:\r?\n){3,}", r"\1\2\2", added)  # two blank lines after, not four
