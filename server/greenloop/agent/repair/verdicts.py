@@ -281,7 +281,8 @@ def interface(index: RepoIndex, conflict: Conflict) -> str:
 
 
 def head_and_docstring(rows: Sequence[str]) -> str:
-    """A definition's first line and its docstring, dedented: what it promises, not how it does it."""
+    """A definition's signature (a python one up to its colon) and its docstring, dedented: what it
+    promises, not how it does it."""
     end = 1  # a python signature may run over several lines, up to its colon
     if rows and re.match(r"\s*(async\s+)?def\b", rows[0]):
         end = next((i + 1 for i, row in enumerate(rows[:8]) if row.split("#")[0].rstrip().endswith(":")), 1)
@@ -345,9 +346,8 @@ def verdict(reply: str, conflict: Conflict, computed: str | None = None) -> Side
 def _closest(value: object, sides: list[tuple[Side, object]]) -> list[Side]:
     """The one side a number that matches neither is close to (within 3%) while ten times as far from the
     other: the 1.5B model's "-46 * 5/9 = -25" for the code's -25.56 against the check's -10."""
-    if not _number(value) or not all(_number(v) for _, v in sides):
+    if not (isinstance(value, (int, float)) and _number(value) and all(_number(v) for _, v in sides)):
         return []
-    assert isinstance(value, (int, float))
     (near, side), (far, _) = sorted((abs(value - v), s) for s, v in sides)  # type: ignore[operator]
     return [side] if near <= 0.03 * max(1.0, abs(value)) and far >= 10 * near else []
 
