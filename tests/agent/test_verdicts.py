@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from greenloop.agent.repair.answers import expression, verdict
 from greenloop.agent.repair.checks import Check, splice_checks
-from greenloop.agent.repair.verdicts import (
-    code_notes,
-    conflicts,
-    expression,
-    given_reply,
-    head_and_docstring,
-    verdict,
-)
+from greenloop.agent.repair.verdicts import code_notes, conflicts, given_reply, head_and_docstring
 
 WHERE = "assert 14.0 == -14\n +  where 14.0 = celsius_to_fahrenheit(-10)"
 

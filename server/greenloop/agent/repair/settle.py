@@ -16,18 +16,16 @@ from typing import TYPE_CHECKING
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Event, Message, RoundEnded, TestsRan
+from greenloop.agent.repair.answers import Side, expression, verdict
 from greenloop.agent.repair.checks import failing_checks
 from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
 from greenloop.agent.repair.routes import given_rung
 from greenloop.agent.repair.verdicts import (
     VERDICT_TOKENS,
     Conflict,
-    Side,
     conflicts,
-    expression,
     given_reply,
     interface,
-    verdict,
     verdict_messages,
 )
 from greenloop.llm import ContextOverflow, LLMError

@@ -8,7 +8,8 @@ choose between them it answered by position ("A", whichever came first). Asked o
 (docs/decisions/2026-11-value-verdicts.md). So each conflict is that question: the answer equal
 to the code's value says the check is wrong, and the check is rewritten to expect that value (one
 candidate, tested like any other); equal to the check's says the code is wrong, and the code
-rungs are told so; anything else decides nothing. Only python's pytest comparisons are read.
+rungs are told so; anything else decides nothing (the reply is read by answers.py). Only python's
+pytest comparisons are read.
 """
 
 from __future__ import annotations
@@ -20,34 +21,20 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from greenloop.agent.prompting.files import render_prompt
+from greenloop.agent.repair.answers import Side, value_of
 from greenloop.agent.repair.checks import Check
-from greenloop.agent.repair.splice import code_blocks
 from greenloop.retrieval import RepoIndex
 
 VERDICT_TOKENS = 400  # a few lines of working and the value: the 1.5B model's fizzbuzz(9) took 300
 # a value longer than this is not asked for as itself: written out, fizzbuzz(100)'s 800 characters ran
 # past VERDICT_TOKENS in both questions; an expression (a comprehension) says it in one line
 LONG_VALUE = 200
-Side = Literal["code", "test"]
 # raised by code that cannot run as written, never a result the request asks for
 _BROKEN = (NameError, AttributeError, TypeError, ImportError, SyntaxError, RecursionError, AssertionError,
            NotImplementedError, UnboundLocalError)
 _RAISED = re.compile(r"^(?:E\s+)?([A-Z]\w*(?:Error|Exception))\b")
-_BOXED = re.compile(r"\\boxed\{(.+?)\}(?:\s|\\\)|\$|\.|$)")
-_INLINE = re.compile(r"`([^`\n]+)`")
-_EXCEPTION = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
-# what an answer's expression may name: arithmetic on the call's arguments, never the project's code
-_COMPUTE_NAMES = frozenset({
-    "abs", "all", "any", "bool", "chr", "dict", "divmod", "enumerate", "filter", "float", "int", "len", "list",
-    "map", "math", "max", "min", "ord", "pow", "range", "reversed", "round", "set", "sorted", "str", "sum",
-    "tuple", "zip", "True", "False", "None",
-})
-# in prose: LaTeX's inline math or a quoted string; else a bare number or exception name
-_MARKED = re.compile(r"""\\\((.+?)\\\)|("[^"]*"|(?<!\w)'[^']*'(?!\w))""")
-_BARE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w)|\b[A-Z]\w*(?:Error|Exception)\b")
 
 
 @dataclass(frozen=True)
@@ -124,7 +111,7 @@ def bindings(source: str, line: int) -> dict[str, str]:
             assigned.append((node.targets[0].id, node.value))
     once = [(name, value) for name, value in assigned if stores.get(name) == 1 and name not in touched]
     literals = {name: text for name, value in once
-                if _value(text := ast.get_source_segment(source, value) or "") is not None}
+                if value_of(text := ast.get_source_segment(source, value) or "") is not None}
     results = {name: text for name, value in once if name not in literals and _closed(value, literals)
                and (text := _with_literals(value, literals) or ast.get_source_segment(source, value) or "")}
     return {**literals, **results}
@@ -142,10 +129,10 @@ def _conflict(check: Check, bound: Mapping[str, str]) -> Conflict | None:
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
         return None
     sides = [test.left, test.comparators[0]]
-    results = {name for name, text in bound.items() if _value(text) is None}  # names holding a call's result
+    results = {name for name, text in bound.items() if value_of(text) is None}  # names holding a call's result
     calls = [any(isinstance(n, ast.Call) for n in ast.walk(side)) or (isinstance(side, ast.Name) and side.id in results)
              for side in sides]
-    literal = [_value(ast.get_source_segment(statement, side) or "") is not None for side in sides]
+    literal = [value_of(ast.get_source_segment(statement, side) or "") is not None for side in sides]
     if calls == [True, False] and literal[1]:
         at = 0
     elif calls == [False, True] and literal[0]:
@@ -166,7 +153,7 @@ def _conflict(check: Check, bound: Mapping[str, str]) -> Conflict | None:
     if raised:
         return Conflict(check, call, raised, want, True, statement, place)
     shown = _compared(check.message)
-    if shown is None or _value(shown[1 - at]) != _value(want) or _value(shown[at]) is None:
+    if shown is None or value_of(shown[1 - at]) != value_of(want) or value_of(shown[at]) is None:
         return None  # not pytest's rewritten comparison of these two sides, or a value cut short
     return Conflict(check, call, shown[at], want, False, statement, place)
 
@@ -177,7 +164,7 @@ def _closed(node: ast.expr, bound: Mapping[str, str]) -> bool:
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
         return False
     arguments = [*node.args, *(k.value for k in node.keywords)]
-    return all((isinstance(a, ast.Name) and a.id in bound) or _value(ast.unparse(a)) is not None for a in arguments)
+    return all((isinstance(a, ast.Name) and a.id in bound) or value_of(ast.unparse(a)) is not None for a in arguments)
 
 
 def _with_literals(node: ast.expr, bound: Mapping[str, str]) -> str:
@@ -232,28 +219,9 @@ def _place(statement: str, node: ast.expr) -> tuple[int, int, int, int]:
     return node.lineno, column(node.lineno, node.col_offset), end_line, column(end_line, end_col)
 
 
-def _value(text: str) -> object | None:
-    """A Python literal's value (None when it is not one, or holds pytest's `...` for a value cut short)."""
-    try:
-        value = ast.literal_eval(text.strip())
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
-    return None if _cut(value) else value
-
-
-def _cut(value: object) -> bool:
-    if value is Ellipsis:
-        return True
-    if isinstance(value, dict):
-        return any(_cut(k) or _cut(v) for k, v in value.items())
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return any(_cut(v) for v in value)
-    return False
-
-
 def _literal(got: str) -> str:
     """The code's value as the check's new expectation; a float pytest printed long is compared approximately."""
-    value = _value(got)
+    value = value_of(got)
     if isinstance(value, float) and len(repr(value)) > 12:
         return f"pytest.approx({value:.10g})"
     return got
@@ -293,128 +261,6 @@ def head_and_docstring(rows: Sequence[str]) -> str:
         indent = re.match(r"\s*", rows[end]).group(0) if len(rows) > end else "    "  # type: ignore[union-attr]
         head.append(indent + doc.group(0))  # its later lines keep their own indentation
     return textwrap.dedent("\n".join(head))
-
-
-def expression(reply: str, conflict: Conflict) -> str | None:
-    """The reply's answer when it is a python expression to compute (`(-10) * 9 / 5 + 32`): literals,
-    operators, comprehensions, a few builtins and `math`, and no call of the function in question; else None."""
-    answer = _answer(reply, conflict.call)
-    if answer is None or _value(answer) is not None or len(answer) > 400:
-        return None
-    source = answer.removeprefix("return ").strip()
-    try:
-        tree = ast.parse(source, mode="eval")
-    except SyntaxError:
-        return None
-    # a comprehension's own variables may be named: fizzbuzz(100) as one line, not a hundred values
-    bound = {n.id for c in ast.walk(tree) if isinstance(c, ast.comprehension)
-             for n in ast.walk(c.target) if isinstance(n, ast.Name)}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id not in _COMPUTE_NAMES and node.id not in bound:
-            return None
-        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
-            return None
-        if isinstance(node, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
-            return None
-    return source
-
-
-def verdict(reply: str, conflict: Conflict, computed: str | None = None) -> Side | None:
-    """Which side the reply's value agrees with: the code's, the check's, or neither (None). `computed` is the
-    value of the reply's expression (`expression`) as python printed it, when the sandbox worked it out."""
-    answer = computed if computed is not None else _answer(reply, conflict.call)
-    if answer is None:
-        return None
-    if conflict.raised:
-        named = _EXCEPTION.findall(answer)
-        if conflict.got in named:
-            return "code"
-        return "test" if _same(_value(answer), _value(conflict.want)) else None
-    text = answer.removeprefix("return ").strip()
-    value = _value(text)
-    if value is None:
-        return None
-    sides: list[tuple[Side, object]] = [("code", _value(conflict.got)), ("test", _value(conflict.want))]
-    exact = [side for side, v in sides if _same(value, v)]
-    # the model rounds its arithmetic ("-17.78" for -17.777...): a match to the answer's own decimals
-    # counts when no side matches exactly, and decides only when it picks out one side; else a number
-    # close to one side and far from the other (its sum slightly off) picks that side
-    near = exact or [side for side, v in sides if _rounds_to(v, text)] or _closest(value, sides)
-    return near[0] if len(near) == 1 else None
-
-
-def _closest(value: object, sides: list[tuple[Side, object]]) -> list[Side]:
-    """The one side a number that matches neither is close to (within 3%) while ten times as far from the
-    other: the 1.5B model's "-46 * 5/9 = -25" for the code's -25.56 against the check's -10."""
-    if not (isinstance(value, (int, float)) and _number(value) and all(_number(v) for _, v in sides)):
-        return []
-    (near, side), (far, _) = sorted((abs(value - v), s) for s, v in sides)  # type: ignore[operator]
-    return [side] if near <= 0.03 * max(1.0, abs(value)) and far >= 10 * near else []
-
-
-def _number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _answer(reply: str, call: str) -> str | None:
-    """The reply's value: its last code block, else LaTeX's boxed value, else its last `x` that is a value,
-    else from its last line of prose the last inline math or quoted string ("is \\(-173.15\\)", "the
-    numeral "MMMM""), or its one number or exception name that the call does not hold."""
-    blocks = [b.strip() for b in code_blocks(reply) if b.strip()] if "```" in reply else []
-    if blocks:
-        return _compared_to(blocks[-1], call) or blocks[-1]
-    spans = [*_BOXED.findall(reply)] or [s for s in _INLINE.findall(reply) if s.strip() != call and _answers(s)]
-    if spans:
-        return str(spans[-1]).strip()
-    lines = [row for row in reply.strip().splitlines() if row.strip()]
-    last = lines[-1] if lines else ""
-    marked = [m.group(1) or m.group(2) for m in _MARKED.finditer(last)]
-    marked = [s.strip() for s in marked if _answers(s.strip())]
-    if marked:
-        return marked[-1]
-    bare = {m.group(0) for m in _BARE.finditer(last)} - {m.group(0) for m in _BARE.finditer(call)}
-    return bare.pop() if len(bare) == 1 else None
-
-
-def _compared_to(answer: str, call: str) -> str | None:
-    """In an answer written as the check (`[assert] from_roman('IX') == 9`), what the call is compared to."""
-    try:
-        tree, target = ast.parse(answer), ast.dump(ast.parse(call, mode="eval").body)
-    except SyntaxError:
-        return None
-    if len(tree.body) != 1:
-        return None
-    [statement] = tree.body
-    test = statement.test if isinstance(statement, ast.Assert) else \
-        statement.value if isinstance(statement, ast.Expr) else None
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
-        return None
-    left, right = test.left, test.comparators[0]
-    other = right if ast.dump(left) == target else left if ast.dump(right) == target else None
-    return ast.get_source_segment(answer, other) if other is not None else None
-
-
-def _answers(text: str) -> bool:
-    return _value(text) is not None or _EXCEPTION.fullmatch(text.strip()) is not None
-
-
-def _rounds_to(value: object, text: str) -> bool:
-    """Whether a number rounded to the decimals `text` shows is the number `text` says (1-6 decimals)."""
-    shown = _value(text)
-    decimals = len(text.partition(".")[2]) if "." in text and "e" not in text.lower() else 0
-    if not (isinstance(shown, float) and isinstance(value, (int, float)) and not isinstance(value, bool)
-            and 1 <= decimals <= 6):
-        return False
-    return abs(value - shown) <= 0.5 * 10**-decimals * (1 + 1e-9)
-
-
-def _same(a: object, b: object) -> bool:
-    if a is None or b is None:
-        return False
-    numbers = (int, float)
-    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
-        return abs(a - b) <= 1e-6 * max(1.0, abs(b))
-    return type(a) is type(b) and a == b
 
 
 def given_reply(checks: Sequence[Check], sides: Mapping[tuple[str, str, str], Side | None],
