@@ -480,7 +480,7 @@ async def test_an_answer_given_as_arithmetic_is_computed_in_the_sandbox_not_take
     assert "assert k_to_c(0) == 0" in (ws / "test_temperature.py").read_text()  # nothing applied before accepting
 
 
-async def test_a_conflict_both_value_questions_leave_undecided_is_asked_for_an_expression_only(
+async def test_a_conflict_is_asked_for_an_expression_then_a_formula_until_one_decides(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
     ws = write_project(tmp_path / "ws", {
@@ -488,14 +488,15 @@ async def test_a_conflict_both_value_questions_leave_undecided_is_asked_for_an_e
         "test_temperature.py": "from temperature import f_to_c\n\n\ndef test_c():\n    assert f_to_c(0) == 32\n",
     })
     scripted_llm.script("I cannot tell.", step="repair_verdict", regex=r"plain words \(no code\)")
-    scripted_llm.script("About -17.\n```python\n-17\n```\n", step="repair_verdict", regex=r"the value itself, or one")
-    scripted_llm.script("```python\n(0 - 32) * 5 / 9\n```\n", step="repair_verdict", regex=r"Do not work the value out")
+    # an expression that calls the code decides nothing; the formula question is asked last
+    scripted_llm.script("```python\nf_to_c(0)\n```\n", step="repair_verdict", regex=r"Do not work the value out")
+    scripted_llm.script("```python\n(0 - 32) * 5 / 9\n```\n", step="repair_verdict", regex=r"the value itself, or one")
     settings = make_settings(ws, loop=candidates({"candidates": 1, "edit_tests": True, "max_iterations": 1}))
     events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", "\n".join(describe(e) for e in events)
     assert "+    assert f_to_c(0) == pytest.approx(-17.77777778)" in done.changes.diff
     asked = [r.messages[-1]["content"] for r in scripted_llm.requests_for("repair_verdict")]
-    assert len(asked) == 3 and "Do not work the value out yourself" in asked[2]
+    assert len(asked) == 3 and "Do not work the value out yourself" in asked[1] and "the value itself" in asked[2]
     said = " ".join(e.text for e in events if isinstance(e, Message) and e.text.startswith("Worked out"))
     assert "`(0 - 32) * 5 / 9` = -17.77777777777778" in said
 

@@ -71,7 +71,7 @@ def test_a_value_in_prose_or_rounded_is_read_and_decides_only_when_it_picks_one_
     [f] = conflicts([check("    assert fahrenheit_to_celsius(0) == 32", "assert -17.77777777777778 == 32")])
     assert verdict("\\[ C \\approx -17.78 \\]\n\n```python\n-17.78\n```", f) == "code"  # rounded
     assert verdict("```python\n-17.7\n```", f) == "code"  # cut short, not rounded: close to one side only
-    assert verdict("```python\n-18.5\n```", f) is None  # 4% off
+    assert verdict("```python\n-18.8\n```", f) is None  # 6% off
     [r] = conflicts([check("    assert to_roman(5000) == 'MMMM'", "ValueError: must be 1..3999")])
     assert verdict('To convert 5000 to Roman numerals, you would use the numeral "MMMM".', r) == "test"
     assert verdict("5000 is out of range, so it raises ValueError.", r) == "code"
@@ -93,7 +93,8 @@ def test_a_number_slightly_off_picks_the_side_it_is_close_to_only_when_the_other
     assert verdict("```python\n-25\n```", c) == "code"
     assert verdict("```python\n-10.3\n```", c) == "test"
     assert verdict("```python\n-14.0\n```", c) is None  # close to neither
-    assert verdict("```python\n-24.5\n```", c) is None  # off by more than 3%
+    assert verdict("```python\n-26.67\n```", c) == "code"  # the bench at dcd38e0: -46 * 5/9, 4% off
+    assert verdict("```python\n-24\n```", c) is None  # off by more than 5%
     [d] = conflicts([check("    assert f(1) == 10.4", "assert 10.0 == 10.4\n +  where 10.0 = f(1)")])
     assert verdict("```python\n10.2\n```", d) is None  # as close to both
     assert verdict("```python\n10.1\n```", d) is None  # closer to one, not ten times

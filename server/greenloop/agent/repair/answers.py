@@ -3,7 +3,7 @@
 The replies of the small models are not clean values. The answer is the reply's last code block,
 else LaTeX's `\\boxed{}`, else an inline value, else the last line's math, quoted string or single
 bare number; written as the check (`f(x) == 3`), what the call is compared to. A number matches a
-side exactly, or rounded to the decimals it shows, or, matching neither, within 3% of one side
+side exactly, or rounded to the decimals it shows, or, matching neither, within 5% of one side
 and ten times as far from the other. An answer that is arithmetic on literals is an expression
 for the sandbox to compute (verdicts.py asks, settle.py computes).
 """
@@ -102,12 +102,12 @@ def verdict(reply: str, conflict: Conflict, computed: str | None = None) -> Side
 
 
 def _closest(value: object, sides: list[tuple[Side, object]]) -> list[Side]:
-    """The one side a number that matches neither is close to (within 3%) while ten times as far from the
+    """The one side a number that matches neither is close to (within 5%) while ten times as far from the
     other: the 1.5B model's "-46 * 5/9 = -25" for the code's -25.56 against the check's -10."""
     if not (isinstance(value, (int, float)) and _number(value) and all(_number(v) for _, v in sides)):
         return []
     (near, side), (far, _) = sorted((abs(value - v), s) for s, v in sides)  # type: ignore[operator]
-    return [side] if near <= 0.03 * max(1.0, abs(value)) and far >= 10 * near else []
+    return [side] if near <= 0.05 * max(1.0, abs(value)) and far >= 10 * near else []
 
 
 def _number(value: object) -> bool:

@@ -36,10 +36,10 @@ if TYPE_CHECKING:
 
 MAX_STEPS = 6  # rewrites tested one after another in one iteration
 # asked in turn until one decides: the value in plain words (decided 9 of 14 recorded conflicts, 1 wrong),
-# then the value or a formula for it (2 of the first's 5 undecided, by the sum python worked out), then
-# an expression only, computed by python (the last 3, right); a long value (Conflict.long) is asked
-# for only as a formula or an expression
-QUESTIONS = ("repair_verdict", "repair_verdict_formula", "repair_verdict_expression")
+# then an expression only, computed by python (3 of the first's 5 undecided, right; alone, 8 right and
+# none wrong), then the value or a formula (the other 2, right; alone it was wrong once, and in the
+# bench it said kelvin_to_celsius(0) is 0). A long value (Conflict.long) is not asked for as itself
+QUESTIONS = ("repair_verdict", "repair_verdict_expression", "repair_verdict_formula")
 Judged = dict[tuple[str, str, str], Side | None]  # a conflict's (call, got, want) -> the side the request is on
 
 
@@ -92,7 +92,7 @@ async def judge(state: RunState, found: list[Conflict], judged: Judged) -> Async
         if state.over_budget() is not None:
             break
         side, how = None, ""
-        # the value first; undecided, the value or a formula for it. A long value only as a formula
+        # the value first; undecided, an expression, then the value or a formula. A long value: not itself
         for prompt in QUESTIONS[1:] if conflict.long else QUESTIONS:
             how = ""  # what the last question asked worked out, not an earlier one
             messages = verdict_messages(conflict, state.goal, interface(state.prompt_code.index, conflict),
