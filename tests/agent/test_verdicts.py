@@ -102,6 +102,21 @@ def test_a_number_slightly_off_picks_the_side_it_is_close_to_only_when_the_other
     assert verdict("```python\n1\n```", e) is None  # not numbers
 
 
+def test_a_list_or_dict_answer_decides_by_the_places_the_two_sides_dispute() -> None:
+    # the bench at bf93d33: the code's fizzbuzz(12) was right, the check had '9' for 'Fizz'
+    got = ['1', '2', 'Fizz', '4', 'Buzz', 'Fizz', '7', '8', 'Fizz', 'Buzz', '11', 'Fizz']
+    want = [*got[:8], '9', *got[9:]]
+    [c] = conflicts([check(f"    assert fizzbuzz(12) == {want!r}", f"assert {got!r} == {want!r}\n +  where {got!r} = fizzbuzz(12)")])
+    assert verdict(f"```python\n{[*got[:11], 'FizzBuzz']!r}\n```", c) == "code"  # wrong at the end, right at 9
+    assert verdict(f"```python\n{[*want[:11], 'FizzBuzz']!r}\n```", c) == "test"
+    assert verdict(f"```python\n{[*got[:8], 'FizzBuzz', *got[9:]]!r}\n```", c) is None  # neither at 9
+    assert verdict(f"```python\n{got[:11]!r}\n```", c) is None  # not their shape
+    [d] = conflicts([check("    assert count_words('a b a') == {'a': 2, 'b': 2}",
+                           "assert {'a': 2, 'b': 1} == {'a': 2, 'b': 2}\n +  where {'a': 2, 'b': 1} = count_words('a b a')")])
+    assert verdict("```python\n{'a': 3, 'b': 1}\n```", d) == "code"
+    assert verdict("```python\n{'a': 3, 'c': 1}\n```", d) is None  # other keys
+
+
 def test_an_answer_written_as_the_check_gives_what_it_compares_the_call_to() -> None:
     [c] = conflicts([check("    assert from_roman('IX') == 9", "assert 11 == 9\n +  where 11 = from_roman('IX')")])
     assert verdict("```python\nfrom_roman('IX') == 9\n```", c) == "test"

@@ -97,8 +97,29 @@ def verdict(reply: str, conflict: Conflict, computed: str | None = None) -> Side
     # the model rounds its arithmetic ("-17.78" for -17.777...): a match to the answer's own decimals
     # counts when no side matches exactly, and decides only when it picks out one side; else a number
     # close to one side and far from the other (its sum slightly off) picks that side
-    near = exact or [side for side, v in sides if _rounds_to(v, text)] or _closest(value, sides)
+    near = exact or [side for side, v in sides if _rounds_to(v, text)] or _closest(value, sides) \
+        or _disputed(value, sides)
     return near[0] if len(near) == 1 else None
+
+
+def _disputed(value: object, sides: list[tuple[Side, object]]) -> list[Side]:
+    """The side a list or dict answer agrees with where the two sides differ, when it has their shape (the
+    same length, the same keys) and agrees with one side at every such place: the 1.5B model's fizzbuzz(12)
+    was wrong in its last item, and right in the 9th, the one item the code and the check disputed."""
+    shaped = [_items(v) for v in (value, *(v for _, v in sides))]
+    answer, code, test = shaped
+    if answer is None or code is None or test is None or not answer.keys() == code.keys() == test.keys():
+        return []
+    places = [k for k in code if not _same(code[k], test[k])]
+    by_side: list[tuple[Side, dict[object, object]]] = [("code", code), ("test", test)]
+    return [side for side, of in by_side if places and all(_same(answer[k], of[k]) for k in places)]
+
+
+def _items(value: object) -> dict[object, object] | None:
+    """A list as its items by position, a dict as itself; anything else None."""
+    if isinstance(value, list):
+        return dict(enumerate(value))
+    return dict(value) if isinstance(value, dict) else None
 
 
 def _closest(value: object, sides: list[tuple[Side, object]]) -> list[Side]:
