@@ -52,8 +52,9 @@ def test_the_watch_sees_a_loop_soon_after_it_starts() -> None:
 async def test_a_looping_reply_is_stopped_and_the_server_told(
     scripted_llm: ScriptedLLM, scripted_settings: Settings
 ) -> None:
-    # paced like a local model; unstopped it would stream all 47 copies
-    scripted_llm.script(Reply(LOOPED, chunk_delay=0.002), step="generate_interfaces")
+    # paced like a local model; unstopped it would stream all 47 copies in about 4.5 s, which leaves
+    # the client seconds to hang up after the stop, even on a loaded machine (at 0.9 s it once did not)
+    scripted_llm.script(Reply(LOOPED, chunk_delay=0.01), step="generate_interfaces")
     records: list[CallRecord] = []
     async with open_llm(scripted_settings, sink=records.append) as llm:
         text = await llm.complete(HI, step="generate_interfaces")
