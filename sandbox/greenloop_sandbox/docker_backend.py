@@ -10,6 +10,7 @@ import os
 import shlex
 import tarfile
 import tempfile
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
@@ -37,6 +38,7 @@ WORKSPACE = "/workspace"
 # coreutils `timeout`'s exit code; it bounds a setup command's build step
 # (docs/decisions/2026-11-sandbox-templates-and-images.md)
 _TIMED_OUT = 124
+START_ATTEMPTS = 3  # a container that vanishes between its create and start (see _run_container)
 REPORT_DIR = "/tmp/greenloop-report"
 _reaped: set[str | None] = set()  # engines whose leftovers this process has reaped
 
@@ -264,15 +266,19 @@ def _run_container(client: Any, image: str, kwargs: dict[str, Any]) -> Any:
     Seen on this machine's shared engine (a 404 on the new container's id right after its create, in 4 of
     ~100 starts during one afternoon, with and without Ray); the remover was not pinned down (a
     `docker container prune` from another tool would do it: a created container counts as stopped).
+    It struck twice in a row once (a CI run, 2026-11-26), so it is tried three times, a moment apart.
     """
     import docker.errors
 
-    try:
-        return client.containers.run(image, **kwargs)
-    except docker.errors.NotFound:
-        log.warning("sandbox container %s vanished while starting; starting it again", kwargs["name"])
-        _remove_named(client, kwargs["name"])
-        return client.containers.run(image, **kwargs)
+    for attempt in range(1, START_ATTEMPTS):
+        try:
+            return client.containers.run(image, **kwargs)
+        except docker.errors.NotFound:
+            log.warning("sandbox container %s vanished while starting (try %d); starting it again",
+                        kwargs["name"], attempt)
+            _remove_named(client, kwargs["name"])
+            time.sleep(0.2 * attempt)
+    return client.containers.run(image, **kwargs)
 
 
 def _default_client() -> Any:
