@@ -15,6 +15,7 @@ import ast
 import re
 from collections.abc import Mapping
 
+from greenloop.agent.generate.pysource import python_tree
 from greenloop.agent.generate.unbound import unbound, with_lines
 from greenloop.retrieval import public_names
 
@@ -22,11 +23,8 @@ from greenloop.retrieval import public_names
 def define_raised(path: str, text: str, known: Mapping[str, str], elsewhere: str = "") -> str:
     """`text` with a class for each exception it raises that nothing defines (`known`: the project's
     files written so far, path -> text; `elsewhere`: what the other planned files say they hold)."""
-    if not path.endswith(".py"):
-        return text
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = python_tree(path, text)
+    if tree is None:
         return text
     missing = unbound(tree)
     raised: list[str] = []

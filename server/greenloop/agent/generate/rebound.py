@@ -15,17 +15,16 @@ from __future__ import annotations
 import ast
 import re
 
+from greenloop.agent.generate.pysource import python_tree
+
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _ROWS = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")  # lines as python counts them, endings kept
 
 
 def rename_rebound(path: str, text: str) -> str:
     """`text` with each function's local that shadows a module-level name it calls first renamed."""
-    if not path.endswith(".py"):
-        return text
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = python_tree(path, text)
+    if tree is None:
         return text
     module = _module_names(tree)
     spans: list[tuple[int, int, int, str]] = []  # (line, start byte, end byte, new name)

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import ast
 
+from greenloop.agent.generate.pysource import python_tree
+
 
 def unshadow(path: str, text: str) -> str:
     """`text` with each class's instance attributes that hide one of its plain methods renamed `_name`."""
-    if not path.endswith(".py"):
-        return text
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = python_tree(path, text)
+    if tree is None:
         return text
     places: list[tuple[int, int]] = []  # (line, byte column) where a `_` goes
     for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):

@@ -19,6 +19,7 @@ import typing
 from collections.abc import Mapping
 
 from greenloop.agent.generate.layouts import Layout
+from greenloop.agent.generate.pysource import python_tree
 from greenloop.retrieval import public_names
 
 _TYPING = {n for n in typing.__all__ if n[:1].isupper()}
@@ -27,11 +28,8 @@ _TYPING = {n for n in typing.__all__ if n[:1].isupper()}
 def import_unbound(layout: Layout, path: str, text: str, code: Mapping[str, str], crate: str) -> str:
     """`text` with an import for each name it uses and never binds, where there is one clear place to
     import it from (`code`: the project's files written so far, path -> text)."""
-    if not path.endswith(".py"):
-        return text
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = python_tree(path, text)
+    if tree is None:
         return text
     missing = unbound(tree)
     if not missing:
