@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+import re
+
 from greenloop.agent.generate.interfaces import (
     clean_interfaces,
     count_modules,
@@ -68,7 +71,8 @@ def test_empty_and_unclosed_fences_go_and_headings_alone_are_no_content() -> Non
 def test_two_code_blocks_in_one_section_keep_all_their_fences() -> None:
     doc = "## calc.py\n```python\ndef add(a: int, b: int) -> int: ...\n```\nand\n```python\ndef sub(a: int, b: int) -> int: ...\n```"
     assert clean_interfaces(doc) == doc and has_content(doc)
-    assert clean_interfaces("## a.py\n- `f() -> int`\n```python\ndef f(") == "## a.py\n- `f() -> int`\ndef f("
+    # cut off inside a block: the block is closed, so the outline for tests still takes it
+    assert clean_interfaces("## a.py\n- `f() -> int`\n```python\ndef f(") == "## a.py\n- `f() -> int`\n```python\ndef f(\n```"
 
 
 def test_sections_about_tests_or_manifests_are_dropped_with_their_sub_sections() -> None:
@@ -106,3 +110,23 @@ def test_code_blocks_become_outlines_for_test_files_and_examples_stay() -> None:
     )
     js = "## src/a.js\n```javascript\nfunction add(a, b) {\n  return a + b;\n}\nmodule.exports = { add };\n```"
     assert outline_code_blocks(js, NODE) == "## src/a.js\n- `function add(a, b)`"
+
+
+def test_code_keeps_its_repeated_lines_and_a_block_left_open_is_closed_above_the_next_heading() -> None:
+    # Qwen2.5-Coder 1.5B's matrix interfaces (bench, 2026-11-26): a block per function, each opened
+    # and never closed. Dropping each docstring's second `"""` as a repeat left them all unclosed;
+    # matrix.py was written from it three times and never parsed, and its test saw no `multiply`.
+    def block(name: str, body: str) -> str:
+        return (f"## {name}\n```python\ndef {name}(a: list[int]) -> list[int]:\n    \"\"\"\n    {name.title()} a.\n\n"
+                f"    Returns:\n    list[int]: the result.\n    \"\"\"\n    {body}\n    return a\n\n")
+
+    reply = "```markdown\n## ops.py\n\n" + block("double", "a = [2 * x for x in a]") + block("clip", "a = a[:3]") + "```"
+    cleaned = clean_interfaces(reply, PYTHON)
+    blocks = [m.group("body") for m in re.finditer(r"^```python\n(?P<body>.*?)^```$", cleaned, re.M | re.S)]
+    assert len(blocks) == 2 and all(ast.parse(b) for b in blocks)
+    assert cleaned.count('    """') == 4 and cleaned.count("    return a") == 2
+    assert cleaned.index("```\n\n## clip") < cleaned.index("## clip\n```python")  # closed above the next heading
+    assert outline_code_blocks(cleaned, PYTHON).count("- `def ") == 2
+    # a line repeated at once inside code is still a loop
+    looped = "## a.py\n```python\ndef f() -> int:\n" + "    x = 1\n" * 30 + "    return x\n```"
+    assert clean_interfaces(looped) == "## a.py\n```python\ndef f() -> int:\n    x = 1\n    return x\n```"

@@ -22,6 +22,7 @@ _FENCED = re.compile(r"^```[\w+-]*[ \t]*\n((?:(?!```).)*?)\n?```$", re.S)
 _OPEN_MD = re.compile(r"^```(?:markdown|md)[ \t]*\n")
 _HEADING = re.compile(r"^#{1,6}\s")
 _LEVEL_TITLE = re.compile(r"^(#{1,6})\s+(.*)$")
+_INFO = re.compile(r"^```[\w+-]+[ \t]*$")  # an opening fence that names its language: never a closing one
 _CODE_BLOCK = re.compile(r"^```(?P<info>[\w+-]*)[ \t]*\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)
 _TESTS_TITLE = re.compile(r"^(unit\s+|example\s+)?(tests?|testing)(\s+cases?)?$", re.I)
 
@@ -52,7 +53,10 @@ def clean_interfaces(reply: str, layout: Layout | None = None) -> str:
     and (given the layout) without sections about tests or manifests.
 
     A small model that starts looping repeats a line (or a whole `## module` section) until the
-    token limit; the repeats carry nothing, and the file step would read every one of them.
+    token limit; the repeats carry nothing, and the file step would read every one of them. Inside
+    a code block only a line repeated at once goes: code repeats lines by design, and dropping the
+    second triple quote of each docstring left the 1.5B model's matrix.py docstrings unclosed, and
+    every file written from the document copied that (it never parsed).
     """
     text = reply.strip()
     if _OPEN_MD.match(text):  # ```markdown around the document (fences inside it, or cut off)
@@ -67,9 +71,12 @@ def clean_interfaces(reply: str, layout: Layout | None = None) -> str:
     trail: list[tuple[int, str]] = []  # the headings above the line: (level, heading)
     section: set[str] = set()
     skipping = False
+    in_code = False
     for line in text.splitlines():
         key = line.strip()
-        if _HEADING.match(key):
+        if key.startswith("```"):
+            in_code = bool(_INFO.match(key)) or not in_code  # "```python" opens even where a block was left open
+        elif _HEADING.match(key):
             # a heading repeats only when its whole trail does
             # (docs/decisions/2026-11-generation-interfaces-markdown.md)
             level = len(key) - len(key.lstrip("#"))
@@ -78,8 +85,10 @@ def clean_interfaces(reply: str, layout: Layout | None = None) -> str:
             skipping = path in headings
             headings.add(path)
             section = set()
-        if skipping or (key and key in section and not key.startswith("```")):
+        if skipping or (key and not in_code and key in section and not key.startswith("```")):
             continue
+        if in_code and key and out and line.rstrip() == out[-1]:
+            continue  # code repeats lines (a docstring's closing quotes, `return x`); a loop repeats one at once
         if not key and (not out or not out[-1].strip()):
             continue  # no leading or doubled blank lines
         section.add(key)
@@ -146,13 +155,23 @@ def has_content(interfaces: str) -> bool:
 
 
 def _balanced_fences(lines: list[str]) -> list[str]:
-    """Lines without empty or unclosed code fences: a stray fence turns the rest of every prompt into code."""
+    """Lines with every code block closed, and without empty ones: a stray fence turns the rest of every
+    prompt into code, and a block left open takes the next one's heading in (or, at the end, the prose)."""
     out: list[str] = []
     opened: int | None = None  # index in `out` of the fence that opened the current block
     for line in lines:
         if not line.strip().startswith("```"):
             out.append(line)
             continue
+        if opened is not None and _INFO.match(line.strip()):  # a block left open where the next one starts
+            at = len(out)
+            while at > opened + 1 and (not out[at - 1].strip() or _HEADING.match(out[at - 1].strip())):
+                at -= 1  # its closing fence goes above the headings that name the next block
+            if any(x.strip() for x in out[opened + 1 : at]):
+                out.insert(at, "```")
+            else:
+                del out[opened]
+            opened = None
         if opened is None:
             opened = len(out)
             out.append(line)
@@ -162,8 +181,11 @@ def _balanced_fences(lines: list[str]) -> list[str]:
         else:  # a block with nothing (or only headings) in it: both fences go, the headings stay
             del out[opened]
             opened = None
-    if opened is not None:  # never closed (cut off, or a looping reply)
-        del out[opened]
+    if opened is not None:  # never closed (cut off, or a looping reply): closed where it holds code
+        if any(x.strip() and not _HEADING.match(x.strip()) for x in out[opened + 1 :]):
+            out.append("```")
+        else:
+            del out[opened]
     return out
 
 
