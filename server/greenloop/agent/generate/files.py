@@ -18,6 +18,7 @@ from greenloop.agent.generate.raised import define_raised
 from greenloop.agent.generate.rebound import rename_rebound
 from greenloop.agent.generate.script_tail import guard_script_tail
 from greenloop.agent.generate.shadowed import unshadow
+from greenloop.agent.generate.submodules import point_at_classes
 from greenloop.agent.generate.unbound import import_unbound
 from greenloop.agent.prompting.code_reply import extract_code
 from greenloop.agent.prompting.files import render_prompt
@@ -94,18 +95,20 @@ class FileWriter:
         source file with its example code under a `__main__` guard and no attribute hiding a method
         (shadowed.py); either with the names it uses and never binds imported, where one place
         defines them (unbound.py), and no local that hides a name it calls (rebound.py); a source
-        file with a class for the exceptions it raises that nothing defines (raised.py)."""
+        file with a class for the exceptions it raises that nothing defines (raised.py); either with
+        `from pkg import X` pointed at the class `X` of `pkg/X.py`, not the module (submodules.py)."""
         crate = crate_name(self.plan.name)
         if not spec.test:
             if not self.layout.is_source(spec.path):
                 return text
             text = unshadow(spec.path, guard_script_tail(spec.path, text))
             elsewhere = " ".join(f.purpose for f in self.plan.files if f.path != spec.path and not f.test)
-            text = define_raised(spec.path, text, known, elsewhere)
+            text = define_raised(spec.path, point_at_classes(spec.path, text, known), known, elsewhere)
             return rename_rebound(spec.path, import_unbound(self.layout, spec.path, text, known, crate))
         shown = self._shown(spec, known)
         text = add_missing_imports(self.layout, spec.path, without_copies(self.layout, spec.path, text, shown, crate),
                                    shown, crate)
+        text = point_at_classes(spec.path, text, known)
         return rename_rebound(spec.path, import_unbound(self.layout, spec.path, text, known, crate))
 
     def _shown(self, spec: PlannedFile, known: Mapping[str, str]) -> dict[str, str]:
@@ -174,6 +177,18 @@ class FileWriter:
             left -= len(block)
             blocks.append(block)
         return "\n## Files it depends on (already written)\n" + "\n".join(blocks) if blocks else ""
+
+
+def repoint_packages(paths: Sequence[str], known: Mapping[str, str]) -> dict[str, str]:
+    """The package `__init__.py` files among `paths` whose `from pkg import X` now points at the class of
+    `pkg/X.py` (submodules.py), path -> new text: they are written before the modules they import."""
+    changed = {}
+    for path in paths:
+        if path.endswith("__init__.py") and path in known:
+            text = point_at_classes(path, known[path], known)
+            if text != known[path]:
+                changed[path] = text
+    return changed
 
 
 def build_order(specs: Sequence[PlannedFile]) -> dict[str, list[str]]:

@@ -9,7 +9,7 @@ from typing import Literal
 
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Done, EnvironmentChanged, Event, Message, Outcome
-from greenloop.agent.generate.files import FileWriter, write_files
+from greenloop.agent.generate.files import FileWriter, repoint_packages, write_files
 from greenloop.agent.generate.interfaces import count_modules, write_interfaces
 from greenloop.agent.generate.layouts import Layout
 from greenloop.agent.generate.output import save_plan, write_output
@@ -164,6 +164,8 @@ class Generation:
         async for path, text in write_files(writer, group, known, settings.generate.parallel_files):
             self._keep(path, text)
             yield self.note(f"Wrote {path} ({len(text.splitlines())} lines)")
+        for path, text in repoint_packages([f.path for f in group], known).items():
+            self._keep(path, text)
 
     def _keep(self, path: str, text: str) -> None:
         self.known[path] = text
