@@ -142,3 +142,23 @@ def test_a_check_that_no_longer_calls_the_code_it_checked_is_refused() -> None:
     out = applied(SOURCE, splice_checks([check], {"test_x.py": SOURCE},
                                         "```python\nassert json.dumps(1.0) == '1.0'\n```"))
     assert "    assert json.dumps(1.0) == '1.0'\n" in out
+
+
+def test_a_test_file_that_did_not_load_because_the_code_it_imports_does_not_parse_has_no_check() -> None:
+    # the bench's matrix project (bf93d33): matrix.py never parsed, and a round asked four times about
+    # `from matrix import add, transpose`, the test's line the traceback went through
+    test = "from matrix import add, transpose\n\n\ndef test_add():\n    assert add([[1]], [[2]]) == [[3]]\n"
+    frames = ("/usr/lib/python3/dist-packages/_pytest/python.py:618: in _importtestmodule\n"
+              "    mod = import_path(self.path)\n<frozen importlib._bootstrap>:1206: in _gcd_import\n    ???\n"
+              "tests/test_matrix.py:1: in <module>\n    from matrix import add, transpose\n")
+    broken = frames + ('E     File "/workspace/matrix.py", line 32\nE       """\nE       ^\n'
+                       "E   SyntaxError: unterminated triple-quoted string literal (detected at line 40)\n")
+    loading = TestFailure(test_id="tests/test_matrix.py", file="tests/test_matrix.py", kind="error",
+                          message="collection failure", traceback=broken)
+    assert failing_checks(TestReport(errors=1, failures=[loading]), {"tests/test_matrix.py": test}, TESTS) == []
+    # the test file's own error, or a name the code does not have, is the test's line to look at
+    for tail in ('E     File "/workspace/tests/test_matrix.py", line 1\nE   SyntaxError: invalid syntax\n',
+                 "E   ImportError: cannot import name 'transpose' from 'matrix' (/workspace/matrix.py)\n"):
+        own = loading.model_copy(update={"traceback": frames + tail})
+        [check] = failing_checks(TestReport(errors=1, failures=[own]), {"tests/test_matrix.py": test}, TESTS)
+        assert (check.start_line, check.test) == (1, "loading the file")

@@ -34,6 +34,7 @@ _COMMENTS = {"comment", "line_comment", "block_comment"}
 _IMPORTS = {"import_statement", "import_from_statement", "use_declaration"}
 _DEFINES = {"function_definition", "class_definition", "decorated_definition", "function_declaration",
             "class_declaration", "function_item"}
+_LIBRARY = re.compile(r"site-packages|dist-packages|/lib/python\d|^<|importlib")  # frames of python and packages
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _HELPERS = {"assert", "raises", "approx", "expect", "len", "str", "int", "float", "list", "dict", "set", "tuple",
             "sorted", "round", "abs", "isinstance", "type", "print", "repr", "bool", "equal", "strictEqual",
@@ -60,7 +61,7 @@ def failing_checks(report: TestReport, files: Mapping[str, str], tests: TestFile
     found: list[Check] = []
     for failure in report.failures:
         place = _test_place(failure.file, failure.line, failure.traceback, files, tests)
-        if place is None:
+        if place is None or (failure.message == COLLECTION_ERROR and _fails_beyond(place, failure.traceback, files)):
             continue
         path, line = place
         span = statement_span(path, files[path], line)
@@ -89,6 +90,15 @@ def _test_place(
         if known and tests.is_test(known):
             return known, at
     return None
+
+
+def _fails_beyond(place: tuple[str, int], traceback: str, files: Mapping[str, str]) -> bool:
+    """Whether a test file that did not load failed in code it imports (a frame after the test file's own
+    that is not a library's): matrix.py's syntax error is no fault of `from matrix import add`."""
+    frames = [(m.group(1) or m.group(3), int(m.group(2) or m.group(4))) for m in FRAME.finditer(traceback)]
+    after = [path for path, _ in frames[next((i for i, (path, line) in enumerate(frames)
+                                              if _known(files, path) == place[0] and line == place[1]), len(frames)):]]
+    return any(not _known(files, path) and not _LIBRARY.search(path) for path in after)
 
 
 def _known(files: Mapping[str, str], path: str) -> str:
