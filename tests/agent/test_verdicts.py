@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from greenloop.agent.changes.edits import apply_search_replace
+from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.repair.answers import expression, verdict
-from greenloop.agent.repair.checks import Check, splice_checks
+from greenloop.agent.repair.checks import Check, failing_checks, splice_checks
 from greenloop.agent.repair.verdicts import code_notes, conflicts, given_reply, head_and_docstring
+from greenloop_sandbox import TestFailure, TestReport
 
+TESTS = TestFiles.of(["tests/**"], [], writable=True)
 WHERE = "assert 14.0 == -14\n +  where 14.0 = celsius_to_fahrenheit(-10)"
 
 
@@ -217,3 +221,58 @@ def test_an_interface_is_the_whole_signature_and_the_docstring_as_written_withou
     assert head_and_docstring(rows) == ('def convert(\n    kelvin: float,\n) -> float:  # a note\n    """Kelvin to Celsius.\n'
                                         '\n    Raises ValueError below zero.\n    """')
     assert head_and_docstring(["def f(x):", "    return x"]) == "def f(x):"
+
+
+# the 1.5B model's fizzbuzz test (generation bench, bf93d33, shortened): its case for 9 expects '9'
+FIZZ = '''import pytest
+from fizzbuzz import fizzbuzz
+
+
+@pytest.mark.parametrize("n, expected", [
+    (1, ["1"]),
+    (3, ["1", "2", "Fizz"]),
+    (9, ["1", "2", "Fizz", "4", "Buzz", "Fizz", "7", "8", "9"]),  # nine
+    pytest.param(10, ["1", "2", "Fizz", "4", "Buzz", "Fizz", "7", "8", "9", "Buzz"], id="ten"),
+])
+def test_fizzbuzz(n, expected):
+    result = fizzbuzz(n)
+    assert result == expected
+'''
+NINE = ["1", "2", "Fizz", "4", "Buzz", "Fizz", "7", "8", "Fizz"]
+
+
+def _case_failure(test_id: str, got: list[str], want: list[str]) -> TestFailure:
+    return TestFailure(test_id=f"tests/test_fizz.py::test_fizzbuzz[{test_id}]", file="tests/test_fizz.py", line=13,
+                       message=f"AssertionError: assert {got!r} == {want!r}\n  At index 8 diff: 'Fizz' != '9'",
+                       traceback="tests/test_fizz.py:13: AssertionError")
+
+
+def test_a_parametrized_case_is_judged_by_its_entry_and_the_entry_is_what_is_rewritten() -> None:
+    files = {"tests/test_fizz.py": FIZZ}
+    wrong = [*NINE[:8], "9"]
+    report = TestReport(failed=2, failures=[_case_failure("9-expected2", NINE, wrong),
+                                            _case_failure("ten", [*NINE, "Buzz"], [*wrong, "Buzz"])])
+    checks = failing_checks(report, files, TESTS)
+    assert [(c.start_line, c.via.strip()) for c in checks] == [(8, "assert result == expected"),
+                                                               (9, "assert result == expected")]
+    found = conflicts(checks, files)
+    assert [(c.call, c.got, c.want) for c in found] == [
+        ("fizzbuzz(9)", repr(NINE), '["1", "2", "Fizz", "4", "Buzz", "Fizz", "7", "8", "9"]'),
+        ("fizzbuzz(10)", repr([*NINE, "Buzz"]), '["1", "2", "Fizz", "4", "Buzz", "Fizz", "7", "8", "9", "Buzz"]')]
+    reply = given_reply(checks, {c.key: "code" for c in found}, found)
+    out = FIZZ
+    for edit in splice_checks(checks, files, reply):
+        out = apply_search_replace(out, edit.search, edit.replace).text
+    assert out == FIZZ.replace('["1", "2", "Fizz", "4", "Buzz", "Fizz", "7", "8", "9"]', repr(NINE)).replace(
+        '["1", "2", "Fizz", "4", "Buzz", "Fizz", "7", "8", "9", "Buzz"]', repr([*NINE, "Buzz"]))
+    # the statement every case runs is not a check of one case: a literal in it is left alone
+    one = FIZZ.replace("assert result == expected", "assert result == ['1']")
+    [only] = failing_checks(TestReport(failed=1, failures=[_case_failure("9-expected2", NINE, ["1"])]),
+                            {"tests/test_fizz.py": one}, TESTS)
+    assert conflicts([only], {"tests/test_fizz.py": one}) == []
+
+
+def test_a_case_whose_id_greenloop_cannot_tell_is_the_statement_as_before() -> None:
+    files = {"tests/test_fizz.py": FIZZ}
+    [c] = failing_checks(TestReport(failed=1, failures=[_case_failure("9-expected7", NINE, ["1"])]), files, TESTS)
+    assert (c.start_line, c.via) == (13, "")

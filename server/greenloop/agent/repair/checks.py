@@ -21,6 +21,7 @@ import tree_sitter as ts
 from greenloop.agent.changes.syntax import first_error, parse
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.plan import EditAction
+from greenloop.agent.repair.cases import case_of
 from greenloop.agent.repair.splice import SpliceError, Unchanged, code_blocks, has_code_block, unique_prefix
 from greenloop_sandbox import TestReport
 
@@ -54,6 +55,11 @@ class Check:
     end_line: int
     text: str  # the statement's lines as they are in the file
     message: str  # the failure's first lines (what the code gave)
+    # a parametrized test's failing case: `text` is its decorator entry, `via` the statement it stopped
+    # at (cases.py), `names` the parametrized arguments
+    via: str = ""
+    via_line: int = 0  # where `via` starts
+    names: tuple[str, ...] = ()
 
 
 def failing_checks(report: TestReport, files: Mapping[str, str], tests: TestFiles) -> list[Check]:
@@ -65,14 +71,22 @@ def failing_checks(report: TestReport, files: Mapping[str, str], tests: TestFile
             continue
         path, line = place
         span = statement_span(path, files[path], line)
-        if span is None or any(c.path == path and c.start_line == span[0] for c in found):
+        if span is None:
             continue
         rows = files[path].splitlines()[span[0] - 1 : span[1]]
         message = "\n".join(failure.message.strip().splitlines()[:4])
         test = "loading the file" if failure.message == COLLECTION_ERROR else failure.test_id.rsplit("::", 1)[-1]
         if failure.message == COLLECTION_ERROR:
             message = "\n".join(failure.traceback.strip().splitlines()[-3:])
-        found.append(Check(path, test, span[0], span[1], "\n".join(rows), message))
+        case = case_of(path, files[path], failure.test_id, line)
+        if case is not None:  # the values it checked are its decorator's entry
+            if any(c.path == path and c.start_line == case.start_line for c in found):
+                continue
+            entry = files[path].splitlines()[case.start_line - 1 : case.end_line]
+            found.append(Check(path, test, case.start_line, case.end_line, "\n".join(entry), message,
+                               via="\n".join(rows), via_line=span[0], names=case.names))
+        elif not any(c.path == path and c.start_line == span[0] for c in found):
+            found.append(Check(path, test, span[0], span[1], "\n".join(rows), message))
         if len(found) >= MAX_CHECKS:
             break
     return found

@@ -185,8 +185,11 @@ def checks_text(approach: Approach) -> str:
     fence = language_of(approach.target.path) or ""
     parts = []
     for number, check in enumerate(approach.checks, 1):
+        case = (f"\n(an entry of the test's `parametrize` list ({', '.join(check.names)}), for "
+                f"`{' '.join(check.via.split())}`: correct the entry)") if check.via else ""
         parts.append(f"{number}. `{check.test}` in `{check.path}`, line {check.start_line}:\n```{fence}\n"
-                     f"{textwrap.dedent(check.text)}\n```\nIt failed with:\n```\n{tidy(check.message)}\n```{_values(check)}")
+                     f"{textwrap.dedent(check.text)}\n```{case}\nIt failed with:\n```\n{tidy(check.message)}\n```"
+                     f"{_values(check)}")
     return "\n".join(parts)
 
 

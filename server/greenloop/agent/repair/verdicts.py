@@ -24,6 +24,7 @@ from pathlib import Path
 
 from greenloop.agent.prompting.files import render_prompt
 from greenloop.agent.repair.answers import Side, value_of
+from greenloop.agent.repair.cases import case_values
 from greenloop.agent.repair.checks import Check
 from greenloop.retrieval import RepoIndex
 
@@ -77,24 +78,26 @@ def conflicts(checks: Iterable[Check], sources: Mapping[str, str] | None = None)
     for check in checks:
         if not check.path.endswith(".py"):
             continue
-        bound = bindings((sources or {}).get(check.path, ""), check.start_line)
+        given = case_literals(check) if check.via else {}
+        bound = bindings((sources or {}).get(check.path, ""), check.via_line or check.start_line, given)
         if (conflict := _conflict(check, bound)) is not None:
             found.append(conflict)
     return found
 
 
-def bindings(source: str, line: int) -> dict[str, str]:
+def bindings(source: str, line: int, given: Mapping[str, str] | None = None) -> dict[str, str]:
     """The names the function around `line` binds exactly once above it, and never changes (no other
     assignment, no `name.attr`, no `name[...]`), to a literal or to a call of a named function on literals:
-    name -> the literal's source, or the call's with its names written as their literals."""
+    name -> the literal's source, or the call's with its names written as their literals. `given`: names
+    known to hold literals already (a parametrized case's arguments)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
-        return {}
+        return dict(given or {})
     around = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
               and n.lineno <= line <= (n.end_lineno or n.lineno)]
     if not around:
-        return {}
+        return dict(given or {})
     function = max(around, key=lambda n: n.lineno)  # the innermost
     stores: dict[str, int] = {}
     touched: set[str] = set()
@@ -110,15 +113,19 @@ def bindings(source: str, line: int) -> dict[str, str]:
                 and (node.end_lineno or node.lineno) < line):
             assigned.append((node.targets[0].id, node.value))
     once = [(name, value) for name, value in assigned if stores.get(name) == 1 and name not in touched]
-    literals = {name: text for name, value in once
-                if value_of(text := ast.get_source_segment(source, value) or "") is not None}
+    literals = {**(given or {}), **{name: text for name, value in once
+                                    if value_of(text := ast.get_source_segment(source, value) or "") is not None}}
     results = {name: text for name, value in once if name not in literals and _closed(value, literals)
                and (text := _with_literals(value, literals) or ast.get_source_segment(source, value) or "")}
     return {**literals, **results}
 
 
 def _conflict(check: Check, bound: Mapping[str, str]) -> Conflict | None:
-    statement = textwrap.dedent(check.text)
+    statement = textwrap.dedent(check.via or check.text)
+    entry = textwrap.dedent(check.text)
+    case = (case_values(entry, check.names) or {}) if check.via else {}  # a parametrized case's values, in `entry`
+    if check.via and not case:
+        return None
     try:
         tree = ast.parse(statement)
     except SyntaxError:
@@ -132,7 +139,9 @@ def _conflict(check: Check, bound: Mapping[str, str]) -> Conflict | None:
     results = {name for name, text in bound.items() if value_of(text) is None}  # names holding a call's result
     calls = [any(isinstance(n, ast.Call) for n in ast.walk(side)) or (isinstance(side, ast.Name) and side.id in results)
              for side in sides]
-    literal = [value_of(ast.get_source_segment(statement, side) or "") is not None for side in sides]
+    from_case = [isinstance(side, ast.Name) and side.id in case and side.id in bound for side in sides]
+    literal = [value_of(ast.get_source_segment(statement, side) or "") is not None or from_case[i]
+               for i, side in enumerate(sides)]
     if calls == [True, False] and literal[1]:
         at = 0
     elif calls == [False, True] and literal[0]:
@@ -149,6 +158,11 @@ def _conflict(check: Check, bound: Mapping[str, str]) -> Conflict | None:
         return None  # what `f(path)` or `obj.f()` must give depends on state the question cannot show
     want = ast.get_source_segment(statement, want_node) or ""
     place = _place(statement, want_node)
+    if check.via:  # what the case expects is its entry's value; the statement serves every case
+        if not from_case[1 - at] or _raised(check.message):
+            return None
+        assert isinstance(want_node, ast.Name)
+        want, statement, place = bound[want_node.id], entry, _place(entry, case[want_node.id])
     raised = _raised(check.message)
     if raised:
         return Conflict(check, call, raised, want, True, statement, place)
@@ -156,6 +170,13 @@ def _conflict(check: Check, bound: Mapping[str, str]) -> Conflict | None:
     if shown is None or value_of(shown[1 - at]) != value_of(want) or value_of(shown[at]) is None:
         return None  # not pytest's rewritten comparison of these two sides, or a value cut short
     return Conflict(check, call, shown[at], want, False, statement, place)
+
+
+def case_literals(check: Check) -> dict[str, str]:
+    """A parametrized case's arguments that are literals: name -> its source in the entry."""
+    entry = textwrap.dedent(check.text)
+    return {name: text for name, node in (case_values(entry, check.names) or {}).items()
+            if value_of(text := ast.get_source_segment(entry, node) or "") is not None}
 
 
 def _closed(node: ast.expr, bound: Mapping[str, str]) -> bool:
