@@ -556,6 +556,28 @@ async def test_a_check_on_names_the_test_bound_is_asked_about_with_the_literal_c
     assert len(scripted_llm.requests_for("repair_verdict")) == 1  # the same call, got and want: asked once
 
 
+async def test_a_parametrized_case_is_asked_about_and_its_entry_rewritten_the_other_cases_untouched(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the generation bench's fizzbuzz project (bf93d33): the code is right, one entry expects '9'
+    code = ("def fizzbuzz(n):\n    out = []\n    for i in range(1, n + 1):\n"
+            "        out.append('Fizz' if i % 3 == 0 else 'Buzz' if i % 5 == 0 else str(i))\n    return out\n")
+    test = ("import pytest\nfrom fizz import fizzbuzz\n\n\n@pytest.mark.parametrize('n, expected', [\n"
+            "    (2, ['1', '2']),\n    (3, ['1', '2', 'Fizz']),  # three\n    (4, ['1', '2', '3', '4']),\n])\n"
+            "def test_fizzbuzz(n, expected):\n    assert fizzbuzz(n) == expected\n")
+    ws = write_project(tmp_path / "ws", {"fizz.py": code, "test_fizz.py": test})
+    scripted_llm.script("```python\n['1', '2', 'Fizz', '4']\n```\n", step="repair_verdict")
+    settings = make_settings(ws, loop=candidates({"candidates": 1, "edit_tests": True, "max_iterations": 1}))
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", "\n".join(describe(e) for e in events)
+    question = scripted_llm.requests_for("repair_verdict")[0].messages[-1]["content"]
+    assert "what must `fizzbuzz(4)` give?" in question
+    assert "-    (4, ['1', '2', '3', '4']),\n+    (4, ['1', '2', 'Fizz', '4']),\n" in done.changes.diff
+    added = [row for row in done.changes.diff.splitlines() if row.startswith("+") and not row.startswith("+++")]
+    assert len(added) == 1  # one line changed: the entry; the statement and the other entries stay
+    assert scripted_llm.requests_for("repair_function") == [] and scripted_llm.requests_for("repair_checks") == []
+
+
 async def test_the_request_siding_with_the_check_is_told_to_the_code_rung_and_the_test_stays(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
