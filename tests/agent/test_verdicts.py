@@ -99,6 +99,10 @@ def test_a_number_slightly_off_picks_the_side_it_is_close_to_only_when_the_other
     assert verdict("```python\n-14.0\n```", c) is None  # close to neither
     assert verdict("```python\n-26.67\n```", c) == "code"  # the bench at dcd38e0: -46 * 5/9, 4% off
     assert verdict("```python\n-24\n```", c) is None  # off by more than 5%
+    # a value python computed from the model's formula is exact: near a side is a wrong formula (bf93d33:
+    # `-14 + 40 / 9` = -9.56 told the code it must give -10)
+    assert verdict("```python\n-14 + 40 / 9\n```", c, computed="-9.555555555555555") is None
+    assert verdict("```python\n(-14 - 32) * 5 / 9\n```", c, computed="-25.555555555555557") == "code"
     [d] = conflicts([check("    assert f(1) == 10.4", "assert 10.0 == 10.4\n +  where 10.0 = f(1)")])
     assert verdict("```python\n10.2\n```", d) is None  # as close to both
     assert verdict("```python\n10.1\n```", d) is None  # closer to one, not ten times

@@ -96,9 +96,11 @@ def verdict(reply: str, conflict: Conflict, computed: str | None = None) -> Side
     exact = [side for side, v in sides if _same(value, v)]
     # the model rounds its arithmetic ("-17.78" for -17.777...): a match to the answer's own decimals
     # counts when no side matches exactly, and decides only when it picks out one side; else a number
-    # close to one side and far from the other (its sum slightly off) picks that side
-    near = exact or [side for side, v in sides if _rounds_to(v, text)] or _closest(value, sides) \
-        or _disputed(value, sides)
+    # close to one side and far from the other (its sum slightly off) picks that side. Not a computed
+    # value: python's sums are exact, so one near a side is a wrong formula (`-14 + 40 / 9` = -9.56 for
+    # the check's -10, where (-14 - 32) * 5 / 9 gives the code's -25.56: the bench at bf93d33)
+    close = _closest(value, sides) if computed is None else []
+    near = exact or [side for side, v in sides if _rounds_to(v, text)] or close or _disputed(value, sides)
     return near[0] if len(near) == 1 else None
 
 
