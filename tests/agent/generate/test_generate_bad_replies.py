@@ -150,6 +150,24 @@ async def test_code_that_does_not_parse_is_asked_again_and_kept_only_as_a_last_r
     assert tree(out)["wordcount/core.py"] == GOOD["wordcount/core.py"]
 
 
+async def test_a_test_file_cut_off_at_the_limit_keeps_its_whole_part_without_asking_again(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the 1.5B model's slugify test wrote asserts until the token limit, twice (bf93d33): asking again
+    # cost 585 s; the whole tests above the cut are a test file
+    cut = GOOD["tests/test_core.py"] + '\n\ndef test_more():\n    assert count_words("a b") == 2\n    assert count_words("x y'
+    out = await generated_green(scripted_llm, make_settings, tmp_path, {"tests/test_core.py": [f"```python\n{cut}"]})
+    assert len(asks_for(scripted_llm, "tests/test_core.py")) == 1
+    assert tree(out)["tests/test_core.py"] == cut.rsplit("\n", 1)[0] + "\n"
+    # a test file broken in its first half is asked again, as before
+    early = 'from wordcount.core import count_words\n\n\ndef test_a(:\n    pass\n' + GOOD["tests/test_core.py"]
+    scripted_llm.reset()
+    again = await generated_green(scripted_llm, make_settings, tmp_path / "again",
+                                  {"tests/test_core.py": [f"```python\n{early}\n```\n"]})
+    assert len(asks_for(scripted_llm, "tests/test_core.py")) == 2
+    assert tree(again)["tests/test_core.py"] == GOOD["tests/test_core.py"]
+
+
 async def test_example_code_at_the_end_of_a_module_does_not_run_when_the_tests_import_it(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
