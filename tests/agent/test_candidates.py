@@ -531,6 +531,16 @@ async def test_a_long_value_is_asked_for_only_as_an_expression_and_each_answer_s
     assert "'FizzBuzz'" in done.changes.diff and "+    assert double(7) == 14" in done.changes.diff
 
 
+async def _answered_green(ws: Path, scripted_llm: Any, make_settings: Any, answer: str) -> tuple[Any, str]:
+    """`fix` with tests that may change, one candidate, one round, and `answer` to every value question:
+    it must end green. Its Done, and the first question asked."""
+    scripted_llm.script(answer, step="repair_verdict")
+    settings = make_settings(ws, loop=candidates({"candidates": 1, "edit_tests": True, "max_iterations": 1}))
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", "\n".join(describe(e) for e in events)
+    return done, scripted_llm.requests_for("repair_verdict")[0].messages[-1]["content"]
+
+
 async def test_a_check_on_names_the_test_bound_is_asked_about_with_the_literal_call(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
@@ -545,11 +555,8 @@ async def test_a_check_on_names_the_test_bound_is_asked_about_with_the_literal_c
                              "    words = count_words(text)\n"
                              "    assert words == {'hello': 2, 'world': 2, 'universe': 1}\n",
     })
-    scripted_llm.script("```python\n{'hello': 2, 'world': 1, 'universe': 1}\n```\n", step="repair_verdict")
-    settings = make_settings(ws, loop=candidates({"candidates": 1, "edit_tests": True, "max_iterations": 1}))
-    events, done = await collect(fix(FixRequest(ws), settings))
-    assert done.outcome == "green", "\n".join(describe(e) for e in events)
-    question = scripted_llm.requests_for("repair_verdict")[0].messages[-1]["content"]
+    done, question = await _answered_green(ws, scripted_llm, make_settings,
+                                           "```python\n{'hello': 2, 'world': 1, 'universe': 1}\n```\n")
     assert 'what must `count_words("Hello, world! Hello, universe.")` give?' in question
     assert "+    assert count_words(text) == {'hello': 2, 'world': 1, 'universe': 1}" in done.changes.diff
     assert "+    assert words == {'hello': 2, 'world': 1, 'universe': 1}" in done.changes.diff
@@ -566,11 +573,7 @@ async def test_a_parametrized_case_is_asked_about_and_its_entry_rewritten_the_ot
             "    (2, ['1', '2']),\n    (3, ['1', '2', 'Fizz']),  # three\n    (4, ['1', '2', '3', '4']),\n])\n"
             "def test_fizzbuzz(n, expected):\n    assert fizzbuzz(n) == expected\n")
     ws = write_project(tmp_path / "ws", {"fizz.py": code, "test_fizz.py": test})
-    scripted_llm.script("```python\n['1', '2', 'Fizz', '4']\n```\n", step="repair_verdict")
-    settings = make_settings(ws, loop=candidates({"candidates": 1, "edit_tests": True, "max_iterations": 1}))
-    events, done = await collect(fix(FixRequest(ws), settings))
-    assert done.outcome == "green", "\n".join(describe(e) for e in events)
-    question = scripted_llm.requests_for("repair_verdict")[0].messages[-1]["content"]
+    done, question = await _answered_green(ws, scripted_llm, make_settings, "```python\n['1', '2', 'Fizz', '4']\n```\n")
     assert "what must `fizzbuzz(4)` give?" in question
     assert "-    (4, ['1', '2', '3', '4']),\n+    (4, ['1', '2', 'Fizz', '4']),\n" in done.changes.diff
     added = [row for row in done.changes.diff.splitlines() if row.startswith("+") and not row.startswith("+++")]
