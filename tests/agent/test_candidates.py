@@ -581,6 +581,22 @@ async def test_a_parametrized_case_is_asked_about_and_its_entry_rewritten_the_ot
     assert scripted_llm.requests_for("repair_function") == [] and scripted_llm.requests_for("repair_checks") == []
 
 
+async def test_a_function_given_as_the_answer_is_computed_in_the_sandbox_on_the_calls_arguments(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the 1.5B model, asked what fizzbuzz(9) must give, wrote the function as one comprehension
+    code = ("def fizzbuzz(n):\n    out = []\n    for i in range(1, n + 1):\n"
+            "        out.append('Fizz' if i % 3 == 0 else 'Buzz' if i % 5 == 0 else str(i))\n    return out\n")
+    test = ("from fizz import fizzbuzz\n\n\ndef test_fizzbuzz():\n    assert fizzbuzz(2) == ['1', '2']\n"
+            "    assert fizzbuzz(4) == ['1', '2', '3', '4']\n")
+    ws = write_project(tmp_path / "ws", {"fizz.py": code, "test_fizz.py": test})
+    reply = ("It is ['1', '2', 'Fizz', 'FizzBuzz'].\n```python\ndef fizzbuzz(n):\n"
+             "    return ['Fizz' if i % 3 == 0 else 'Buzz' if i % 5 == 0 else str(i) for i in range(1, n + 1)]\n```\n")
+    done, _ = await _answered_green(ws, scripted_llm, make_settings, reply)
+    assert "+    assert fizzbuzz(4) == ['1', '2', 'Fizz', '4']" in done.changes.diff
+    assert len(scripted_llm.requests_for("repair_verdict")) == 1  # decided by the first question's answer
+
+
 async def test_the_request_siding_with_the_check_is_told_to_the_code_rung_and_the_test_stays(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:

@@ -150,6 +150,25 @@ def test_an_answer_to_compute_is_arithmetic_on_literals_never_a_call_of_the_code
         assert expression(reply, c) is None, reply
 
 
+def test_a_function_written_as_one_return_is_its_expression_with_the_calls_arguments() -> None:
+    # the 1.5B model, asked for fizzbuzz(9) at HEAD (2026-11-26): a value wrong in the disputed place
+    # twice, then the function itself as one comprehension, which python computes right
+    got, want = ["1", "2", "Fizz", "4", "Buzz", "Fizz", "7", "8", "Fizz"], ["1", "2", "Fizz", "4", "Buzz", "Fizz", "7", "8", "9"]
+    [c] = conflicts([check(f"    assert fizzbuzz(9) == {want!r}", f"AssertionError: assert {got!r} == {want!r}")])
+    reply = ("The function `fizzbuzz(9)` should return `['1', '2', 'Fizz', '4', 'Buzz', 'Fizz', '7', '8', 'FizzBuzz']`."
+             "\n\n```python\ndef fizzbuzz(n: int) -> list[str]:\n    \"\"\"The list.\"\"\"\n"
+             "    return ['Fizz' if i % 3 == 0 else 'Buzz' if i % 5 == 0 else str(i) for i in range(1, n + 1)]\n```")
+    formula = expression(reply, c)
+    assert formula == "['Fizz' if i % 3 == 0 else 'Buzz' if i % 5 == 0 else str(i) for i in range(1, 9 + 1)]"
+    assert verdict(reply, c, computed=repr(got)) == "code"  # what the sandbox computes (test_candidates.py)
+    for body in ("    return fizzbuzz(n - 1)",  # calls itself: not a name python may compute with
+                 "    out = []\n    return out",  # more than one statement
+                 "    return [n for n in range(3)]",  # a comprehension that rebinds the parameter
+                 "    return open('x').read()"):  # a name outside the allowed ones
+        assert expression(f"```python\ndef fizzbuzz(n):\n{body}\n```", c) is None, body
+    assert expression("```python\ndef fizzbuzz(n, m):\n    return n + m\n```", c) is None  # arguments do not match
+
+
 def test_a_long_value_may_be_given_as_a_comprehension_over_its_own_variables() -> None:
     want = repr(["FizzBuzz" if i % 15 == 0 else "Fizz" if i % 3 == 0 else str(i) for i in range(1, 101)])
     [c] = conflicts([check(f"    assert fizzbuzz(100) == {want}", f"assert [] == {want}")])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from typing import TYPE_CHECKING, Literal
 
 from greenloop.agent.repair.splice import code_blocks
@@ -59,7 +60,7 @@ def expression(reply: str, conflict: Conflict) -> str | None:
     answer = _answer(reply, conflict.call)
     if answer is None or value_of(answer) is not None or len(answer) > 400:
         return None
-    source = answer.removeprefix("return ").strip()
+    source = _inlined(answer, conflict.call) or answer.removeprefix("return ").strip()
     try:
         tree = ast.parse(source, mode="eval")
     except SyntaxError:
@@ -75,6 +76,38 @@ def expression(reply: str, conflict: Conflict) -> str | None:
         if isinstance(node, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
             return None
     return source
+
+
+def _inlined(answer: str, call: str) -> str | None:
+    """A reply that writes the function as one `return <expression>` (the 1.5B model's fizzbuzz formula:
+    `def fizzbuzz(n): return [... for i in range(1, n + 1)]`) as that expression with the call's literal
+    arguments in place of its parameters; None for anything else. What may be computed is then checked
+    as for any expression: the function's own name is not among the names allowed."""
+    try:
+        tree = ast.parse(textwrap.dedent(answer))
+        called = ast.parse(call, mode="eval").body
+    except SyntaxError:
+        return None
+    if len(tree.body) != 1 or not isinstance(function := tree.body[0], ast.FunctionDef) \
+            or not isinstance(called, ast.Call):
+        return None
+    body = [s for s in function.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    params = function.args
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None or params.vararg \
+            or params.kwarg or params.kwonlyargs or params.posonlyargs or called.keywords \
+            or len(called.args) != len(params.args) or any(isinstance(a, ast.Starred) for a in called.args):
+        return None
+    values = {p.arg: a for p, a in zip(params.args, called.args, strict=True)}
+
+    class Inline(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            return values.get(node.id, node) if isinstance(node.ctx, ast.Load) else node
+
+    shadowed = {n.id for c in ast.walk(body[0]) if isinstance(c, ast.comprehension)
+                for n in ast.walk(c.target) if isinstance(n, ast.Name)}
+    if shadowed & values.keys():
+        return None  # a comprehension that rebinds a parameter: substituting would change its meaning
+    return ast.unparse(Inline().visit(body[0].value))
 
 
 def verdict(reply: str, conflict: Conflict, computed: str | None = None) -> Side | None:
