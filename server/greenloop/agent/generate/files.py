@@ -10,6 +10,7 @@ from pathlib import Path
 
 from greenloop.agent.changes.syntax import first_error
 from greenloop.agent.generate.checks import add_missing_imports, check_test_file, import_hints, without_copies
+from greenloop.agent.generate.fixtures import drop_fixture_imports
 from greenloop.agent.generate.interfaces import outline_code_blocks
 from greenloop.agent.generate.layouts import Layout, crate_name
 from greenloop.agent.generate.planning import plan_for_prompt
@@ -112,7 +113,8 @@ class FileWriter:
         (shadowed.py); either with the names it uses and never binds imported, where one place
         defines them (unbound.py), and no local that hides a name it calls (rebound.py); a source
         file with a class for the exceptions it raises that nothing defines (raised.py); either with
-        `from pkg import X` pointed at the class `X` of `pkg/X.py`, not the module (submodules.py)."""
+        `from pkg import X` pointed at the class `X` of `pkg/X.py`, not the module (submodules.py); a test
+        file without imports of pytest's own fixtures (fixtures.py)."""
         crate = crate_name(self.plan.name)
         if not spec.test:
             if not self.layout.is_source(spec.path):
@@ -124,7 +126,7 @@ class FileWriter:
         shown = self._shown(spec, known)
         text = add_missing_imports(self.layout, spec.path, without_copies(self.layout, spec.path, text, shown, crate),
                                    shown, crate)
-        text = point_at_classes(spec.path, text, known)
+        text = drop_fixture_imports(spec.path, point_at_classes(spec.path, text, known))
         return rename_rebound(spec.path, import_unbound(self.layout, spec.path, text, known, crate))
 
     def _shown(self, spec: PlannedFile, known: Mapping[str, str]) -> dict[str, str]:
