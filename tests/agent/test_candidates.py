@@ -531,6 +531,11 @@ async def test_a_long_value_is_asked_for_only_as_an_expression_and_each_answer_s
     assert "'FizzBuzz'" in done.changes.diff and "+    assert double(7) == 14" in done.changes.diff
 
 
+# fizzbuzz without 'FizzBuzz' (right for n < 15): the code the value questions below side with
+FIZZ_CODE = ("def fizzbuzz(n):\n    out = []\n    for i in range(1, n + 1):\n"
+             "        out.append('Fizz' if i % 3 == 0 else 'Buzz' if i % 5 == 0 else str(i))\n    return out\n")
+
+
 async def _answered_green(ws: Path, scripted_llm: Any, make_settings: Any, answer: str) -> tuple[Any, str]:
     """`fix` with tests that may change, one candidate, one round, and `answer` to every value question:
     it must end green. Its Done, and the first question asked."""
@@ -567,12 +572,10 @@ async def test_a_parametrized_case_is_asked_about_and_its_entry_rewritten_the_ot
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
     # the generation bench's fizzbuzz project (bf93d33): the code is right, one entry expects '9'
-    code = ("def fizzbuzz(n):\n    out = []\n    for i in range(1, n + 1):\n"
-            "        out.append('Fizz' if i % 3 == 0 else 'Buzz' if i % 5 == 0 else str(i))\n    return out\n")
     test = ("import pytest\nfrom fizz import fizzbuzz\n\n\n@pytest.mark.parametrize('n, expected', [\n"
             "    (2, ['1', '2']),\n    (3, ['1', '2', 'Fizz']),  # three\n    (4, ['1', '2', '3', '4']),\n])\n"
             "def test_fizzbuzz(n, expected):\n    assert fizzbuzz(n) == expected\n")
-    ws = write_project(tmp_path / "ws", {"fizz.py": code, "test_fizz.py": test})
+    ws = write_project(tmp_path / "ws", {"fizz.py": FIZZ_CODE, "test_fizz.py": test})
     done, question = await _answered_green(ws, scripted_llm, make_settings, "```python\n['1', '2', 'Fizz', '4']\n```\n")
     assert "what must `fizzbuzz(4)` give?" in question
     assert "-    (4, ['1', '2', '3', '4']),\n+    (4, ['1', '2', 'Fizz', '4']),\n" in done.changes.diff
@@ -585,11 +588,9 @@ async def test_a_function_given_as_the_answer_is_computed_in_the_sandbox_on_the_
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
     # the 1.5B model, asked what fizzbuzz(9) must give, wrote the function as one comprehension
-    code = ("def fizzbuzz(n):\n    out = []\n    for i in range(1, n + 1):\n"
-            "        out.append('Fizz' if i % 3 == 0 else 'Buzz' if i % 5 == 0 else str(i))\n    return out\n")
     test = ("from fizz import fizzbuzz\n\n\ndef test_fizzbuzz():\n    assert fizzbuzz(2) == ['1', '2']\n"
             "    assert fizzbuzz(4) == ['1', '2', '3', '4']\n")
-    ws = write_project(tmp_path / "ws", {"fizz.py": code, "test_fizz.py": test})
+    ws = write_project(tmp_path / "ws", {"fizz.py": FIZZ_CODE, "test_fizz.py": test})
     reply = ("It is ['1', '2', 'Fizz', 'FizzBuzz'].\n```python\ndef fizzbuzz(n):\n"
              "    return ['Fizz' if i % 3 == 0 else 'Buzz' if i % 5 == 0 else str(i) for i in range(1, n + 1)]\n```\n")
     done, _ = await _answered_green(ws, scripted_llm, make_settings, reply)
