@@ -71,7 +71,10 @@ def _free_port() -> int:
 
 
 def _env(pythonpath: str) -> dict[str, str]:
-    return {**os.environ, **HEALTH, "RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": pythonpath}
+    # no token auth: Ray 2.60's head turns it on when ~/.ray/auth_token exists (a local `ray.init()` once
+    # wrote one here), and the probe and the bench's driver then cannot connect
+    return {**os.environ, **HEALTH, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled",
+            "PYTHONPATH": pythonpath}
 
 
 def _start(name: str, args: list[str], temp: Path, pythonpath: str) -> RayNode:
