@@ -59,6 +59,7 @@ async def test_the_anew_request_asks_for_the_function_from_the_tests(tmp_path: P
     prompt = repair_messages(fresh, copy, index, TestReport(failed=1), TestFiles(), template="python",
                              workspace=tmp_path)[-1]["content"]
     assert "Write `area` again" in prompt and "Find the bug" not in prompt
+    assert "The tests are right: do not change them." in prompt  # fix: the tests are the spec
     assert "return math.pi * r" in prompt  # the current code is still shown
 
 
@@ -113,3 +114,4 @@ async def test_the_test_rung_shows_the_code_under_test_and_keeps_every_check(tmp
     code_prompt = repair_messages(ladder([top], report, copy, tests)[0], copy, index, report, tests,
                                   template="python", workspace=tmp_path)[-1]["content"]
     assert "written with the code: where they disagree, either may be wrong" in code_prompt
+    assert "The tests are right" not in code_prompt and "change only the code here" in code_prompt

@@ -22,13 +22,12 @@ from greenloop.agent.changes.syntax import first_error, parse
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.plan import EditAction
 from greenloop.agent.repair.cases import case_of
+from greenloop.agent.repair.places import frames, known_path
 from greenloop.agent.repair.splice import SpliceError, Unchanged, code_blocks, has_code_block, unique_prefix
 from greenloop_sandbox import TestReport
 
 COLLECTION_ERROR = "collection failure"  # pytest's message for a test file that did not load
 MAX_CHECKS = 4  # a round asks about at most this many failing checks
-# a traceback frame: pytest's `path:line:`, python's `File "path", line N`
-FRAME = re.compile(r'^([\w./-]+\.\w+):(\d+):|File "([^"]+)", line (\d+)', re.M)
 # Nodes whose children are statements, per grammar family (python, js/ts, rust)
 _BODIES = {"block", "module", "statement_block", "program", "source_file", "declaration_list"}
 _COMMENTS = {"comment", "line_comment", "block_comment"}
@@ -96,11 +95,11 @@ def _test_place(
     file: str | None, line: int | None, traceback: str, files: Mapping[str, str], tests: TestFiles
 ) -> tuple[str, int] | None:
     """The innermost place in a test file: the report's own, else the last traceback frame in one."""
-    places = [(m.group(1) or m.group(3), int(m.group(2) or m.group(4))) for m in FRAME.finditer(traceback)]
+    places = frames(traceback)
     if file and line:
         places.append((file, line))
     for path, at in reversed(places):
-        known = _known(files, path)
+        known = known_path(files.keys(), path)
         if known and tests.is_test(known):
             return known, at
     return None
@@ -109,17 +108,10 @@ def _test_place(
 def _fails_beyond(place: tuple[str, int], traceback: str, files: Mapping[str, str]) -> bool:
     """Whether a test file that did not load failed in code it imports (a frame after the test file's own
     that is not a library's): matrix.py's syntax error is no fault of `from matrix import add`."""
-    frames = [(m.group(1) or m.group(3), int(m.group(2) or m.group(4))) for m in FRAME.finditer(traceback)]
-    after = [path for path, _ in frames[next((i for i, (path, line) in enumerate(frames)
-                                              if _known(files, path) == place[0] and line == place[1]), len(frames)):]]
-    return any(not _known(files, path) and not _LIBRARY.search(path) for path in after)
-
-
-def _known(files: Mapping[str, str], path: str) -> str:
-    path = path.lstrip("./")
-    if path in files:
-        return path
-    return next((known for known in files if path.endswith("/" + known)), "")
+    found = frames(traceback)
+    start = next((i for i, (path, line) in enumerate(found)
+                  if known_path(files.keys(), path) == place[0] and line == place[1]), len(found))
+    return any(not known_path(files.keys(), path) and not _LIBRARY.search(path) for path, _ in found[start:])
 
 
 def statement_span(path: str, source: str, line: int) -> tuple[int, int] | None:

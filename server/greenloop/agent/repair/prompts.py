@@ -17,7 +17,8 @@ from pathlib import Path
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.prompting.files import render_prompt
-from greenloop.agent.repair.checks import FRAME, Check
+from greenloop.agent.repair.checks import Check
+from greenloop.agent.repair.places import frames, known_path
 from greenloop.agent.repair.routes import Approach
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import Definition, RepoIndex, language_of
@@ -61,10 +62,8 @@ def _test_definitions(index: RepoIndex, report: TestReport, tests: TestFiles) ->
     found: list[Definition] = []
     for failure in report.failures[:FAILURES_SHOWN]:
         places = [(failure.file, failure.line)] if failure.file and failure.line else []
-        for m in FRAME.finditer(failure.traceback):
-            places.append((m.group(1) or m.group(3), int(m.group(2) or m.group(4))))
-        for path, line in places:
-            path = _indexed(index, path)
+        for path, line in [*places, *frames(failure.traceback)]:
+            path = known_path(index.paths, path)
             if not path or not tests.is_test(path) or len(found) >= FAILURES_SHOWN:
                 continue
             definition = index.enclosing(path, line)
@@ -93,16 +92,6 @@ def spec_text(index: RepoIndex, report: TestReport, tests: TestFiles) -> str:
     heading = ("The tests (written with the code: where they disagree, either may be wrong)" if tests.writable
                else "The tests (the specification: they are right and stay as they are)")
     return f"\n## {heading}\n" + "\n".join(blocks) + "\n"
-
-
-def _indexed(index: RepoIndex, path: str | None) -> str:
-    """The index's path for a path from a report (relative, or absolute inside the sandbox)."""
-    if not path:
-        return ""
-    path = path.lstrip("./")
-    if path in index:
-        return path
-    return next((known for known in index.paths if path.endswith("/" + known)), "")
 
 
 def related_text(index: RepoIndex, target: Target, tests: TestFiles) -> str:
@@ -142,6 +131,11 @@ def code_under_test(index: RepoIndex, targets: Sequence[Target], tests: TestFile
     return "\nThe code it tests:\n" + "\n".join(blocks) + "\n" if blocks else ""
 
 
+TRUST_SPEC = "The tests are right: do not change them."
+# generation's own tests: the rungs for the checks decide which side is wrong; a code rung changes the code
+TRUST_WRITABLE = "The tests were written with the code; change only the code here."
+
+
 def repair_messages(
     approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
     *, template: str, workspace: Path,
@@ -154,6 +148,7 @@ def repair_messages(
         "template": template, "failures": render_failures(report) + hints, "hints": hints,
         "spec": spec_text(index, report, tests),
         "path": target.path, "fence": language_of(target.path) or "", "feedback": approach.feedback,
+        "trust": TRUST_WRITABLE if tests.writable else TRUST_SPEC,
     }
     if approach.route == "function":
         rows = source.splitlines()[target.start_line - 1 : target.end_line]

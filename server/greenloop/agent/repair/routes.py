@@ -20,6 +20,7 @@ from greenloop.agent.plan import Action, DebugPlan, EditAction, InstallAction, W
 from greenloop.agent.prompting.code_reply import extract_code
 from greenloop.agent.repair.blocks import parse_blocks
 from greenloop.agent.repair.checks import CHECK, Check, splice_checks
+from greenloop.agent.repair.places import known_path
 from greenloop.agent.repair.splice import SpliceError, Target, Unchanged, splice
 from greenloop.retrieval import Location, language_of
 from greenloop_sandbox import TestReport
@@ -191,17 +192,9 @@ def _broken_file(report: TestReport, copy: WorkingCopy, tests: TestFiles) -> str
         if not any(word in text for word in _BROKEN):
             continue
         for path in reversed(re.findall(r"([\w./-]+\.\w+)", text)):
-            known = _known(copy, path)
+            known = known_path(copy.paths(), path)
             if known and not tests.is_test(known) and language_of(known):
                 return known
-    return ""
-
-
-def _known(copy: WorkingCopy, path: str) -> str:
-    path = path.lstrip("./")
-    for known in copy.paths():
-        if known == path or path.endswith("/" + known):
-            return known
     return ""
 
 
@@ -210,7 +203,7 @@ def _imported_sources(report: TestReport, copy: WorkingCopy, tests: TestFiles) -
     found: list[Location] = []
     for failure in report.failures:
         for path in re.findall(r"([\w./-]+\.\w+)", f"{failure.traceback}\n{failure.message}"):
-            known = _known(copy, path)
+            known = known_path(copy.paths(), path)
             if known and not tests.is_test(known) and language_of(known) and all(f.path != known for f in found):
                 found.append(Location(known, known, "module", 1, _lines(copy, known), 0.0, "named"))
     if not found:
