@@ -115,3 +115,31 @@ async def test_the_test_rung_shows_the_code_under_test_and_keeps_every_check(tmp
                                   template="python", workspace=tmp_path)[-1]["content"]
     assert "written with the code: where they disagree, either may be wrong" in code_prompt
     assert "The tests are right" not in code_prompt and "change only the code here" in code_prompt
+
+
+async def test_what_the_function_calls_is_found_through_its_imports_never_by_name_alone(tmp_path: Path) -> None:
+    files = {
+        "app/utils.py": "from app import fmt\n\n\ndef option(params, name):\n    value = params.get(name)\n"
+                        "    return fmt.flag(name, value) + strip(name)\n\n\ndef strip(text):\n    return text.strip()\n",
+        "app/fmt.py": "def flag(name, value):\n    return [name, str(value)]\n",
+        "app/extractor/site.py": "def get(section, field):\n    return section[field]\n",
+        "test_utils.py": "from app.utils import option\n\n\ndef test_option():\n    assert option({}, 'x') == []\n",
+    }
+    copy = WorkingCopy(tmp_path, {path: text.encode() for path, text in files.items()})
+    index = RepoIndex()
+    await index.update(copy.files())
+    top = Location("app/utils.py", "option", "function", 4, 6, 1.0, "frames")
+    report = TestReport(failed=1, failures=[TestFailure(test_id="test_utils.py::test_option", file="test_utils.py",
+                                                        line=5, message="assert ['x', 'None'] == []")])
+    prompt = repair_messages(ladder([top], report, copy, TestFiles())[0], copy, index, report, TestFiles(),
+                             template="python", workspace=tmp_path)[-1]["content"]
+    calls = prompt.split("It calls:\n", 1)[1].split("\n\n", 1)[0]
+    assert "def flag(name, value):  (app/fmt.py:1)" in calls  # an imported module's
+    assert "def strip(text):  (app/utils.py:9)" in calls  # the same file's
+    assert "site.py" not in calls  # `params.get` is a dict's: not the `get` an unrelated module defines
+    # the test route's code under test: what the test imports, through the package it names
+    test = Target("test_utils.py", "test_option", "function", 4, 5)
+    rung = ladder([top], report, copy, TestFiles(writable=True), failing_tests=[test])[1]
+    shown = repair_messages(rung, copy, index, report, TestFiles(writable=True), template="python",
+                            workspace=tmp_path)[-1]["content"]
+    assert "`option` in `app/utils.py`" in shown

@@ -19,11 +19,13 @@ _MAX_CANDIDATES = 8  # names defined more often than this are too generic to fol
 _MAX_CALLERS = 64  # back edges followed per definition (a hub's callers say little about it)
 
 
-def resolve(index: RepoIndex, name: str, where: Definition | None) -> list[Definition]:
+def resolve(index: RepoIndex, name: str, where: Definition | None, *, strict: bool = False) -> list[Definition]:
     """Definitions a reference to `name` from `where` most likely means.
 
     Same file first, then the modules `where`'s file imports; a name defined in
-    more than `_MAX_CANDIDATES` places resolves only through those two.
+    more than `_MAX_CANDIDATES` places resolves only through those two. `strict`:
+    only through those two (and the files of a package it imports), never by the
+    name alone: `params.get` in utils.py is not the `get` an unrelated module defines.
     """
     candidates = index.named(name)
     if not candidates:
@@ -38,7 +40,15 @@ def resolve(index: RepoIndex, name: str, where: Definition | None) -> list[Defin
         from_imports = [d for d in candidates if module_name(d.path) in imported]
         if from_imports and len(from_imports) <= _MAX_CANDIDATES:
             return from_imports
-    return candidates if len(candidates) <= _MAX_CANDIDATES else []
+        if strict:
+            return [d for d in candidates if _package(d.path) in imported][:_MAX_CANDIDATES]
+    return [] if strict else candidates if len(candidates) <= _MAX_CANDIDATES else []
+
+
+def _package(path: str) -> str:
+    """The folder a file sits in, as a package name ("" at the top)."""
+    parts = path.rsplit("/", 2)
+    return parts[-2] if len(parts) > 1 else ""
 
 
 def module_name(path: str) -> str:

@@ -22,6 +22,7 @@ from greenloop.agent.repair.places import frames, known_path
 from greenloop.agent.repair.routes import Approach
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import Definition, RepoIndex, language_of
+from greenloop.retrieval.graph import resolve
 from greenloop_sandbox import TestReport
 
 FAILURES_SHOWN = 3
@@ -101,8 +102,8 @@ def related_text(index: RepoIndex, target: Target, tests: TestFiles) -> str:
     calls: list[str] = []
     if own is not None:
         for name in own.refs:
-            for d in index.named(name)[:1]:
-                if d.key != own.key and not tests.is_test(d.path):
+            for d in resolve(index, name, own, strict=True)[:1]:
+                if not tests.is_test(d.path):
                     calls.append(f"- {d.signature}  ({d.path}:{d.start_line})")
     callers = [f"- {d.signature}  ({d.path}:{d.start_line})" for d in index.referrers(target.name)
                if not tests.is_test(d.path) and d.symbol != target.symbol][:4]
@@ -116,14 +117,14 @@ def related_text(index: RepoIndex, target: Target, tests: TestFiles) -> str:
 
 def code_under_test(index: RepoIndex, targets: Sequence[Target], tests: TestFiles) -> str:
     """For test targets: the project code the tests call, whole (at most 3, each up to CODE_UNDER_TEST_LINES)."""
-    calls: list[str] = []
+    calls: dict[str, Definition] = {}  # name -> the test that calls it
     for target in targets:
         own = next((d for d in index.definitions(target.path)
                     if d.symbol == target.symbol and d.start_line == target.start_line), None)
-        calls.extend(own.calls if own is not None else ())
+        calls |= {name: own for name in own.calls if name not in calls} if own is not None else {}
     blocks: list[str] = []
-    for name in dict.fromkeys(calls):
-        for d in index.named(name)[:1]:
+    for name, caller in calls.items():
+        for d in resolve(index, name, caller, strict=True)[:1]:
             if tests.is_test(d.path) or len(blocks) >= 3:
                 continue
             rows = index.lines(d.path)[d.start_line - 1 : d.end_line][:CODE_UNDER_TEST_LINES]
