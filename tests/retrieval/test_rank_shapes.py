@@ -93,3 +93,26 @@ async def test_rust_feature_bug_and_hub(tmp_path: Path) -> None:
     found, _ = await _rank(hub, shaped.rust_files("hub"), projects.cargo_output(hub))
     assert (found[0].path, found[0].symbol) == ("src/types.rs", "Command.parts")
     _no_test_targets(found)
+
+
+MATRIX = {
+    "matrix.py": "def shape(m):\n    return len(m), len(m[0]) if m else 0\n\n\n"
+                 "def transpose(m):\n    return [list(row) for row in zip(*m)]\n\n\n"
+                 "def add(a, b):\n    return [[x + y for x, y in zip(r, s)] for r, s in zip(a, b)]\n\n\n"
+                 "def multiply(a, b):\n    cols = transpose(b)\n"
+                 "    return [[sum(x * y for x, y in zip(row, col)) for col in cols] for row in a]\n",
+    "test_matrix.py": "import pytest\n\nfrom matrix import add, multiply, shape, transpose\n\n\n"
+                      "def test_mismatched_shapes_are_rejected():\n    a = [[1, 2, 3], [4, 5, 6]]\n"
+                      "    assert shape(a) == (2, 3)\n    b = transpose(a)\n    assert shape(b) == (3, 2)\n"
+                      "    with pytest.raises(ValueError):\n        multiply(a, a)\n",
+}
+
+
+async def test_a_block_that_did_not_raise_points_at_the_call_in_its_body(tmp_path: Path) -> None:
+    """pytest stops at `with pytest.raises(...)`: the call that should have raised is the block's body."""
+    projects.write(tmp_path, MATRIX)
+    output = projects.pytest_output(tmp_path, "test_matrix.py")
+    assert "DID NOT RAISE" in output and ">       with pytest.raises(ValueError):" in output
+    found, _ = await _rank(tmp_path, MATRIX, output)
+    assert found[0].symbol == "multiply"
+    assert "failing_line" in {s.name for s in found[0].signals}

@@ -31,6 +31,9 @@ _MISSING_NAME = re.compile(
     r"|(?:TypeError|ReferenceError): .*is not (?:a function|a constructor|defined)"
     r"|does not provide an export named"
 )
+# a block that expects its body to raise (or warn): pytest, unittest
+_RAISES_BLOCK = re.compile(r"^\s*(?:async\s+)?with\s+.*\b(?:raises|warns|assertRaises\w*|assertWarns\w*)\s*\(")
+_RAISES_BODY = 8  # lines of its body read at most
 _LOOP = re.compile(r"(?:async\s+)?(?:while|for|loop|do)\b")
 _BM25_CANDIDATES = 40
 _IMPORT_HOPS = 2
@@ -260,12 +263,30 @@ def _in_loop(index: RepoIndex, frame: Frame) -> bool:
 
 
 def _failing_source_line(index: RepoIndex, frames: list[Frame]) -> str:
-    """The source line of the deepest frame in test code: where the test stopped (any runner)."""
+    """The source line of the deepest frame in test code: where the test stopped (any runner).
+
+    A test that stopped at `with pytest.raises(E):` (or `self.assertRaises`) stopped because
+    the block's body did not raise: the call it is about is in the body, so the body counts too.
+    """
     for frame in frames:
         if is_test_path(frame.path) or _in_test_definition(index, frame):
             lines = index.lines(frame.path)
-            return lines[frame.line - 1] if 0 < frame.line <= len(lines) else ""
+            if not 0 < frame.line <= len(lines):
+                return ""
+            line = lines[frame.line - 1]
+            return "\n".join([line, *_raises_body(lines, frame.line)]) if _RAISES_BLOCK.match(line) else line
     return ""
+
+
+def _raises_body(lines: list[str], line: int) -> list[str]:
+    """The lines of the block a `with` statement at `line` (1-based) opens."""
+    indent = len(lines[line - 1]) - len(lines[line - 1].lstrip())
+    body: list[str] = []
+    for text in lines[line : line + _RAISES_BODY]:
+        if text.strip() and len(text) - len(text.lstrip()) <= indent:
+            break
+        body.append(text)
+    return body
 
 
 def _in_test_definition(index: RepoIndex, frame: Frame) -> bool:
