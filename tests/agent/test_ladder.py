@@ -8,6 +8,7 @@ import pytest
 
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.plan import EditAction
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
 from greenloop.agent.repair.routes import ReplyRejected, ReplyUnchanged, ladder, read_reply
 from greenloop.agent.repair.splice import Target
@@ -143,3 +144,20 @@ async def test_what_the_function_calls_is_found_through_its_imports_never_by_nam
     shown = repair_messages(rung, copy, index, report, TestFiles(writable=True), template="python",
                             workspace=tmp_path)[-1]["content"]
     assert "`option` in `app/utils.py`" in shown
+
+
+def test_a_class_of_fields_ranked_first_is_rewritten_whole_not_another_classes_method(tmp_path: Path) -> None:
+    todo = "from dataclasses import dataclass\n\n\n@dataclass\nclass Todo:\n    id: int\n    title: str\n    done: bool\n"
+    store = ("from todo import Todo\n\n\nclass TodoList:\n    def __init__(self):\n        self.todos = []\n\n"
+             "    def add(self, title):\n        self.todos.append(Todo(len(self.todos), title, False))\n")
+    copy = WorkingCopy(tmp_path, {"todo.py": todo.encode(), "store.py": store.encode(), "test_todo.py": b"x = 1\n"})
+    # `Todo(title=..., done=False)` failed with "Todo.__init__() missing 1 required positional argument: 'id'"
+    ranked = [Location("todo.py", "Todo", "class", 4, 8, 2.0, "message"),
+              Location("store.py", "TodoList", "class", 4, 9, 1.8, "module"),
+              Location("store.py", "TodoList.__init__", "method", 5, 6, 1.5, "message")]
+    steps = ladder(ranked, TestReport(failed=1), copy, TestFiles())
+    assert [(s.route, s.target.symbol) for s in steps[:2]] == [("function", "Todo"), ("function", "TodoList.__init__")]
+    reply = "```python\n@dataclass\nclass Todo:\n    title: str\n    done: bool = False\n    id: int = 0\n```"
+    [edit] = read_reply(steps[0], copy, reply).actions
+    assert isinstance(edit, EditAction) and edit.path == "todo.py" and "class Todo:\n    id: int" in edit.search
+    assert edit.replace.startswith("@dataclass\nclass Todo:\n    title: str")

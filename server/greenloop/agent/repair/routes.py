@@ -27,6 +27,7 @@ from greenloop_sandbox import TestReport
 from greenloop_sandbox.languages import languages
 
 Route = Literal["function", "file", "blocks", "install", "checks"]
+_METHOD = re.compile(r"^\s+(?:async\s+)?def\s")
 FILE_ROUTE_LINES = 400  # longer files are not asked for whole
 _BROKEN = ("SyntaxError", "IndentationError", "ImportError", "NameError: name", "TabError")
 
@@ -91,7 +92,7 @@ def ladder(
     broken = _broken_file(report, copy, tests)
     if broken:
         steps.append(_file(broken, "the code does not load"))
-    functions = [loc for loc in sources if loc.kind in ("function", "method")]
+    functions = [loc for loc in sources if loc.kind in ("function", "method") or _fields_only(copy, loc)]
     if functions:
         top = _target(functions[0])
         steps.append(Approach("function", top, "the top-ranked function"))
@@ -150,6 +151,15 @@ def _file(path: str, why: str) -> Approach:
 
 def _target(loc: Location) -> Target:
     return Target(loc.path, loc.symbol, loc.kind, loc.start_line, loc.end_line)
+
+
+def _fields_only(copy: WorkingCopy, loc: Location) -> bool:
+    """A python class with no methods of its own (a dataclass, a named tuple, an enum): its
+    constructor is its fields, so the class itself is the unit to rewrite, not another class's method."""
+    if loc.kind != "class" or not loc.path.endswith((".py", ".pyi")):
+        return False
+    rows = (copy.read(loc.path) or "").splitlines()[loc.start_line : loc.end_line]
+    return not any(_METHOD.match(row) for row in rows)
 
 
 def _mostly(copy: WorkingCopy, target: Target) -> bool:
