@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from greenloop.agent.changes.edits import apply_search_replace
 from greenloop.agent.changes.testfiles import TestFiles
+from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.repair.checks import Check, failing_checks, splice_checks, statement_span
 from greenloop.agent.repair.progress import further, reached
 from greenloop.agent.repair.prompts import render_failures
+from greenloop.agent.repair.routes import ReplyRejected, ladder, read_reply
 from greenloop.agent.repair.splice import SpliceError, Unchanged
+from greenloop.retrieval import Location
 from greenloop_sandbox import TestFailure, TestReport
 
 TESTS = TestFiles.of(["test_*.py", "tests/**"], [], writable=True)
@@ -162,3 +167,26 @@ def test_a_test_file_that_did_not_load_because_the_code_it_imports_does_not_pars
         own = loading.model_copy(update={"traceback": frames + tail})
         [check] = failing_checks(TestReport(errors=1, failures=[own]), {"tests/test_matrix.py": test}, TESTS)
         assert (check.start_line, check.test) == (1, "loading the file")
+
+
+def test_a_checks_reply_that_rewrote_the_code_is_that_codes_candidate(tmp_path: Path) -> None:
+    todo = "from dataclasses import dataclass\n\n\n@dataclass\nclass Todo:\n    id: int\n    title: str\n"
+    test = "from todo import Todo\n\n\ndef test_make():\n    item = Todo(title='T')\n    assert item.title == 'T'\n"
+    copy = WorkingCopy(tmp_path, {"todo.py": todo.encode(), "tests/test_todo.py": test.encode()})
+    error = TestFailure(test_id="tests/test_todo.py::test_make", file="tests/test_todo.py", line=5,
+                        message="TypeError: Todo.__init__() missing 1 required positional argument: 'id'",
+                        traceback="tests/test_todo.py:5: TypeError")
+    report = TestReport(failed=1, failures=[error])
+    checks = failing_checks(report, {"tests/test_todo.py": test}, TESTS)
+    top = Location("todo.py", "Todo", "class", 4, 7, 1.0, "message")
+    rung = next(s for s in ladder([top], report, copy, TESTS, checks=checks) if s.route == "checks")
+    # asked for the check, the model decided the code is wrong and wrote the class out again
+    fixed = "The id should have a default.\n```python\n@dataclass\nclass Todo:\n    title: str\n    id: int = 0\n```"
+    plan = read_reply(rung, copy, fixed, TESTS.is_test)
+    assert [a.path for a in plan.actions] == ["todo.py"] and "rewrote the code" in plan.diagnosis
+    assert "    id: int = 0" in applied(todo, plan.actions) and "Todo(title='T')" in test
+    # the code as it is, or a test function in place of the check: nothing to try, said as before
+    with pytest.raises(ReplyRejected, match="gives definitions, not the checks"):
+        read_reply(rung, copy, f"```python\n{todo}```", TESTS.is_test)
+    with pytest.raises(ReplyRejected, match="gives definitions, not the checks"):
+        read_reply(rung, copy, "```python\ndef test_make():\n    assert Todo(1, 'T').title == 'T'\n```", TESTS.is_test)

@@ -27,6 +27,7 @@ from greenloop.agent.repair.splice import SpliceError, Unchanged, code_blocks, h
 from greenloop_sandbox import TestReport
 
 COLLECTION_ERROR = "collection failure"  # pytest's message for a test file that did not load
+DEFINITIONS_ONLY = "the reply gives definitions, not the checks: give each check as the statement it is"
 MAX_CHECKS = 4  # a round asks about at most this many failing checks
 # Nodes whose children are statements, per grammar family (python, js/ts, rust)
 _BODIES = {"block", "module", "statement_block", "program", "source_file", "declaration_list"}
@@ -164,7 +165,7 @@ def _from_blocks(path: str, blocks: list[str], count: int, *, keep_imports: bool
     (the code under test, written out again)."""
     usable = [b for b in blocks if not _defines(path, b)]
     if not usable:  # `def test_x(): assert ...` in place of a check: never called, so the check would be gone
-        raise SpliceError("the reply gives definitions, not the checks: give each check as the statement it is")
+        raise SpliceError(DEFINITIONS_ONLY)
     statements, imports = _statements(path, usable[-1], keep_imports=keep_imports)
     if count == 1:
         return (["\n".join(statements)] if statements else []), imports

@@ -251,7 +251,7 @@ async def _read(
     environment: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     reason, unchanged = "", False
     try:
-        plan = read_reply(approach, copy, reply)
+        plan = read_reply(approach, copy, reply, inputs.tests.is_test)
         applied = await apply_plan(plan, fork, inputs.sandbox, inputs.iteration, report.failures, inputs.tests)
         reason = applied.problems[0].removeprefix("- ").split("\nCurrent content")[0] if applied.problems else ""
         environment = (tuple(applied.packages), tuple(applied.commands))

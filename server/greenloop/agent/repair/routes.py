@@ -9,7 +9,7 @@ round brings nothing better the next one changes one thing (`ladder`), until the
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Literal
@@ -19,10 +19,12 @@ from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import Action, DebugPlan, EditAction, InstallAction, WriteAction
 from greenloop.agent.prompting.code_reply import extract_code
 from greenloop.agent.repair.blocks import parse_blocks
-from greenloop.agent.repair.checks import CHECK, Check, splice_checks
+from greenloop.agent.repair.checks import CHECK, DEFINITIONS_ONLY, Check, splice_checks
 from greenloop.agent.repair.places import known_path
+from greenloop.agent.repair.salvage import rewritten_code
 from greenloop.agent.repair.splice import SpliceError, Target, Unchanged, splice
 from greenloop.retrieval import Location, language_of
+from greenloop.retrieval.index import is_test_path
 from greenloop_sandbox import TestReport
 from greenloop_sandbox.languages import languages
 
@@ -223,8 +225,13 @@ def _imported_sources(report: TestReport, copy: WorkingCopy, tests: TestFiles) -
     return found
 
 
-def read_reply(approach: Approach, copy: WorkingCopy, reply: str) -> DebugPlan:
-    """The reply as a DebugPlan of edits/writes; ReplyRejected says why there is none."""
+def read_reply(
+    approach: Approach, copy: WorkingCopy, reply: str, is_test: Callable[[str], bool] = is_test_path
+) -> DebugPlan:
+    """The reply as a DebugPlan of edits/writes; ReplyRejected says why there is none.
+
+    A checks reply that rewrote the code under test instead is that code's candidate (salvage.py).
+    """
     target = approach.target
     actions: list[Action]
     if approach.route == "function":
@@ -254,7 +261,10 @@ def read_reply(approach: Approach, copy: WorkingCopy, reply: str) -> DebugPlan:
         except Unchanged as exc:
             raise ReplyUnchanged(str(exc)) from None
         except SpliceError as exc:
-            raise ReplyRejected(str(exc)) from None
+            salvaged = rewritten_code(copy, reply, target.path, is_test) if str(exc) == DEFINITIONS_ONLY else []
+            if not salvaged:
+                raise ReplyRejected(str(exc)) from None
+            return DebugPlan(diagnosis="the reply rewrote the code, not the checks", actions=list(salvaged))
         return DebugPlan(diagnosis="the failing checks corrected", actions=list(edits))
     if approach.route == "blocks":
         edits = parse_blocks(reply, target.path)

@@ -1,0 +1,70 @@
+"""A reply that rewrote the code where the checks were asked: its definitions spliced in as a code candidate.
+
+The checks rung asks a small model which side of a failing check is wrong. Often it decides
+the code is and writes the code out again, corrected, instead of the checks (generation bench:
+3 of 4 replies in todo-store's checks round, 6 of 8 in word-count's). Refused, that answer was
+lost; it is a candidate like any other, so each top-level definition of the reply that the
+project defines once outside the tests is spliced in at that definition and the tests judge it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import tree_sitter as ts
+
+from greenloop.agent.changes.syntax import parse
+from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.plan import EditAction
+from greenloop.agent.repair.splice import SpliceError, Target, code_blocks, definition_node, splice
+from greenloop.retrieval import language_of
+
+_TOP = {"function_definition", "class_definition", "decorated_definition", "function_declaration",
+        "class_declaration", "function_item", "struct_item", "enum_item", "impl_item"}
+
+
+def rewritten_code(copy: WorkingCopy, reply: str, like: str, is_test: Callable[[str], bool]) -> list[EditAction]:
+    """The edits putting the reply's definitions (in `like`'s language) in place of the project's own
+    of the same names, outside the tests; [] when none is the project's or none changes anything."""
+    language = language_of(like)
+    sources = {p: copy.read(p) or "" for p in copy.paths() if not is_test(p) and language_of(p) == language}
+    edits: list[EditAction] = []
+    for block in code_blocks(reply):
+        tree = parse(like, block)
+        if tree is None:
+            continue
+        for node in tree.root_node.named_children:
+            name = _name(node)
+            homes = [(p, line) for p, text in sources.items() if (line := _top_level(p, text, name))]
+            if node.type not in _TOP or len(homes) != 1:
+                continue  # not a definition, or not one the project has in exactly one place
+            path, line = homes[0]
+            text = block.encode("utf-8")[node.start_byte : node.end_byte].decode("utf-8")
+            try:
+                edits.extend(splice(sources[path], Target(path, name, "function", line, line), f"```\n{text}\n```"))
+            except SpliceError:  # unchanged, or the file would not parse: nothing to try
+                continue
+    return _one_per_place(edits)
+
+
+def _name(node: ts.Node) -> str:
+    inner = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
+    named = inner.child_by_field_name("name") if inner is not None else None
+    return named.text.decode("utf-8", "replace") if named is not None and named.text is not None else ""
+
+
+def _top_level(path: str, source: str, name: str) -> int:
+    """1-based line of `name`'s top-level definition in `source`, 0 when there is none."""
+    tree = parse(path, source)
+    node = definition_node(tree, name) if tree is not None and name else None
+    if node is None or node.parent is None or node.parent.type not in ("module", "program", "source_file"):
+        return 0
+    return node.start_point[0] + 1
+
+
+def _one_per_place(edits: list[EditAction]) -> list[EditAction]:
+    """Each (path, search) once: a definition written out twice is spliced once."""
+    out: dict[tuple[str, str], EditAction] = {}
+    for edit in edits:
+        out.setdefault((edit.path, edit.search), edit)
+    return list(out.values())
