@@ -16,7 +16,7 @@ import tree_sitter as ts
 from greenloop.agent.changes.syntax import parse
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import EditAction
-from greenloop.agent.repair.splice import SpliceError, Target, code_blocks, definition_node, splice
+from greenloop.agent.repair.splice import SpliceError, Target, code_blocks, splice
 from greenloop.retrieval import language_of
 
 _TOP = {"function_definition", "class_definition", "decorated_definition", "function_declaration",
@@ -28,6 +28,12 @@ def rewritten_code(copy: WorkingCopy, reply: str, like: str, is_test: Callable[[
     of the same names, outside the tests; [] when none is the project's or none changes anything."""
     language = language_of(like)
     sources = {p: copy.read(p) or "" for p in copy.paths() if not is_test(p) and language_of(p) == language}
+    defined: dict[str, list[tuple[str, int]]] = {}  # a top-level name -> (path, 1-based line) of each definition
+    for path, source in sources.items():
+        tree = parse(path, source)
+        for node in tree.root_node.named_children if tree is not None else ():
+            if node.type in _TOP and (name := _name(node)):
+                defined.setdefault(name, []).append((path, node.start_point[0] + 1))
     edits: list[EditAction] = []
     for block in code_blocks(reply):
         tree = parse(like, block)
@@ -35,7 +41,7 @@ def rewritten_code(copy: WorkingCopy, reply: str, like: str, is_test: Callable[[
             continue
         for node in tree.root_node.named_children:
             name = _name(node)
-            homes = [(p, line) for p, text in sources.items() if (line := _top_level(p, text, name))]
+            homes = defined.get(name, [])
             if node.type not in _TOP or len(homes) != 1:
                 continue  # not a definition, or not one the project has in exactly one place
             path, line = homes[0]
@@ -51,15 +57,6 @@ def _name(node: ts.Node) -> str:
     inner = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
     named = inner.child_by_field_name("name") if inner is not None else None
     return named.text.decode("utf-8", "replace") if named is not None and named.text is not None else ""
-
-
-def _top_level(path: str, source: str, name: str) -> int:
-    """1-based line of `name`'s top-level definition in `source`, 0 when there is none."""
-    tree = parse(path, source)
-    node = definition_node(tree, name) if tree is not None and name else None
-    if node is None or node.parent is None or node.parent.type not in ("module", "program", "source_file"):
-        return 0
-    return node.start_point[0] + 1
 
 
 def _one_per_place(edits: list[EditAction]) -> list[EditAction]:
