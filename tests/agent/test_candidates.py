@@ -616,6 +616,25 @@ async def test_the_request_siding_with_the_check_is_told_to_the_code_rung_and_th
     assert [e.route for e in events if isinstance(e, CandidateAsked)] == ["function"]
 
 
+async def test_a_check_the_request_sides_with_is_never_asked_to_be_rewritten_to_the_codes_value(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the generation bench's slugify (bf93d33, repeat 2): the request sided with the check, the model gave
+    # the code back four times, then the checks rung rewrote the check to expect the code's trailing "-"
+    ws = write_project(tmp_path / "ws", {
+        "calc.py": "def add(a, b):\n    return a - b\n",
+        "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+    })
+    scripted_llm.script("2 + 3\n```python\n5\n```\n", step="repair_verdict")
+    scripted_llm.script("It is right.\n```python\ndef add(a, b):\n    return a - b\n```\n", step="repair_function")
+    scripted_llm.script("```python\nassert add(2, 3) == -1\n```\n", step="repair_test")
+    settings = make_settings(ws, loop=candidates({"candidates": 1, "edit_tests": True, "max_iterations": 3}))
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome != "green" and not done.changes.files, "\n".join(describe(e) for e in events)
+    assert scripted_llm.requests_for("repair_test") == []  # no rung asked to rewrite the upheld check
+    assert {e.route for e in events if isinstance(e, CandidateAsked)} == {"function"}
+
+
 async def test_a_test_with_several_wrong_expectations_is_settled_check_after_check_within_one_round(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:

@@ -68,7 +68,12 @@ async def candidate_rounds(
         spec = failing_test_targets(state.prompt_code.index, report, state.tests) if state.tests.writable else []
         sources = sources_of_tests(copy, state.tests) if state.tests.writable else {}
         checks = failing_checks(report, sources, state.tests) if state.tests.writable else []
-        notes = code_notes(conflicts(checks, sources), judged)  # told to the code rungs: the checks the request agrees with
+        found = conflicts(checks, sources)
+        notes = code_notes(found, judged)  # told to the code rungs: the checks the request agrees with
+        upheld = [c.check for c in found if judged.get(c.key) == "test"]  # never asked to be rewritten to the code
+        checks = [c for c in checks if c not in upheld]
+        if upheld and not checks:  # every failing check is one the request sides with: no rung rewrites a test
+            spec = []
         steps = ladder(code.locations, report, copy, state.tests, oneshot=oneshot, failing_tests=spec, checks=checks)
         if step == 0:  # a fresh ladder (the first, or after a move): what the model stood by is not asked first
             while step + 1 < len(steps) and _asks_again(steps[step], stood_by):
