@@ -190,3 +190,24 @@ def test_a_checks_reply_that_rewrote_the_code_is_that_codes_candidate(tmp_path: 
         read_reply(rung, copy, f"```python\n{todo}```", TESTS.is_test)
     with pytest.raises(ReplyRejected, match="gives definitions, not the checks"):
         read_reply(rung, copy, "```python\ndef test_make():\n    assert Todo(1, 'T').title == 'T'\n```", TESTS.is_test)
+
+
+def test_a_check_whose_call_ran_keeps_its_arguments_and_one_the_code_refused_may_change_them() -> None:
+    # roman (bf93d33, repeat 2): `from_roman("MMMXCIIX")` did not raise, and the checks rung made it `from_roman("")`
+    source = ("import pytest\n\n\ndef test_from_roman():\n    assert from_roman('X') == 10\n"
+              "    with pytest.raises(ValueError):\n        from_roman('MMMXCIIX')\n")
+    ran = TestFailure(test_id="test_x.py::test_from_roman", file="test_x.py", line=6,
+                      message="Failed: DID NOT RAISE <class 'ValueError'>", traceback="test_x.py:6: Failed")
+    [check] = failing_checks(TestReport(failed=1, failures=[ran]), {"test_x.py": source}, TESTS)
+    with pytest.raises(SpliceError, match="no longer asks `from_roman\\(\"MMMXCIIX\"\\)`"):
+        splice_checks([check], {"test_x.py": source}, '```python\nwith pytest.raises(ValueError):\n    from_roman("")\n```')
+    # the expectation itself may change (quotes and spaces aside, the call is the same)
+    [edit] = splice_checks([check], {"test_x.py": source}, '```python\nassert from_roman( "MMMXCIIX" ) == 3089\n```')
+    assert "assert from_roman( \"MMMXCIIX\" ) == 3089" in edit.replace
+    # a call the code refused (a TypeError at the call) is the check's to correct, arguments and all
+    made = "def test_make():\n    item = Todo(title='T')\n    assert item.title == 'T'\n"
+    refused = TestFailure(test_id="test_x.py::test_make", file="test_x.py", line=2, traceback="test_x.py:2: TypeError",
+                          message="TypeError: Todo.__init__() missing 1 required positional argument: 'id'")
+    [check] = failing_checks(TestReport(failed=1, failures=[refused]), {"test_x.py": made}, TESTS)
+    [edit] = splice_checks([check], {"test_x.py": made}, "```python\nitem = Todo(1, title='T')\n```")
+    assert "item = Todo(1, title='T')" in edit.replace

@@ -36,6 +36,8 @@ _IMPORTS = {"import_statement", "import_from_statement", "use_declaration"}
 _DEFINES = {"function_definition", "class_definition", "decorated_definition", "function_declaration",
             "class_declaration", "function_item"}
 _LIBRARY = re.compile(r"site-packages|dist-packages|/lib/python\d|^<|importlib")  # frames of python and packages
+# the failure says the check's call ran and gave a value (or no exception): its arguments are the question
+_RAN = re.compile(r"assert |AssertionError|Failed: DID NOT RAISE")
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _HELPERS = {"assert", "raises", "approx", "expect", "len", "str", "int", "float", "list", "dict", "set", "tuple",
             "sorted", "round", "abs", "isinstance", "type", "print", "repr", "bool", "equal", "strictEqual",
@@ -251,6 +253,9 @@ def _file_edits(path: str, source: str, pairs: list[tuple[Check, str]], imports:
             names = ", ".join(f"`{n}`" for n in sorted(called))
             raise SpliceError(f"the reply's check for `{check.test}` no longer calls {names}: correct what it "
                               "expects and keep what it checks")
+        if not check.via and _RAN.match(check.message) and (lost := _asked(path, old) - _asked(path, replacement)):
+            raise SpliceError(f"the reply's check for `{check.test}` no longer asks `{min(lost)}`: the call ran, "
+                              "so correct what the check expects, not what it calls")
         new[first : last + 1] = [replacement]
         changed.append(check)
     if not changed:
@@ -270,6 +275,23 @@ def _file_edits(path: str, source: str, pairs: list[tuple[Check, str]], imports:
         raise SpliceError(f"with the reply's checks {path} does not parse (line {bad})")
     prefix = unique_prefix(search, lines, start)
     return [EditAction(path=path, search=prefix + search, replace=prefix + replace)]
+
+
+def _asked(path: str, text: str) -> set[str]:
+    """The calls of the code a statement makes, with their arguments (spaces and quote style aside)."""
+    tree = parse(path, _dedented(text))
+    if tree is None:
+        return set()
+    found: set[str] = set()
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.named_children)
+        function = node.child_by_field_name("function") if node.type in ("call", "call_expression") else None
+        name = (function.text or b"").decode("utf-8", "replace").rsplit(".", 1)[-1] if function is not None else ""
+        if name and name not in _HELPERS and node.text is not None:
+            found.add(re.sub(r"\s+", "", node.text.decode("utf-8", "replace")).replace("'", '"'))
+    return found
 
 
 def _calls(text: str) -> set[str]:
