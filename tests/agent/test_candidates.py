@@ -616,6 +616,31 @@ async def test_the_request_siding_with_the_check_is_told_to_the_code_rung_and_th
     assert [e.route for e in events if isinstance(e, CandidateAsked)] == ["function"]
 
 
+async def test_a_method_the_tests_read_as_an_attribute_becomes_a_property_asked_of_no_model(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the generation bench's bank-account (bf93d33, repeat 2): `account.balance == 100.0` against
+    # `def balance(self)`, and `<bound method BankAccount.balance of ...>` in every failure
+    ws = write_project(tmp_path / "ws", {
+        "bank.py": "class Account:\r\n    def __init__(self, start):\r\n        self._start = start\r\n\r\n"
+                   "    def balance(self):\r\n        return self._start\r\n\r\n"
+                   "    def deposit(self, amount):\r\n        self._start += amount\r\n",
+        "test_bank.py": "from bank import Account\n\n\ndef test_balance():\n    assert Account(100).balance == 100\n\n\n"
+                        "def test_deposit():\n    account = Account(1)\n    account.deposit(2)\n    assert account.balance == 3\n",
+    })
+    scripted_llm.script("No idea.", step="repair_blocks")
+    scripted_llm.script("It is right.\n```python\ndef balance(self):\n    return self._start\n```\n", step="repair_function")
+    settings = make_settings(ws, loop=candidates({"candidates": 2, "max_iterations": 2}))
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", "\n".join(describe(e) for e in events)
+    assert [c.path for c in done.changes.files] == ["bank.py"]  # the tests are the spec
+    added = [row for row in done.changes.diff.splitlines() if row.startswith("+") and not row.startswith("+++")]
+    assert [row.rstrip("\r") for row in added] == ["+    @property"]  # `deposit(self, amount)` is no property
+    first = next(e for e in events if isinstance(e, CandidateAsked))
+    assert (first.index, first.seed, first.route) == (1, None, "blocks")  # the known change, no model asked
+    assert scripted_llm.requests_for("repair_function") == []
+
+
 async def test_a_check_the_request_sides_with_is_never_asked_to_be_rewritten_to_the_codes_value(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:

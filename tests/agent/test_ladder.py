@@ -10,6 +10,7 @@ from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import EditAction
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
+from greenloop.agent.repair.properties import property_reply
 from greenloop.agent.repair.routes import ReplyRejected, ReplyUnchanged, ladder, read_reply
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import Location, RepoIndex
@@ -161,3 +162,22 @@ def test_a_class_of_fields_ranked_first_is_rewritten_whole_not_another_classes_m
     [edit] = read_reply(steps[0], copy, reply).actions
     assert isinstance(edit, EditAction) and edit.path == "todo.py" and "class Todo:\n    id: int" in edit.search
     assert edit.replace.startswith("@dataclass\nclass Todo:\n    title: str")
+
+
+def test_a_method_read_as_an_attribute_is_found_in_either_of_pytests_ways_of_showing_it(tmp_path: Path) -> None:
+    code = ("class Account:\n    def balance(self):\n        return 1\n\n    def history(self, n):\n        return []\n\n"
+            "    @staticmethod\n    def bank():\n        return 'b'\n")
+    copy = WorkingCopy(tmp_path, {"bank.py": code.encode(), "test_bank.py": b"x = 1\n"})
+
+    def reply(message: str) -> str:
+        report = TestReport(failed=1, failures=[TestFailure(test_id="test_bank.py::test_b", message=message)])
+        return property_reply(report, copy, TestFiles().is_test)[1]
+
+    repr_form = "assert <bound method Account.balance of <bank.Account object at 0x7f22>> == 1"
+    name_form = "assert balance == 1\n +  where balance = <bank.Account object at 0x7f23b8>.balance"
+    for message in (repr_form, name_form):
+        assert "=======\n    @property\n    def balance(self):\n>>>>>>> REPLACE" in reply(message)
+    # a method that takes arguments, or one already decorated, is no property; a value read is no method
+    assert reply("assert <bound method Account.history of <bank.Account object at 0x1>> == []") == ""
+    assert reply("assert <bound method Account.bank of <bank.Account object at 0x1>> == 'b'") == ""
+    assert reply("assert 2 == 1\n +  where 2 = <bank.Account object at 0x7f23b8>.balance") == ""

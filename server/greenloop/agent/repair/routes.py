@@ -21,6 +21,7 @@ from greenloop.agent.prompting.code_reply import extract_code
 from greenloop.agent.repair.blocks import parse_blocks
 from greenloop.agent.repair.checks import CHECK, DEFINITIONS_ONLY, Check, splice_checks
 from greenloop.agent.repair.places import known_path
+from greenloop.agent.repair.properties import property_reply
 from greenloop.agent.repair.salvage import rewritten_code
 from greenloop.agent.repair.splice import SpliceError, Target, Unchanged, splice
 from greenloop.retrieval import Location, language_of
@@ -94,6 +95,10 @@ def ladder(
     broken = _broken_file(report, copy, tests)
     if broken:
         steps.append(_file(broken, "the code does not load"))
+    made, known = property_reply(report, copy, tests.is_test)
+    if known:  # `<bound method A.b of ...>` compared: the change is known, its round's first candidate
+        steps.append(Approach("blocks", Target(made, made, "file", 1, _lines(copy, made)),
+                              "methods the tests read as attributes, made properties", given=known))
     functions = [loc for loc in sources if loc.kind in ("function", "method") or _fields_only(copy, loc)]
     if functions:
         top = _target(functions[0])
