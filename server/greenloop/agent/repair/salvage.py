@@ -11,16 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import tree_sitter as ts
-
 from greenloop.agent.changes.syntax import parse
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import EditAction
-from greenloop.agent.repair.splice import SpliceError, Target, code_blocks, splice
+from greenloop.agent.repair.splice import SpliceError, Target, code_blocks, definition_name, splice
 from greenloop.retrieval import language_of
-
-_TOP = {"function_definition", "class_definition", "decorated_definition", "function_declaration",
-        "class_declaration", "function_item", "struct_item", "enum_item", "impl_item"}
 
 
 def rewritten_code(copy: WorkingCopy, reply: str, like: str, is_test: Callable[[str], bool]) -> list[EditAction]:
@@ -32,7 +27,7 @@ def rewritten_code(copy: WorkingCopy, reply: str, like: str, is_test: Callable[[
     for path, source in sources.items():
         tree = parse(path, source)
         for node in tree.root_node.named_children if tree is not None else ():
-            if node.type in _TOP and (name := _name(node)):
+            if name := definition_name(node):
                 defined.setdefault(name, []).append((path, node.start_point[0] + 1))
     edits: list[EditAction] = []
     for block in code_blocks(reply):
@@ -40,9 +35,9 @@ def rewritten_code(copy: WorkingCopy, reply: str, like: str, is_test: Callable[[
         if tree is None:
             continue
         for node in tree.root_node.named_children:
-            name = _name(node)
-            homes = defined.get(name, [])
-            if node.type not in _TOP or len(homes) != 1:
+            name = definition_name(node)
+            homes = defined.get(name, []) if name else []
+            if len(homes) != 1:
                 continue  # not a definition, or not one the project has in exactly one place
             path, line = homes[0]
             text = block.encode("utf-8")[node.start_byte : node.end_byte].decode("utf-8")
@@ -51,12 +46,6 @@ def rewritten_code(copy: WorkingCopy, reply: str, like: str, is_test: Callable[[
             except SpliceError:  # unchanged, or the file would not parse: nothing to try
                 continue
     return _one_per_place(edits)
-
-
-def _name(node: ts.Node) -> str:
-    inner = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
-    named = inner.child_by_field_name("name") if inner is not None else None
-    return named.text.decode("utf-8", "replace") if named is not None and named.text is not None else ""
 
 
 def _one_per_place(edits: list[EditAction]) -> list[EditAction]:

@@ -18,7 +18,7 @@ from greenloop.agent.plan import EditAction
 
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.S)
 # Node types that define something, per grammar family; a name is the node's `name` field.
-_DEFINITIONS = {
+DEFINITIONS = {
     "function_definition", "class_definition",  # python
     "function_declaration", "generator_function_declaration", "method_definition", "class_declaration",  # js/ts
     "function_item", "impl_item", "struct_item", "enum_item",  # rust
@@ -70,7 +70,7 @@ def definition_node(tree: ts.Tree, name: str, line: int | None = None) -> ts.Nod
     stack = [tree.root_node]
     while stack:
         node = stack.pop(0)
-        if node.type in _DEFINITIONS and _name(node) == name and (line is None or _starts(node, line)):
+        if node.type in DEFINITIONS and _name(node) == name and (line is None or _starts(node, line)):
             parent = node.parent
             return parent if parent is not None and parent.type == "decorated_definition" else node
         stack.extend(node.children)
@@ -88,6 +88,12 @@ def _starts(node: ts.Node, line: int) -> bool:
 def _name(node: ts.Node) -> str:
     named = node.child_by_field_name("name")
     return named.text.decode("utf-8", "replace") if named is not None and named.text is not None else ""
+
+
+def definition_name(node: ts.Node) -> str:
+    """The name a definition node defines (through its decorators); "" for any other node."""
+    inner = _definition_of(node)
+    return _name(inner) if inner.type in DEFINITIONS else ""
 
 
 def splice(source: str, target: Target, reply: str) -> list[EditAction]:
@@ -134,7 +140,7 @@ def _from_reply(target: Target, reply: str) -> tuple[str, str, list[str]]:
             continue
         node = definition_node(tree, target.name)
         if node is None:
-            seen.extend(_name(n) for n in tree.root_node.children if n.type in _DEFINITIONS and _name(n))
+            seen.extend(_name(n) for n in tree.root_node.children if n.type in DEFINITIONS and _name(n))
             if tree.root_node.has_error:
                 broken = broken or f" (its code does not parse at line {first_error(target.path, block)})"
             continue
@@ -144,8 +150,8 @@ def _from_reply(target: Target, reply: str) -> tuple[str, str, list[str]]:
         text = _text(block, node)
         helpers = [
             _text(block, n) for n in tree.root_node.children
-            if n.type in _DEFINITIONS | {"decorated_definition"} and n != node and not n.has_error
-            and _name(_definition_of(n)) != target.name and not _contains(n, node)
+            if n.type in DEFINITIONS | {"decorated_definition"} and n != node and not n.has_error
+            and definition_name(n) != target.name and not _contains(n, node)
         ]
         imports = [_text(block, n).strip() for n in tree.root_node.children if n.type in _IMPORTS]
         return text, "\n\n".join(h.rstrip("\n") for h in helpers), imports
