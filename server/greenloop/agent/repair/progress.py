@@ -4,14 +4,18 @@ A test with many checks fails at its first wrong one, so two candidates that fai
 look the same by counts; the one whose tests stopped at a later line got more checks right.
 Lines are read in the round's starting state: a candidate that changed a test file (generation's
 own tests) has its lines mapped back through a line diff, so a line it inserted moves nothing.
+A module the state's failures said was missing that the candidate's no longer name is a step too:
+the tests got past that import (PySnooper's needs four packages; each stops collection alone).
 """
 
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping
 
 from greenloop_sandbox import TestReport
+from greenloop_sandbox.languages import languages
 
 Reached = Mapping[str, int]  # failing test id -> the line in its own file where it stopped (starting state)
 
@@ -53,4 +57,16 @@ def further(candidate: TestReport, cand_reached: Reached, state: TestReport, sta
         return 0
     common = set(cand_reached) & set(state_reached)
     earlier = sum(cand_reached[t] < state_reached[t] for t in common)
-    return -earlier if earlier else sum(cand_reached[t] > state_reached[t] for t in common)
+    later = sum(cand_reached[t] > state_reached[t] for t in common)
+    return -earlier if earlier else later or int(bool(missing(state) - missing(candidate)))
+
+
+def missing(report: TestReport) -> set[str]:
+    """The modules the report's failures say are not installed (by each language's message)."""
+    found: set[str] = set()
+    for failure in report.failures:
+        text = f"{failure.message}\n{failure.traceback}"
+        for language in languages():
+            if language.missing_module:
+                found.update(m.split(".")[0] for m in re.findall(language.missing_module, text))
+    return found

@@ -116,7 +116,9 @@ async def run_round(
     # a file that did not load has no test id to select it by (pytest names it `file::module`): all run
     uncollected = any(f.kind == "error" and f.message == COLLECTION_ERROR for f in report.failures)
     subset = inputs.subset and bool(failing) and all("::" in t for t in failing) and not uncollected
-    count = 1 if approach.route == "install" else inputs.count
+    # an install is asked of no model: the declared packages with the missing one, then (when that does
+    # not install) the missing one alone
+    count = (2 if approach.declared else 1) if approach.route == "install" else inputs.count
     start = copy.fingerprint()
     limit = reply_limit(approach, copy, inputs.llm.settings.max_tokens)  # one target per round
     tried: list[Tried] = []
@@ -138,11 +140,16 @@ async def run_round(
             if inputs.over_budget() is not None:
                 ended = "budget"
                 break
+            asked = approach
+            if approach.route == "install" and index > 1:
+                if not (tried and tried[-1].index == index - 1 and tried[-1].status == "rejected"):
+                    break  # the declared packages installed: the missing one alone is no other candidate
+                asked = replace(approach, declared=())
             given = index == 1 and bool(approach.given)  # decided before the round: no model is asked
             seed = None if given else inputs.next_seed()
             temperature = 0.0 if given else _temperature(index, inputs.temperature, approach.hotter)
             yield CandidateAsked(iteration=inputs.iteration, index=index, of=count, route=approach.route,
-                                 target=approach.label, seed=seed, temperature=temperature)
+                                 target=asked.label, seed=seed, temperature=temperature)
             used = _tokens(inputs.llm)
             reply = approach.given if given else ""
             if approach.route != "install" and not given:
@@ -153,7 +160,7 @@ async def run_round(
                     yield _tested_event(inputs, approach, tried[-1], 0)
                     break
             fork, reason, environment[index], fingerprint, again, unchanged = await _read(
-                inputs, approach, copy, report, reply, start, fingerprints, tried)
+                inputs, asked, copy, report, reply, start, fingerprints, tried)
             if again:  # the code of the file, or a change already tested: asked once for a different one
                 follow = [*inputs.messages, {"role": "assistant", "content": reply}, {"role": "user", "content": again}]
                 try:
@@ -260,6 +267,8 @@ async def _read(
     except ReplyRejected as exc:
         reason = str(exc)
     fingerprint = fork.fingerprint()
+    if environment != ((), ()):  # an install changes no file: what it installed tells two installs apart
+        fingerprint = hash((fingerprint, environment))
     if not reason and fingerprint == start and approach.route != "install":
         reason, unchanged = "it changes nothing", True
     again = ""

@@ -16,6 +16,7 @@ from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Event, IterationStarted, LocationsFound, Message, TestsRan
 from greenloop.agent.prompting.material import coverage_note
 from greenloop.agent.repair.checks import failing_checks
+from greenloop.agent.repair.declared import declared_packages
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
 from greenloop.agent.repair.round import RoundInputs, RoundResult, reply_limit, run_round
 from greenloop.agent.repair.routes import Approach, ladder, stood_by_key, with_feedback
@@ -23,6 +24,7 @@ from greenloop.agent.repair.settle import Judged, round_event, settle, sources_o
 from greenloop.agent.repair.verdicts import code_notes, conflicts
 from greenloop.llm import LLMError
 from greenloop_sandbox import TestReport
+from greenloop_sandbox.packages import package_name
 
 if TYPE_CHECKING:
     from greenloop.agent.orchestration.run_state import RunState
@@ -74,7 +76,10 @@ async def candidate_rounds(
         checks = [c for c in checks if c not in upheld]
         if upheld and not checks:  # every failing check is one the request sides with: no rung rewrites a test
             spec = []
-        steps = ladder(code.locations, report, copy, state.tests, oneshot=oneshot, failing_tests=spec, checks=checks)
+        installed = {package_name(p) for p in state.packages}
+        declared = [p for p in declared_packages(copy) if package_name(p) not in installed]
+        steps = ladder(code.locations, report, copy, state.tests, oneshot=oneshot, failing_tests=spec, checks=checks,
+                       declared=declared)
         if step == 0:  # a fresh ladder (the first, or after a move): what the model stood by is not asked first
             while step + 1 < len(steps) and _asks_again(steps[step], stood_by):
                 step += 1
@@ -138,7 +143,8 @@ async def candidate_rounds(
             why = state.over_budget() or "budget"
             yield state.done(copy, "budget", f"Stopped: {why}; {report.summary()}.", iteration, why)
             return
-    unchanged = "" if copy.changed_paths() else " No candidate was better than the code as it was."
+    moved = copy.changed_paths() or state.packages or state.commands  # an install changes no file
+    unchanged = "" if moved else " No candidate was better than the code as it was."
     yield state.done(copy, "budget", f"Stopped after {max_it} rounds; {report.summary()}.{unchanged}", max_it,
                    "max iterations reached")
 

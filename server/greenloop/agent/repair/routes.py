@@ -28,6 +28,7 @@ from greenloop.retrieval import Location, language_of
 from greenloop.retrieval.index import is_test_path
 from greenloop_sandbox import TestReport
 from greenloop_sandbox.languages import languages
+from greenloop_sandbox.packages import package_name
 
 Route = Literal["function", "file", "blocks", "install", "checks"]
 _METHOD = re.compile(r"^\s+(?:async\s+)?def\s")
@@ -52,6 +53,7 @@ class Approach:
     why: str  # why this approach (first choice, next location, hotter, ...)
     hotter: float = 0.0  # added to every candidate's temperature (the greedy one too, when > 0)
     package: str = ""  # the install route's package
+    declared: tuple[str, ...] = ()  # the install route's first candidate installs these too (declared.py)
     feedback: str = ""  # what an earlier attempt gave, said to the model
     bare: bool = False  # the one-shot baseline's bare prompt: failures and the file, nothing else
     anew: bool = False  # the function written again from the tests rather than patched
@@ -62,7 +64,7 @@ class Approach:
     @property
     def label(self) -> str:
         if self.route == "install":
-            return f"install {self.package}"
+            return f"install {self.package}" + (f" and the {len(self.declared)} declared" if self.declared else "")
         if self.route == "function":
             return f"`{self.target.symbol}` in {self.target.path}"
         if self.route == "checks":
@@ -72,7 +74,7 @@ class Approach:
 
 def ladder(
     locations: list[Location], report: TestReport, copy: WorkingCopy, tests: TestFiles, *, oneshot: bool = False,
-    failing_tests: Sequence[Target] = (), checks: Sequence[Check] = (),
+    failing_tests: Sequence[Target] = (), checks: Sequence[Check] = (), declared: Sequence[str] = (),
 ) -> list[Approach]:
     """The approaches for this state, in order: a round that brings nothing better moves one step on.
 
@@ -80,7 +82,8 @@ def ladder(
     failing tests are a rung of their own right after the first: a test written in the same run
     as the code is as likely to expect a wrong value as the code is to compute one. That rung asks
     about the statements the tests stopped at (`checks`), or, when none was found, the first
-    failing test (or its file) whole.
+    failing test (or its file) whole. A missing python module is installed with the project's
+    `declared` requirements (declared.py).
     """
     sources = [loc for loc in locations if not tests.is_test(loc.path) and copy.read(loc.path) is not None]
     if not sources:
@@ -88,10 +91,11 @@ def ladder(
     if oneshot:
         return [replace(_file(sources[0].path, "the whole file, once (baseline)"), bare=True)] if sources else []
     steps: list[Approach] = []
-    missing, package = _missing_module(report, copy)
+    missing, package, language = _missing_module(report, copy)
     if missing:
+        also = tuple(p for p in declared if package_name(p) != package_name(package)) if language == "python" else ()
         steps.append(Approach("install", Target("", missing, "module", 0, 0), "a module is not installed",
-                              package=package))
+                              package=package, declared=also))
     broken = _broken_file(report, copy, tests)
     if broken:
         steps.append(_file(broken, "the code does not load"))
@@ -188,9 +192,9 @@ def _own_modules(copy: WorkingCopy) -> set[str]:
     return names
 
 
-def _missing_module(report: TestReport, copy: WorkingCopy) -> tuple[str, str]:
-    """(module, package) for the first module a failure says is not installed (by its language's
-    message) and the project does not hold itself; ("", "") when there is none."""
+def _missing_module(report: TestReport, copy: WorkingCopy) -> tuple[str, str, str]:
+    """(module, package, language) for the first module a failure says is not installed (by its
+    language's message) and the project does not hold itself; ("", "", "") when there is none."""
     own = _own_modules(copy)
     for failure in report.failures:
         text = f"{failure.message}\n{failure.traceback}"
@@ -198,8 +202,8 @@ def _missing_module(report: TestReport, copy: WorkingCopy) -> tuple[str, str]:
             match = re.search(language.missing_module, text) if language.missing_module else None
             module = match.group(1).split(".")[0] if match else ""
             if module and module not in own:
-                return module, language.package_for(module)
-    return "", ""
+                return module, language.package_for(module), language.name
+    return "", "", ""
 
 
 def _broken_file(report: TestReport, copy: WorkingCopy, tests: TestFiles) -> str:
@@ -276,7 +280,8 @@ def read_reply(
         if not edits:
             raise ReplyRejected("the reply holds no SEARCH/REPLACE block")
         return DebugPlan(diagnosis="changes in several places", actions=list(edits))
-    return DebugPlan(diagnosis=f"install {approach.package}", actions=[InstallAction(packages=[approach.package])])
+    packages = [approach.package, *approach.declared]
+    return DebugPlan(diagnosis=f"install {' '.join(packages)}", actions=[InstallAction(packages=packages)])
 
 
 def _keeps_checks(target: Target, actions: Sequence[Action]) -> None:
