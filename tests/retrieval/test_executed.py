@@ -84,6 +84,40 @@ async def test_the_run_asks_once_and_drops_the_spectrum_when_the_code_moves() ->
     assert await SpectrumCache(None).get(index, failure) is None  # retrieval.coverage off: never asked
 
 
+async def test_a_pass_in_which_no_test_loaded_is_asked_again_once_the_failures_change() -> None:
+    # PySnooper: the first run stops on a missing module; after the install the same test runs
+    results = [Spectrum(note="pytest ran no test (exit 2)"), _spectrum({"mod.py": [3, 4]}), _spectrum({})]
+    calls: list[list[str]] = []
+
+    async def run(ids: list[str]) -> Spectrum:
+        calls.append(ids)
+        return results[len(calls) - 1]
+
+    cache = SpectrumCache(run)
+    index = RepoIndex()
+    await index.update({"mod.py": CODE, "test_mod.py": TEST})
+    missing = [TestFailure(test_id="test_mod.py", kind="error", message="No module named 'six'")]
+    assert await cache.get(index, missing) is None
+    assert await cache.get(index, missing) is None and len(calls) == 1  # the same failures: not again
+    loaded = [TestFailure(test_id="test_mod.py::test_outer", message="assert 2 == 3")]
+    assert await cache.get(index, loaded) is results[1] and calls[-1] == ["test_mod.py::test_outer"]
+    assert await cache.get(index, [TestFailure(test_id="test_mod.py::test_outer", message="assert 4 == 3")]) \
+        is results[1] and len(calls) == 2  # a pass that measured a failing test is kept
+
+
+async def test_a_second_empty_pass_is_not_followed_by_a_third() -> None:
+    calls: list[list[str]] = []
+
+    async def run(ids: list[str]) -> Spectrum:
+        calls.append(ids)
+        return Spectrum(note="pytest ran no test (exit 2)")
+
+    cache, index = SpectrumCache(run), RepoIndex()
+    for name in ("a", "b", "c"):
+        assert await cache.get(index, [TestFailure(test_id=f"test_{name}.py", kind="error", message=name)]) is None
+    assert calls == [["test_a.py"], ["test_b.py"]]
+
+
 def test_the_runner_line_is_read_and_broken_output_is_a_note() -> None:
     payload = {"tests": [{"id": shop.FAILING, "outcome": "failed", "focus": True, "lines": {"shop/cart.py": "1-3,7"}}],
                "seconds": 1.5, "note": ""}

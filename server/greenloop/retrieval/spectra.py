@@ -4,7 +4,10 @@ The fix loop ranks the code again every round; running the tests under
 coverage every round would double a round's test time. The first ranking
 with failures runs the pass (through the caller's sandbox port); later
 rankings reuse its spectrum as long as every file it has lines for is as it
-was, since its line numbers would point at other code otherwise.
+was, since its line numbers would point at other code otherwise. A pass in
+which no failing test ran (the tests did not load: a module was missing) is
+asked again, once, when the failures are no longer the ones it ran for: after
+an install the same tests run, and their coverage ranks the code.
 """
 
 from __future__ import annotations
@@ -27,12 +30,18 @@ class SpectrumCache:
         self._run = run
         self.spectrum: Spectrum | None = None
         self._hashes: dict[str, str] = {}
+        self._ran_for: set[tuple[str, str]] = set()  # the failures (id, message) the pass ran for
+        self._again = 1  # how many more passes a pass without a failing test may be followed by
 
     async def get(self, index: RepoIndex, failures: Sequence[TestFailure]) -> Spectrum | None:
         """The spectrum for ranking, or None (no pass asked for, it failed, or its files changed since)."""
         if self._run is None or not failures:
             return None
+        now = {(f.test_id, f.message) for f in failures}
+        if self.spectrum is not None and not self.spectrum.failing and self._again and now != self._ran_for:
+            self.spectrum, self._again = None, self._again - 1  # the tests may load now: measure them
         if self.spectrum is None:
+            self._ran_for = now
             ids = list(dict.fromkeys(f.test_id for f in failures))
             self.spectrum = await self._run(ids)
             if self.spectrum.note:

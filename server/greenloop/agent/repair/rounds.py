@@ -47,7 +47,7 @@ async def candidate_rounds(
             yield state.done(copy, "budget", f"Stopped: {why}; {report.summary()}.", iteration - 1, why)
             return
         yield state.stamp(IterationStarted(iteration=iteration, max_iterations=max_it))
-        measured = state.prompt_code.spectra.spectrum is not None
+        measured = state.prompt_code.spectra.spectrum
         code = await state.prompt_code.build(copy, report.failures)
         if state.tests.writable and not oneshot:  # value conflicts first: rewritten checks, no model candidates
             before = report
@@ -63,7 +63,7 @@ async def candidate_rounds(
                     yield state.done(copy, "green", f"The tests pass ({report.summary()}).", iteration)
                     return
                 code = await state.prompt_code.build(copy, report.failures)
-        if not measured and (spectrum := state.prompt_code.spectra.spectrum) is not None:
+        if (spectrum := state.prompt_code.spectra.spectrum) is not None and spectrum is not measured:
             yield state.stamp(Message(text=coverage_note(spectrum)))
         yield state.stamp(LocationsFound(iteration=iteration, locations=[loc.to_json() for loc in code.locations],
                                        context_tokens=code.tokens))
