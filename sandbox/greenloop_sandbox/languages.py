@@ -52,6 +52,8 @@ class Language:
     builtin_modules: frozenset[str] = frozenset()  # modules every environment has: no package to install
     missing_module: str = ""  # regex: a test run saying a module is not installed (group 1: its name)
     packages: Mapping[str, str] = field(default_factory=dict)  # import name -> package name, where they differ
+    missing_fixture: str = ""  # regex: a test run saying a test fixture does not exist (group 1: its name)
+    fixtures: Mapping[str, str] = field(default_factory=dict)  # fixture name -> the test-runner plugin giving it
     layout: ProjectLayout | None = None  # None: no projects are generated in it
 
     @property
@@ -126,6 +128,8 @@ def _language(name: str, data: Mapping[str, Any]) -> Language:
         builtin_modules=builtins,
         missing_module=data.get("missing_module", ""),
         packages={str(k): str(v) for k, v in data.get("packages", {}).items()},
+        missing_fixture=data.get("missing_fixture", ""),
+        fixtures={str(k): str(v) for k, v in data.get("fixtures", {}).items()},
         layout=None if layout is None else _layout(layout),
     )
 

@@ -55,6 +55,69 @@ def test_requirements_files_and_pyproject_groups_are_read_as_pip_reads_them(tmp_
     assert declared_packages(WorkingCopy(tmp_path, {"pyproject.toml": b"[project\n"})) == []  # bad TOML: none
 
 
+SETUP_PY = """\
+import sys
+from setuptools import setup
+
+requirements = ['future>=0.15.2', 'click>=5.0']
+requirements.append('whichcraft')
+if sys.platform == 'win32':
+    requirements.append('pywin32')  # conditional: not read
+
+setup(
+    name='demo',
+    install_requires=requirements,
+    tests_require=['freezegun'],
+    extras_require={'test': ['pytest-mock'], 'docs': ['sphinx']},
+)
+"""
+SETUP_CFG = """\
+[options]
+install_requires =
+    attrs>=19
+    importlib-metadata; python_version < "3.8"
+[options.extras_require]
+testing = hypothesis
+"""
+TOX_INI = """\
+[tox]
+envlist = py311
+[testenv]
+deps =
+    {[base]deps}
+    -rrequirements.txt
+    py27: mock
+    pytest-cov
+"""
+
+
+def test_setup_py_setup_cfg_tox_and_pipfile_are_read_without_running_anything(tmp_path: Path) -> None:
+    def read(name: str, text: str) -> list[str]:
+        return declared_packages(WorkingCopy(tmp_path, {name: text.encode()}))
+
+    assert read("setup.py", SETUP_PY) == ["future>=0.15.2", "click>=5.0", "whichcraft", "freezegun", "pytest-mock"]
+    assert read("setup.py", "setup(install_requires=open('r.txt').read().split())\n") == []  # not a literal
+    assert read("setup.py", "def broken(:\n") == []
+    assert read("setup.cfg", SETUP_CFG) == ["attrs>=19", "hypothesis"]  # the marker is false on this Python
+    assert read("tox.ini", TOX_INI) == ["pytest-cov"]  # substitutions, options and factors are no packages
+    assert read("Pipfile", '[packages]\nrequests = "*"\n[dev-packages]\npytest-mock = ">=3"\n') == [
+        "requests", "pytest-mock>=3"]
+
+
+def test_a_fixture_a_known_plugin_gives_is_installed_as_that_plugin(tmp_path: Path) -> None:
+    copy = WorkingCopy(tmp_path, {"app.py": b"x = 1\n", "test_app.py": b"def test_x(mocker):\n    pass\n"})
+    top = Location("app.py", "app", "module", 1, 1, 1.0, "frames")
+
+    def first(message: str) -> tuple[str, str]:
+        report = TestReport(errors=1, failures=[TestFailure(test_id="test_app.py::test_x", kind="error",
+                                                            message="error", traceback=message)])
+        step = ladder([top], report, copy, TestFiles())[0]
+        return step.route, step.package
+
+    assert first("E       fixture 'mocker' not found\n>       available fixtures: cache") == ("install", "pytest-mock")
+    assert first("E       fixture 'no_such_thing' not found")[0] != "install"  # no plugin known to give it
+
+
 def test_the_install_rung_takes_the_declared_packages_with_the_missing_one(tmp_path: Path) -> None:
     copy = WorkingCopy(tmp_path, {"app.py": b"import six\n", "test_app.py": b"import app\n"})
     report = TestReport(errors=1, failures=[TestFailure(
@@ -132,3 +195,18 @@ async def test_a_run_that_installed_something_does_not_say_nothing_was_better(
     _, done = await collect(fix(FixRequest(ws), settings))
     assert (done.outcome, done.changes.packages) == ("budget", ["tomli_w"])
     assert "No candidate was better" not in done.summary  # the install is its change set (a red run offers none)
+
+
+@pytest.mark.docker
+async def test_a_test_asking_for_the_mocker_fixture_gets_pytest_mock_installed(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    ws = write_project(tmp_path / "ws", {
+        "clock.py": "import time\n\n\ndef now():\n    return time.time()\n",
+        "test_clock.py": "import clock\n\n\ndef test_now(mocker):\n"
+                         "    mocker.patch('time.time', return_value=5.0)\n    assert clock.now() == 5.0\n",
+    })
+    settings = make_settings(ws, loop={"strategy": "candidates", "max_iterations": 1})
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", "\n".join(describe(e) for e in events)
+    assert done.changes.packages == ["pytest-mock"] and scripted_llm.requests == []

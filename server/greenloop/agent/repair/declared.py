@@ -6,16 +6,21 @@ installs and never reached the code. So the install route's first candidate is t
 package together with everything the project declares, and its second, asked only when the
 first does not install, the missing package alone (a declared pin may not exist for this Python).
 
-Read: `requirements*.txt`, `*requirements.txt` (`test_requirements.txt`, `dev-requirements.txt`)
-and `requirements/*.txt` at the top of the project; pyproject.toml's `[project] dependencies`,
-its optional groups and `[dependency-groups]` named for tests or development. Lines that are
-options (`-r`, `-e`, `--index-url`), paths or URLs are not packages; a requirement whose
-environment marker is false here (`pywin32; sys_platform == "win32"`) is left out. What the sandbox
-provides (the test runner) or the project is itself is dropped where installs are applied.
+Read, at the top of the project: `requirements*.txt`, `*requirements.txt` (`test_requirements.txt`,
+`dev-requirements.txt`) and `requirements/*.txt`; pyproject.toml's `[project] dependencies`, its
+optional groups and `[dependency-groups]` named for tests or development; setup.py's
+`install_requires`, `tests_require` and test `extras_require` where they are literal lists (or a
+name bound to one at the top of the file: the file is parsed, never run); setup.cfg's `[options]`
+and test extras; tox.ini's `[testenv] deps`; Pipfile's packages. Lines that are options (`-r`,
+`-e`, `--index-url`), paths, URLs or tox substitutions are not packages; a requirement whose
+environment marker is false here (`pywin32; sys_platform == "win32"`) is left out. What the
+sandbox provides (the test runner) or the project is itself is dropped where installs are applied.
 """
 
 from __future__ import annotations
 
+import ast
+import configparser
 import re
 import tomllib
 from pathlib import PurePosixPath
@@ -40,6 +45,14 @@ def declared_packages(copy: WorkingCopy) -> list[str]:
             continue
         if path == "pyproject.toml":
             specs.extend(_pyproject(text))
+        elif path == "setup.py":
+            specs.extend(_setup_py(text))
+        elif path == "setup.cfg":
+            specs.extend(_ini(text, "options", ("install_requires", "tests_require"), "options.extras_require"))
+        elif path == "tox.ini":
+            specs.extend(_ini(text, "testenv", ("deps",), ""))
+        elif path == "Pipfile":
+            specs.extend(_pipfile(text))
         elif _FILES.match(path) and len(PurePosixPath(path).parts) <= 2:
             specs.extend(_requirements_file(text))
     out: dict[str, str] = {}
@@ -72,6 +85,72 @@ def _pyproject(text: str) -> list[str]:
             for name, entries in source.items():
                 if _GROUPS.match(str(name)):
                     found.extend(_strings(entries))
+    return found
+
+
+def _setup_py(text: str) -> list[str]:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    bound: dict[str, list[str]] = {}  # a top-level name bound to a literal list, with its top-level appends
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if (items := _literal(node.value)) is not None:
+                bound[node.targets[0].id] = items
+        elif (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+              and isinstance(node.value.func, ast.Attribute) and node.value.func.attr in ("append", "extend")
+              and isinstance(node.value.func.value, ast.Name) and node.value.func.value.id in bound
+              and len(node.value.args) == 1):
+            arg = node.value.args[0]
+            more = _literal(arg) if node.value.func.attr == "extend" else _literal(ast.List(elts=[arg]))
+            bound[node.value.func.value.id].extend(more or [])
+    found: list[str] = []
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    for call in calls:
+        if getattr(call.func, "id", getattr(call.func, "attr", "")) != "setup":
+            continue
+        for keyword in call.keywords:
+            value = keyword.value
+            if keyword.arg in ("install_requires", "tests_require"):
+                found.extend(_literal(value) or (bound.get(value.id, []) if isinstance(value, ast.Name) else []))
+            elif keyword.arg == "extras_require" and isinstance(value, ast.Dict):
+                for key, entries in zip(value.keys, value.values, strict=True):
+                    if isinstance(key, ast.Constant) and _GROUPS.match(str(key.value)):
+                        found.extend(_literal(entries) or [])
+    return found
+
+
+def _literal(node: ast.expr) -> list[str] | None:
+    """A list or tuple of string constants, None for anything else."""
+    if isinstance(node, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Constant) and isinstance(e.value, str)
+                                                       for e in node.elts):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return None
+
+
+def _ini(text: str, section: str, keys: tuple[str, ...], groups: str) -> list[str]:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return []
+    values = [parser.get(section, key, fallback="") for key in keys]
+    if groups and parser.has_section(groups):
+        values.extend(v for k, v in parser.items(groups) if _GROUPS.match(k))
+    lines = [line.strip() for value in values for line in value.splitlines()]
+    return [line for line in _requirements_file("\n".join(lines)) if "{" not in line and not re.match(r"^[\w,-]+:", line)]
+
+
+def _pipfile(text: str) -> list[str]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return []
+    found = []
+    for table in ("packages", "dev-packages"):
+        for name, version in (data.get(table) or {}).items():
+            found.append(name + (version if isinstance(version, str) and version != "*" else ""))
     return found
 
 

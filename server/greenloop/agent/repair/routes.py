@@ -194,7 +194,9 @@ def _own_modules(copy: WorkingCopy) -> set[str]:
 
 def _missing_module(report: TestReport, copy: WorkingCopy) -> tuple[str, str, str]:
     """(module, package, language) for the first module a failure says is not installed (by its
-    language's message) and the project does not hold itself; ("", "", "") when there is none."""
+    language's message) and the project does not hold itself, or for a test fixture that a known
+    test-runner plugin gives (pytest's `fixture 'mocker' not found` -> pytest-mock); ("", "", "")
+    when there is none."""
     own = _own_modules(copy)
     for failure in report.failures:
         text = f"{failure.message}\n{failure.traceback}"
@@ -203,6 +205,9 @@ def _missing_module(report: TestReport, copy: WorkingCopy) -> tuple[str, str, st
             module = match.group(1).split(".")[0] if match else ""
             if module and module not in own:
                 return module, language.package_for(module), language.name
+            fixture = re.search(language.missing_fixture, text) if language.missing_fixture else None
+            if fixture and (plugin := language.fixtures.get(fixture.group(1))):
+                return fixture.group(1), plugin, language.name
     return "", "", ""
 
 
