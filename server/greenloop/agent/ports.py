@@ -38,6 +38,7 @@ from greenloop_sandbox import (
     run_spectrum,
 )
 from greenloop_sandbox import Snapshot as FileTree
+from greenloop_sandbox.offline import leave_out
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +63,9 @@ class SandboxPort:
     """A started sandbox as the agent and the front ends use it; see the module docstring."""
 
     def __init__(self, sandbox: Sandbox, extra: tuple[Sandbox, ...] = (), skipped: tuple[str, ...] = (), *,
-                 ran: bool = False) -> None:
+                 ran: bool = False, left_out: set[str] | None = None) -> None:
         self._sandbox = sandbox
+        self._left_out = left_out if left_out is not None else set()  # shared with the pool's other sandboxes
         self._ran = ran  # a leased sandbox's first run is a candidate's: the project's command was checked
         self._extra = list(extra)  # more sandboxes (other engines or containers) a round may lease
         self._skipped = skipped  # why an engine in the settings got no sandbox
@@ -83,7 +85,8 @@ class SandboxPort:
         if self._free is None:
             self._free = asyncio.Queue()
             for box in [self._sandbox, *self._extra]:
-                self._free.put_nowait(self if box is self._sandbox else SandboxPort(box, ran=True))
+                self._free.put_nowait(self if box is self._sandbox else
+                                      SandboxPort(box, ran=True, left_out=self._left_out))
         port = await self._free.get()
         try:
             yield port
@@ -117,7 +120,11 @@ class SandboxPort:
         first, self._ran = not self._ran, True
         if first and self.template.own_command:
             check_own_command(self.template.own_command, report)
-        return report
+        return leave_out(report, self._left_out) if self._left_out else report
+
+    def leave_out(self, test_ids: list[str]) -> None:
+        """From now on, count these tests' failures as skipped (tests that need the network, offline.py)."""
+        self._left_out.update(test_ids)
 
     async def run_spectrum(self, test_ids: list[str], *, seconds: float = 60.0) -> Spectrum:
         """The tests (and their files' other tests) under coverage; a note instead when it cannot run."""

@@ -33,6 +33,7 @@ from greenloop.agent.prompting.material import focus_text, render_failures
 from greenloop.agent.repair.rounds import candidate_rounds
 from greenloop.llm import ContextOverflow, LLMError, StructuredOutputError
 from greenloop_sandbox import TestReport
+from greenloop_sandbox.offline import leave_out, needs_network
 
 EDIT_REPAIRS = 2  # rounds per iteration in which rejected actions go back to the model
 INVALID_PLANS_IN_A_ROW = 2  # then the loop ends with an error
@@ -90,6 +91,14 @@ async def fix_loop(
     """Yield the loop's events, ending with exactly one Done."""
     report = await run_tests_on(state, copy, test_ids)
     yield tests_ran(state, 0, report)
+    offline = [f.test_id for f in report.failures if needs_network(f)]
+    if offline and len(offline) < len(report.failures):  # the others are worth the loop; these cannot pass here
+        state.ports.sandbox.leave_out(offline)
+        report = leave_out(report, offline)
+        names = ", ".join(offline[:5]) + (f" and {len(offline) - 5} more" if len(offline) > 5 else "")
+        yield state.stamp(Message(level="warning", text=(
+            f"{len(offline)} failing test(s) need the network, which the sandbox does not have: they are left "
+            f"out of this run, neither fixed nor counted ({names}). The other {len(report.failures)} are fixed.")))
     if report.total == 0 and not report.failures and not instruction:
         yield state.done(copy, "no_tests", _no_tests_message(report), 0)
         return
