@@ -72,7 +72,14 @@ class LLMSettings(_Section):
         default=240.0, gt=0,
         description="Seconds a streamed reply may take to send anything (the server reading the prompt) before "
         "the call ends with an error, not retried: a hung server is not waited on timeout x (retries + 1). "
-        "240: the embedded model reads about 38 prompt tokens/s on 2 cores, 160 s for a 6k-token prompt.",
+        "240: the embedded model reads about 38 prompt tokens/s on 2 cores, 160 s for a 6k-token prompt. "
+        "A longer prompt gets its tokens / llm.slowest_prompt_rate seconds when that is more.",
+    )
+    slowest_prompt_rate: float = Field(
+        default=10.0, gt=0,
+        description="Prompt tokens per second the model server reads at its slowest: a prompt's first-token "
+        "limit is at least its tokens / this. 10: the embedded 1.5B on 2 cores shared with sandboxes and a "
+        "second model server read a 3k-token youtube-dl prompt in over 240 s.",
     )
     max_retries: int = Field(default=4, ge=0, description="Retries on 429, 5xx, timeouts, connection errors.")
     repair_attempts: int = Field(default=2, ge=0, description="Times invalid structured output is sent back.")

@@ -26,7 +26,7 @@ async def test_a_server_that_sends_nothing_ends_the_call_at_the_first_token_time
     scripted_llm: ScriptedLLM,
 ) -> None:
     scripted_llm.script(slow(30, "too late"))
-    settings = settings_for(scripted_llm, first_token_timeout=0.5, timeout=20)
+    settings = settings_for(scripted_llm, first_token_timeout=0.5, timeout=20, slowest_prompt_rate=1000)
     started = time.monotonic()
     async with open_llm(settings) as llm:
         with pytest.raises(LLMError, match=r"sent nothing for 0\.5s \(llm\.first_token_timeout\)"):
@@ -40,6 +40,18 @@ async def test_a_slow_start_within_the_limit_is_fine(scripted_llm: ScriptedLLM) 
     scripted_llm.script(slow(0.3, "the loop bound"))
     async with open_llm(settings_for(scripted_llm, first_token_timeout=5)) as llm:
         assert await llm.complete(ASK, step="diagnosis") == "the loop bound"
+
+
+async def test_a_long_prompt_gets_the_time_to_read_it_at_the_slowest_rate(scripted_llm: ScriptedLLM) -> None:
+    # youtube-dl's 3k-token prompt took the loaded 1.5B server over 240 s to read; the call was ended
+    # as if the server were hung. Here: 0.3 s for any prompt, but 1 s of reading at 400 tokens/s.
+    long = [{"role": "user", "content": "word " * 400}]
+    settings = settings_for(scripted_llm, first_token_timeout=0.3, slowest_prompt_rate=400)
+    scripted_llm.script(slow(0.6, "read it"))
+    async with open_llm(settings) as llm:
+        assert await llm.complete(long, step="diagnosis") == "read it"
+        with pytest.raises(LLMError, match=r"sent nothing for 0\.3s"):
+            await llm.complete(ASK, step="diagnosis")  # a short prompt: the setting's limit
 
 
 @pytest.mark.parametrize("streamed", [False, True])

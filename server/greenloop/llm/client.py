@@ -354,12 +354,14 @@ class LLMClient:
     async def _open_stream(
         self, call: _Call
     ) -> tuple[AsyncStream[ChatCompletionChunk], AsyncIterator[ChatCompletionChunk], ChatCompletionChunk | None]:
-        """The stream and its first chunk, within `llm.first_token_timeout` (an LLMError after it).
+        """The stream and its first chunk, within `llm.first_token_timeout`, or the prompt's tokens at
+        `llm.slowest_prompt_rate` when that is longer (an LLMError after it).
 
         A request sent while others of this client stream waits behind them on a one-slot server
         (the embedded model; generation writes files in parallel): it gets the limit once per request.
         """
-        limit = self.settings.first_token_timeout * self._streaming
+        reading = tokens.count_messages(call.body.get("messages", [])) / self.settings.slowest_prompt_rate
+        limit = round(max(self.settings.first_token_timeout, reading), 1) * self._streaming
         stream: AsyncStream[ChatCompletionChunk] | None = None
         try:
             async with asyncio.timeout(limit):
