@@ -23,7 +23,6 @@ import ast
 import configparser
 import re
 import tomllib
-from pathlib import PurePosixPath
 
 from packaging.requirements import InvalidRequirement, Requirement
 
@@ -32,6 +31,7 @@ from greenloop_sandbox.packages import normal_name
 
 _FILES = re.compile(r"^(requirements[\w.-]*|[\w.-]*requirements)\.txt$|^requirements/[\w.-]+\.txt$", re.I)
 _GROUPS = re.compile(r"^(tests?|testing|dev|develop|development)$", re.I)
+_NAMED = {"pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "Pipfile"}
 MAX_DECLARED = 60  # more is a pinned environment, not a list of what the code imports
 
 
@@ -39,8 +39,8 @@ def declared_packages(copy: WorkingCopy) -> list[str]:
     """The project's declared requirements as package specs (`decorator>=4.3.0`), each name once, in the
     order found; [] when it declares none."""
     specs: list[str] = []
-    for path in sorted(copy.paths()):
-        text = copy.read(path)
+    for path in sorted(p for p in copy.paths() if p in _NAMED or _FILES.match(p)):
+        text = copy.read(path)  # only the manifests are read: this runs every round, on every file's name
         if text is None:
             continue
         if path == "pyproject.toml":
@@ -53,7 +53,7 @@ def declared_packages(copy: WorkingCopy) -> list[str]:
             specs.extend(_ini(text, "testenv", ("deps",), ""))
         elif path == "Pipfile":
             specs.extend(_pipfile(text))
-        elif _FILES.match(path) and len(PurePosixPath(path).parts) <= 2:
+        else:  # a requirements file (_FILES)
             specs.extend(_requirements_file(text))
     out: dict[str, str] = {}
     for spec in specs:
