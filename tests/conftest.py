@@ -27,6 +27,14 @@ def no_discovery(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GREENLOOP_LOCAL_MODEL__DISCOVER_URLS", "[]")
 
 
+@pytest.fixture(autouse=True)
+def model_rounds_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests of the loop check what it does with the scripted model's replies, so the small edits tried
+    before any model is asked (`loop.mutants`, repair/mutants.py) are off unless a test's settings turn
+    them on (an environment variable: `greenloop` subprocesses and the LSP server inherit it)."""
+    monkeypatch.setenv("GREENLOOP_LOOP__MUTANTS", "0")
+
+
 @pytest.fixture
 def scripted_llm() -> Iterator[ScriptedLLM]:
     """A scripted OpenAI-compatible server on 127.0.0.1 (see tests/support/scripted_llm.py)."""

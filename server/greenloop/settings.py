@@ -282,6 +282,15 @@ class LoopSettings(_Section):
         "iteration (diagnosis, search/replace edits); 'oneshot': the whole file once, greedy (a baseline).",
     )
     candidates: int = Field(default=4, ge=1, le=32, description="Candidate fixes sampled per round.")
+    mutants: int = Field(
+        default=60, ge=0, le=1000,
+        description="Small edits of the function a failure is about (an operator, a constant, a twin like "
+        "min/max, a statement or a name too many) tried by the tests before the model is asked; at most this "
+        "many per function. 0: none.",
+    )
+    mutation_seconds: float = Field(
+        default=90.0, gt=0, description="Longest time the small edits of one function are tested for."
+    )
     candidate_temperature: float = Field(
         default=0.8, ge=0.0, le=2.0,
         description="Sampling temperature of every candidate after the first (the first is greedy).",

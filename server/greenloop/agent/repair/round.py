@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -98,6 +99,7 @@ class RoundInputs:
     subset: bool = True  # run the failing tests first (runners whose ids select tests)
     seen: dict[int, str] = field(default_factory=dict)  # fingerprints tested in earlier rounds -> what they gave
     suite: list[str] | None = None  # the run's tests ("the whole suite"); None: all of them
+    deadline: float | None = None  # time.monotonic() after which no further candidate is started
 
 
 def better(a: TestReport, b: TestReport, further: int = 0) -> bool:
@@ -119,6 +121,8 @@ async def run_round(
     # an install is asked of no model: the declared packages with the missing one, then (when that does
     # not install) the missing one alone
     count = (2 if approach.declared else 1) if approach.route == "install" else inputs.count
+    if approach.route == "mutants":
+        count = len(approach.replies)
     start = copy.fingerprint()
     limit = reply_limit(approach, copy, inputs.llm.settings.max_tokens)  # one target per round
     tried: list[Tried] = []
@@ -140,18 +144,20 @@ async def run_round(
             if inputs.over_budget() is not None:
                 ended = "budget"
                 break
+            if inputs.deadline is not None and time.monotonic() > inputs.deadline:
+                break  # the mutants' time is up: the model is asked next
             asked = approach
             if approach.route == "install" and index > 1:
                 if not (tried and tried[-1].index == index - 1 and tried[-1].status == "rejected"):
                     break  # the declared packages installed: the missing one alone is no other candidate
                 asked = replace(approach, declared=())
-            given = index == 1 and bool(approach.given)  # decided before the round: no model is asked
+            given = approach.route == "mutants" or (index == 1 and bool(approach.given))  # asked of no model
             seed = None if given else inputs.next_seed()
             temperature = 0.0 if given else _temperature(index, inputs.temperature, approach.hotter)
             yield CandidateAsked(iteration=inputs.iteration, index=index, of=count, route=approach.route,
                                  target=asked.label, seed=seed, temperature=temperature)
             used = _tokens(inputs.llm)
-            reply = approach.given if given else ""
+            reply = (approach.replies[index - 1] if approach.route == "mutants" else approach.given) if given else ""
             if approach.route != "install" and not given:
                 try:
                     reply = await _ask(inputs, approach, limit, seed, temperature)
@@ -206,7 +212,9 @@ async def run_round(
     full: TestReport | None = result if best.scope == "all" else None
     if full is None and (best.passed > 0 or best.errors < _errors(report, failing) or best.further > 0):
         full, _ = await _test(inputs, fork, None)  # worth a whole-suite run: it may be better
-    if full is not None and full.total and better(full, report, _further(full, report, copy, fork)):
+    # a mutant is taken only for more tests passing (one too few or too many steps in may look like progress)
+    gains = approach.route != "mutants" or (full is not None and full.passed > report.passed)
+    if gains and full is not None and full.total and better(full, report, _further(full, report, copy, fork)):
         yield RoundResult(approach, tuple(tried), best, "green" if full.green else "better", full, fork.files(),
                           packages, commands)
         return

@@ -9,7 +9,9 @@ sampling, the whole file, blocks), telling the model what the best failed candid
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from greenloop.agent.changes.working_copy import WorkingCopy
@@ -17,6 +19,7 @@ from greenloop.agent.events import Event, IterationStarted, LocationsFound, Mess
 from greenloop.agent.prompting.material import coverage_note
 from greenloop.agent.repair.checks import failing_checks
 from greenloop.agent.repair.declared import declared_packages
+from greenloop.agent.repair.mutants import mutants
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
 from greenloop.agent.repair.round import RoundInputs, RoundResult, reply_limit, run_round
 from greenloop.agent.repair.routes import Approach, ladder, stood_by_key, with_feedback
@@ -42,6 +45,7 @@ async def candidate_rounds(
     seen: dict[int, str] = {}  # what each change tested so far gave
     stood_by: set[str] = set()  # functions the model gave back unchanged when told the tests fail
     judged: Judged = {}  # value conflicts: which side the request is on (settle.py)
+    mutated: set[tuple[int, str]] = set()  # (state, function) whose small edits were tried
     for iteration in range(1, max_it + 1):
         if (why := state.over_budget()) is not None:
             yield state.done(copy, "budget", f"Stopped: {why}; {report.summary()}.", iteration - 1, why)
@@ -107,12 +111,22 @@ async def candidate_rounds(
             iteration=iteration, subset=state.ports.sandbox.template.selects_tests, seen=seen, suite=test_ids,
         )
         result: RoundResult | None = None
-        try:
-            async for item in run_round(inputs, approach, copy, report):
+        edits = _mutants_first(state, copy, approach, mutated) if not oneshot else None
+        if edits is not None:  # small edits first, tested without the model; the round below follows unless they move
+            timed = replace(inputs, count=len(edits.replies), deadline=time.monotonic() + loop.mutation_seconds)
+            async for item in run_round(timed, edits, copy, report):
                 if isinstance(item, RoundResult):
-                    result = item
+                    result = item if item.moved or item.ended == "budget" else None
+                    yield state.stamp(round_event(iteration, item))
                 else:
                     yield state.stamp(item)
+        try:
+            if result is None:
+                async for item in run_round(inputs, approach, copy, report):
+                    if isinstance(item, RoundResult):
+                        result = item
+                    else:
+                        yield state.stamp(item)
         except LLMError as exc:  # the model server failed for good: the state reached so far is kept
             yield state.stamp(Message(text=f"The model call failed: {exc}", level="error"))
             yield state.done(copy, "error", f"Stopped in round {iteration}: the model call failed; "
@@ -121,7 +135,8 @@ async def candidate_rounds(
         assert result is not None  # run_round always ends with its result
         if _stood_by(result):
             stood_by.add(stood_by_key(approach.target))
-        yield state.stamp(round_event(iteration, result))
+        if result.approach.route != "mutants":  # the mutants' round was told already
+            yield state.stamp(round_event(iteration, result))
         if result.moved and result.files is not None and result.report is not None:
             copy.restore(result.files)
             state.packages.extend(p for p in result.packages if p not in state.packages)
@@ -147,6 +162,23 @@ async def candidate_rounds(
     unchanged = "" if moved else " No candidate was better than the code as it was."
     yield state.done(copy, "budget", f"Stopped after {max_it} rounds; {report.summary()}.{unchanged}", max_it,
                    "max iterations reached")
+
+
+def _mutants_first(state: RunState, copy: WorkingCopy, approach: Approach,
+                   mutated: set[tuple[int, str]]) -> Approach | None:
+    """The small edits of the function this round asks about, once per function and state (mutants.py)."""
+    if approach.route != "function" or approach.test or state.settings.loop.mutants == 0:
+        return None
+    key = (copy.fingerprint(), stood_by_key(approach.target))
+    if key in mutated:
+        return None
+    mutated.add(key)
+    target = approach.target
+    replies = mutants(copy.read(target.path) or "", target, state.settings.loop.mutants)
+    if not replies:
+        return None
+    return Approach("mutants", target, "small edits of the function, tested before the model is asked",
+                    replies=tuple(replies))
 
 
 def _asks_again(approach: Approach, stood_by: set[str]) -> bool:

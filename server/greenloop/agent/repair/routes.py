@@ -30,7 +30,7 @@ from greenloop_sandbox import TestReport
 from greenloop_sandbox.languages import languages
 from greenloop_sandbox.packages import package_name
 
-Route = Literal["function", "file", "blocks", "install", "checks"]
+Route = Literal["function", "file", "blocks", "install", "checks", "mutants"]
 _METHOD = re.compile(r"^\s+(?:async\s+)?def\s")
 FILE_ROUTE_LINES = 400  # longer files are not asked for whole
 _BROKEN = ("SyntaxError", "IndentationError", "ImportError", "NameError: name", "TabError")
@@ -60,6 +60,7 @@ class Approach:
     test: bool = False  # the target is a failing test written in this run: its expected values may be wrong
     checks: tuple[Check, ...] = ()  # the checks route's statements, where the failing tests stopped
     given: str = ""  # a reply known before the round (settle.py): its first candidate, asked of no model
+    replies: tuple[str, ...] = ()  # the mutants route's candidates (mutants.py), asked of no model
 
     @property
     def label(self) -> str:
@@ -67,6 +68,8 @@ class Approach:
             return f"install {self.package}" + (f" and the {len(self.declared)} declared" if self.declared else "")
         if self.route == "function":
             return f"`{self.target.symbol}` in {self.target.path}"
+        if self.route == "mutants":
+            return f"small edits of `{self.target.symbol}` in {self.target.path}"
         if self.route == "checks":
             return f"checks in {', '.join(dict.fromkeys(c.path for c in self.checks))} ({len(self.checks)} failing)"
         return f"{self.route} {self.target.path}"
@@ -248,7 +251,7 @@ def read_reply(
     """
     target = approach.target
     actions: list[Action]
-    if approach.route == "function":
+    if approach.route in ("function", "mutants"):
         try:
             actions = list(splice(copy.read(target.path) or "", target, reply))
         except Unchanged as exc:

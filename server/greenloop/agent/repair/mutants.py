@@ -1,0 +1,311 @@
+"""Small edits of one function, tried by the tests before any model is asked (template repair).
+
+Many bugs are one token off: `<` for `<=`, `+ 1` too many, `and` for `or`, `max` for `min`, a
+statement too many, one variable for another. Each such edit of the function the failure is
+about is a candidate the sandbox can check in about a second, without a model call (the edit
+operators of mutation-based repair: PraPR, TBar). The edits are found with tree-sitter on the
+definition's own text, in the order below (the cheap, likely ones first), each as the whole
+function in a code block so the function route's splice reads it like a model's reply.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import tree_sitter as ts
+
+from greenloop.agent.changes.syntax import parse
+from greenloop.agent.repair.splice import Target, definition_node
+from greenloop.retrieval import language_of
+
+_COMPARE = ("<", "<=", ">", ">=", "==", "!=")
+_STRICT = ("===", "!==")
+_ARITH = {"python": ("+", "-", "*", "/", "//", "%"), "": ("+", "-", "*", "/", "%")}
+_AUGMENTED = ("+=", "-=", "*=", "/=")
+_LOGIC = {"python": ("and", "or"), "": ("&&", "||")}
+_BINARY = {  # nodes whose anonymous child is an operator a swap may change
+    "binary_operator", "comparison_operator", "boolean_operator", "binary_expression",
+    "augmented_assignment", "augmented_assignment_expression", "compound_assignment_expr",
+}
+_UNARY = {"not_operator", "unary_operator", "unary_expression"}
+_INTEGERS = {"integer", "number", "integer_literal"}
+_BOOLEANS = {"true": "false", "false": "true", "True": "False", "False": "True"}
+_IDENTIFIERS = {"identifier", "property_identifier", "field_identifier"}
+_BLOCKS = {"block", "statement_block"}
+_NOT_STATEMENTS = {"comment", "pass_statement", "{", "}", "return_statement"}
+_PAIRS = dict(  # a function or method often called where its twin was meant
+    p for a, b in (("min", "max"), ("any", "all"), ("upper", "lower"), ("isupper", "islower"),
+                   ("startswith", "endswith"), ("floor", "ceil"), ("append", "extend"), ("find", "rfind"),
+                   ("index", "rindex"), ("lstrip", "rstrip"), ("sort", "reverse"), ("isdigit", "isalpha"),
+                   ("toUpperCase", "toLowerCase"), ("push", "unshift"), ("pop", "shift"))
+    for p in ((a, b), (b, a))
+)
+_PARAMETER_PARENTS = {
+    "parameters", "typed_parameter", "list_splat_pattern", "dictionary_splat_pattern", "formal_parameters",
+}
+_BOUNDED = {"range", "slice", "substring", "substr", "islice"}
+_ATOMS = {"identifier", "call", "attribute", "subscript", "call_expression", "member_expression",
+          "subscript_expression", "parenthesized_expression", "field_expression"}
+_IDENTITY = {"1": ("*", "/", "//", "**"), "0": ("+", "-")}  # x op this == x
+_DECIMAL = re.compile(r"\d+")
+Edit = tuple[int, int, str]  # start byte, end byte (of the definition's text), replacement
+
+
+def mutants(source: str, target: Target, limit: int) -> list[str]:
+    """Up to `limit` replies, each the target function with one small edit, in a code block."""
+    if limit <= 0 or language_of(target.path) is None:
+        return []
+    tree = parse(target.path, source)
+    if tree is None or tree.root_node.has_error:
+        return []
+    node = definition_node(tree, target.name, target.start_line) or definition_node(tree, target.name)
+    if node is None:
+        return []
+    data = source.encode("utf-8")
+    first = data.rfind(b"\n", 0, node.start_byte) + 1  # from the start of its line, with its indentation
+    text = data[first : node.end_byte]
+    language = language_of(target.path) or ""
+    out: list[str] = []
+    seen = {text}
+    for start, end, new in _edits(node, language):
+        before, after = text[: start - first], text[end - first :]
+        edited = before + _spaced(before[-1:], new.encode("utf-8"), after[:1]) + after
+        if edited in seen:
+            continue
+        seen.add(edited)
+        if _broken(target.path, data[:first] + edited + data[node.end_byte :]):
+            continue
+        out.append(_reply(edited.decode("utf-8", "replace"), target.path))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _spaced(left: bytes, new: bytes, right: bytes) -> bytes:
+    """`if(a) and b` -> `if b`, not `ifb`: a space where two words would run together."""
+    if new[:1].isalnum() and (left.isalnum() or left == b"_"):
+        new = b" " + new
+    if new[-1:].isalnum() and (right.isalnum() or right == b"_"):
+        new = new + b" "
+    return new
+
+
+def _broken(path: str, source: bytes) -> bool:
+    tree = parse(path, source.decode("utf-8", "replace"))
+    return tree is None or tree.root_node.has_error
+
+
+def _edits(definition: ts.Node, language: str) -> Iterator[Edit]:
+    """Every edit, by kind: operator swaps, literals, twins, dropped parts, dropped statements, names."""
+    nodes = list(_walk(definition))
+    body = [n for n in nodes if n is not definition and not _in_header(n, definition)]
+    lang = "python" if language == "python" else ""
+    kinds = (
+        _swaps(body, _COMPARE, _BINARY), _swaps(body, _STRICT, _BINARY), _swaps(body, _LOGIC[lang], _BINARY),
+        _integers(body), _booleans(body), _all_booleans(body), _shifted(body), _swaps(body, _ARITH[lang], _BINARY), _swaps(body, _AUGMENTED, _BINARY),
+        _twins(body), _dropped_operators(body), _dropped_operands(body), _dropped_statements(body),
+        _names(definition, body),
+    )
+    for kind in kinds:
+        yield from kind
+
+
+def _swaps(nodes: list[ts.Node], group: tuple[str, ...], parents: set[str]) -> Iterator[Edit]:
+    for node in nodes:
+        if node.is_named or node.parent is None or node.parent.type not in parents:
+            continue
+        text = _text(node)
+        if text in group:
+            right = node.parent.child_by_field_name("right")
+            same = _IDENTITY.get(_text(right) if right is not None else "", ())  # `x * 1`: the dropped term's edit
+            yield from ((node.start_byte, node.end_byte, other) for other in group if other not in (text, *same))
+
+
+def _integers(nodes: list[ts.Node]) -> Iterator[Edit]:
+    for node in nodes:
+        text = _text(node)
+        if node.type in _INTEGERS and _DECIMAL.fullmatch(text):
+            value = int(text)
+            for other in dict.fromkeys((value + 1, value - 1, 0 if value else 1)):
+                if other >= 0 and not (other == 0 and _term(node)):  # `x + 0`: the dropped term says it better
+                    yield node.start_byte, node.end_byte, str(other)
+
+
+def _term(node: ts.Node) -> bool:
+    """A term of a sum or a difference."""
+    parent = node.parent
+    operator = parent.child_by_field_name("operator") if parent is not None else None
+    return operator is not None and _text(operator) in ("+", "-")
+
+
+def _booleans(nodes: list[ts.Node]) -> Iterator[Edit]:
+    for node in nodes:
+        text = _text(node)
+        if node.type in ("true", "false", "boolean_literal") and text in _BOOLEANS:
+            yield node.start_byte, node.end_byte, _BOOLEANS[text]
+
+
+def _all_booleans(nodes: list[ts.Node]) -> Iterator[Edit]:
+    """Every `True` a `False` and back, as one edit (a function that answers the opposite throughout)."""
+    flips = [n for n in nodes if n.type in ("true", "false", "boolean_literal") and _text(n) in _BOOLEANS]
+    if len(flips) > 1:
+        yield _many(_root_text(flips[0]), [(n.start_byte, n.end_byte, _BOOLEANS[_text(n)]) for n in flips])
+
+
+def _shifted(nodes: list[ts.Node]) -> Iterator[Edit]:
+    """One more or one less: a bound of `range`, a slice, a subscript (`range(n)` -> `range(n + 1)`)."""
+    for node in nodes:
+        parts: list[ts.Node] = []
+        if node.type in ("call", "call_expression"):
+            function, arguments = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+            name = _text(function).rsplit(".", 1)[-1] if function is not None else ""
+            if name in _BOUNDED and arguments is not None:
+                parts = [a for a in arguments.named_children if a.type not in ("keyword_argument", "comment")]
+        elif node.type in ("subscript", "subscript_expression"):
+            index = node.child_by_field_name("subscript") or node.child_by_field_name("index")
+            parts = [index] if index is not None and index.type != "slice" else []
+        elif node.type == "slice":
+            parts = list(node.named_children)
+        for part in parts:
+            if part.type in _INTEGERS or part.type == "unary_operator":
+                continue  # a literal's neighbours are _integers' edits
+            text = _text(part) if part.type in _ATOMS else f"({_text(part)})"
+            yield from ((part.start_byte, part.end_byte, f"{text} {step}") for step in ("+ 1", "- 1"))
+
+
+def _many(source: bytes, edits: list[Edit]) -> Edit:
+    """Several edits as one: the span from the first to the last, with each edit made in it."""
+    edits = sorted(edits)
+    start, end = edits[0][0], edits[-1][1]
+    out, at = b"", start
+    for first, last, new in edits:
+        out += source[at:first] + new.encode("utf-8")
+        at = last
+    return start, end, (out + source[at:end]).decode("utf-8", "replace")
+
+
+def _twins(nodes: list[ts.Node]) -> Iterator[Edit]:
+    for node in nodes:
+        if node.type in _IDENTIFIERS and (twin := _PAIRS.get(_text(node))):
+            yield node.start_byte, node.end_byte, twin
+
+
+def _dropped_operators(nodes: list[ts.Node]) -> Iterator[Edit]:
+    """`not x` -> `x`, `-x` -> `x`."""
+    for node in nodes:
+        operand = node.child_by_field_name("argument") if node.type in _UNARY else None
+        if operand is not None:
+            yield node.start_byte, node.end_byte, _text(operand)
+
+
+def _dropped_operands(nodes: list[ts.Node]) -> Iterator[Edit]:
+    """`a + 1` -> `a` or `1`; `x and y` -> `x` or `y` (a term or a condition too many)."""
+    for node in nodes:
+        if node.type not in ("binary_operator", "boolean_operator", "binary_expression"):
+            continue
+        for side in ("left", "right"):
+            part = node.child_by_field_name(side)
+            if part is None:
+                continue
+            whole = node.parent if node.parent is not None and node.parent.type == "parenthesized_expression" else None
+            if whole is not None and part.type in _ATOMS:  # `(len(v) + 1)` -> `len(v)`, not `(len(v))`
+                yield whole.start_byte, whole.end_byte, _text(part)
+            else:
+                yield node.start_byte, node.end_byte, _text(part)
+
+
+def _dropped_statements(nodes: list[ts.Node]) -> Iterator[Edit]:
+    """A statement too many (on lines of its own), in a block that keeps at least one other."""
+    for node in nodes:
+        if node.type not in _BLOCKS:
+            continue
+        statements = [c for c in node.named_children if c.type not in _NOT_STATEMENTS]
+        if len([c for c in node.named_children if c.type != "comment"]) < 2:
+            continue
+        source = _root_text(node)
+        for statement in statements:
+            start = statement.start_byte - statement.start_point[1]
+            end = source.find(b"\n", statement.end_byte)
+            end = len(source) if end < 0 else end + 1
+            if source[start : statement.start_byte].strip() or source[statement.end_byte : end].strip():
+                continue  # it shares a line with other code
+            yield start, end, ""
+
+
+def _names(definition: ts.Node, nodes: list[ts.Node]) -> Iterator[Edit]:
+    """One local name used where another was meant (parameters and names the function binds)."""
+    local = _local_names(definition)
+    if len(local) < 2:
+        return
+    for node in nodes:
+        if node.type != "identifier" or _text(node) not in local or _is_binding(node):
+            continue
+        yield from ((node.start_byte, node.end_byte, other) for other in local if other != _text(node))
+
+
+def _local_names(definition: ts.Node) -> list[str]:
+    names: dict[str, None] = {}
+    parameters = definition.child_by_field_name("parameters")
+    for node in _walk(parameters) if parameters is not None else ():
+        if node.type == "identifier" and node.parent is not None and (
+            node.parent.type in _PARAMETER_PARENTS or node.parent.child_by_field_name("name") == node
+            or node.parent.child_by_field_name("pattern") == node
+        ):
+            names.setdefault(_text(node), None)
+    for node in _walk(definition):
+        if node.type == "identifier" and _is_binding(node):
+            names.setdefault(_text(node), None)
+    return list(names)
+
+
+def _is_binding(node: ts.Node) -> bool:
+    """The name is what an assignment, a for loop or a declaration binds."""
+    parent = node.parent
+    if parent is None:
+        return False
+    for field in ("left", "name"):
+        bound = parent.child_by_field_name(field)
+        if bound is not None and bound.id == node.id and parent.type in (
+            "assignment", "for_statement", "for_in_statement", "variable_declarator", "let_declaration",
+            "augmented_assignment", "named_expression",
+        ):
+            return True
+    return parent.type in ("pattern_list", "tuple_pattern") and parent.parent is not None and (
+        parent.parent.type in ("assignment", "for_statement"))
+
+
+def _in_header(node: ts.Node, definition: ts.Node) -> bool:
+    """Part of the definition's name, parameters or decorators: not the code a bug is in."""
+    body = definition.child_by_field_name("body")
+    if body is None and definition.type == "decorated_definition":
+        inner = definition.child_by_field_name("definition")
+        body = inner.child_by_field_name("body") if inner is not None else None
+    return body is not None and node.start_byte < body.start_byte
+
+
+def _walk(node: ts.Node) -> Iterator[ts.Node]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def _text(node: ts.Node) -> str:
+    return node.text.decode("utf-8", "replace") if node.text is not None else ""
+
+
+def _root_text(node: ts.Node) -> bytes:
+    root = node
+    while root.parent is not None:
+        root = root.parent
+    return root.text or b""
+
+
+def _reply(text: str, path: str) -> str:
+    lines = text.split("\n")
+    indent = len(lines[0]) - len(lines[0].lstrip(" \t"))
+    body = "\n".join(row[indent:] if row[:indent].strip() == "" else row for row in lines)
+    fence = "```" + (language_of(path) or "")
+    return f"{fence}\n{body}\n```\n"

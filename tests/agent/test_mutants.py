@@ -1,0 +1,143 @@
+"""Small edits tried by the tests before the model: which edits, and the loop with a real Docker sandbox."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from greenloop.agent import FixRequest, fix
+from greenloop.agent.events import CandidateAsked, CandidateTested, RoundEnded
+from greenloop.agent.repair.mutants import mutants
+from greenloop.agent.repair.splice import Target, code_blocks, splice
+from tests.agent.conftest import collect, tree_bytes, write_project
+
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "calculator"
+
+
+def edited(source: str, target: Target, limit: int = 1000) -> list[str]:
+    """Each mutant spliced into the file, as the loop applies it."""
+    out = []
+    for reply in mutants(source, target, limit):
+        text = source
+        for action in splice(source, target, reply):
+            assert text.count(action.search) == 1
+            text = text.replace(action.search, action.replace)
+        out.append(text)
+    return out
+
+
+def test_operators_constants_and_bounds_are_edited_one_at_a_time() -> None:
+    source = "def count(xs, n):\n    total = 0\n    for i in range(n):\n        if xs[i] > 0:\n            total += 1\n    return total\n"
+    found = edited(source, Target("m.py", "count", "function", 1, 6))
+    assert "    for i in range(n + 1):\n" in "".join(found)
+    assert any("if xs[i] >= 0:" in f for f in found)
+    assert any("total += 2" in f for f in found) and any("total -= 1" in f for f in found)
+    assert any("if xs[i + 1] > 0" in f for f in found)
+    assert len(found) == len(set(found)) and source not in found
+
+
+def test_twins_dropped_parts_and_all_answers_flipped() -> None:
+    source = (
+        "def pick(xs, t):\n    for x in xs:\n        if not x >= t and x:\n            return True\n"
+        "    return False\n\n\ndef big(xs):\n    return max(xs) + 1\n"
+    )
+    flipped = edited(source, Target("m.py", "pick", "function", 1, 5))
+    assert any("return False\n    return True" in f for f in flipped)  # both answers at once
+    assert any("if x >= t and x:" in f for f in flipped)  # `not` dropped
+    assert any("if not x >= t:" in f for f in flipped)  # a condition too many
+    assert all("return max(xs) + 1" in f for f in flipped)  # only the target function changes
+    twins = edited(source, Target("m.py", "big", "function", 8, 9))
+    assert any("return min(xs) + 1" in f for f in twins) and any("return max(xs)\n" in f for f in twins)
+
+
+def test_every_edit_parses_and_words_do_not_run_together() -> None:
+    source = "def h(test):\n    t = 0\n    for i in test:\n        if(test.count(i)>t) and i!='':\n            t = 1\n    return t\n"
+    found = edited(source, Target("m.py", "h", "function", 1, 6))
+    assert any("        if i!='':\n" in f for f in found), "the dropped left side keeps `if` a word"
+    assert not any("ifi" in f for f in found)
+
+
+def test_a_method_a_javascript_function_and_the_limit() -> None:
+    source = "class A:\n    def f(self, a):\n        return a < 3\n"
+    found = edited(source, Target("m.py", "A.f", "method", 2, 3))
+    assert "class A:\n    def f(self, a):\n        return a <= 3\n" in found
+    js = "function inRange(a, lo, hi) {\n  return a > lo && a < hi;\n}\n"
+    found = edited(js, Target("r.js", "inRange", "function", 1, 3))
+    assert any("a >= lo && a < hi" in f for f in found) and any("a > lo || a < hi" in f for f in found)
+    assert len(mutants(js, Target("r.js", "inRange", "function", 1, 3), 3)) == 3
+    assert mutants(js, Target("r.js", "inRange", "function", 1, 3), 0) == []
+
+
+def test_no_edits_for_a_file_that_does_not_parse_or_an_unknown_name() -> None:
+    assert mutants("def f(:\n    return 1\n", Target("m.py", "f", "function", 1, 2), 10) == []
+    assert mutants("def f():\n    return 1\n", Target("m.py", "g", "function", 1, 2), 10) == []
+    assert mutants("x = 1\n", Target("notes.txt", "f", "function", 1, 1), 10) == []
+    assert code_blocks(mutants("def f():\n    return 1\n", Target("m.py", "f", "function", 1, 2), 1)[0])
+
+
+@pytest.mark.docker
+async def test_the_demo_is_fixed_by_a_small_edit_before_any_model_is_asked(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    scripted_llm.script("```python\ndef average(values):\n    return 0\n```\n", step="repair_function")
+    ws = tmp_path / "calculator"
+    shutil.copytree(DEMO, ws)
+    before = tree_bytes(ws)
+    settings = make_settings(ws, loop={"mutants": 60})
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    assert done.iterations == 1 and [c.path for c in done.changes.files] == ["calculator.py"]
+    assert "return sum(values) / len(values)" in (done.changes.files[0].after or "")
+    assert scripted_llm.requests_for("repair_function") == []  # no model call
+    asked = [e for e in events if isinstance(e, CandidateAsked)]
+    assert asked and all(e.route == "mutants" and e.seed is None for e in asked)
+    tested = [e for e in events if isinstance(e, CandidateTested)]
+    assert tested[-1].green and all(not t.green for t in tested[:-1])
+    ended = [e for e in events if isinstance(e, RoundEnded)]
+    assert [(e.approach.startswith("small edits of `average`"), e.ended) for e in ended] == [(True, "green")]
+    assert tree_bytes(ws) == before  # nothing on disk until the person accepts
+
+
+@pytest.mark.docker
+async def test_when_no_small_edit_helps_the_model_is_asked_in_the_same_round(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    ws = write_project(tmp_path / "p", {
+        "words.py": "def shout(text):\n    mark = '!' * 1\n    return text + mark\n",
+        "test_words.py": "from words import shout\n\n\ndef test_shout():\n    assert shout('hi') == 'HI!'\n",
+    })
+    scripted_llm.script("```python\ndef shout(text):\n    return text.upper() + '!'\n```\n", step="repair_function")
+    settings = make_settings(ws, loop={"mutants": 60, "candidates": 1})
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green" and done.iterations == 1, done.summary + done.evidence
+    ended = [(e.approach.split(" in ")[0], e.ended) for e in events if isinstance(e, RoundEnded)]
+    assert ended == [("small edits of `shout`", "nothing_better"), ("`shout`", "green")]
+    requests = scripted_llm.requests_for("repair_function")
+    assert len(requests) == 1 and "earlier attempt" not in requests[0].messages[-1]["content"]
+    assert "test_words.py" not in [c.path for c in done.changes.files]
+
+
+@pytest.mark.docker
+async def test_the_small_edits_stop_at_their_time(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    ws = write_project(tmp_path / "p", {
+        "calc.py": "def mul(a, b):\n    return a + b\n\n\ndef square(a):\n    return mul(a, a)\n",
+        "test_calc.py": (
+            "from calc import mul, square\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n\n\n"
+            "def test_square():\n    assert square(3) == 9\n"
+        ),
+    })
+    scripted_llm.script("```python\ndef mul(a, b):\n    return a * b\n```\n", step="repair_function")
+    before = tree_bytes(ws)
+    settings = make_settings(ws, loop={"mutants": 60, "mutation_seconds": 0.001, "candidates": 1})
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    # `a - b` is the first small edit and takes longer than the edits' time: `a * b` is left to the model
+    mutant_rounds = [e for e in events if isinstance(e, RoundEnded) and e.approach.startswith("small edits")]
+    assert len(mutant_rounds) == 1 and mutant_rounds[0].tried <= 1 and not mutant_rounds[0].moved
+    assert len(scripted_llm.requests_for("repair_function")) == 1
+    assert tree_bytes(ws) == before
