@@ -60,6 +60,18 @@ def test_every_edit_parses_and_words_do_not_run_together() -> None:
     assert not any("ifi" in f for f in found)
 
 
+def test_a_name_the_file_binds_nowhere_becomes_a_name_in_scope() -> None:
+    # PySnooper's bug: a nested function opens `output_path`, a name left from a rename (NameError)
+    source = (
+        "def get_write_function(output):\n    def write(s):\n        with open(output_path, 'a') as f:\n"
+        "            f.write(s)\n    return write\n"
+    )
+    found = edited(source, Target("m.py", "write", "function", 2, 4))
+    assert "        with open(output, 'a') as f:\n" in found[1] and "open(s, 'a')" in found[0]
+    assert not any("f.write(output)" in f for f in found[:2])  # names the file binds are not guessed first
+    assert mutants("def f(a):\n    return len(a)\n", Target("m.py", "f", "function", 1, 2), 60) == []  # a builtin
+
+
 def test_a_method_a_javascript_function_and_the_limit() -> None:
     source = "class A:\n    def f(self, a):\n        return a < 3\n"
     found = edited(source, Target("m.py", "A.f", "method", 2, 3))
@@ -141,3 +153,25 @@ async def test_the_small_edits_stop_at_their_time(
     assert len(mutant_rounds) == 1 and mutant_rounds[0].tried <= 1 and not mutant_rounds[0].moved
     assert len(scripted_llm.requests_for("repair_function")) == 1
     assert tree_bytes(ws) == before
+
+
+@pytest.mark.docker
+async def test_a_name_error_gets_small_edits_of_the_function_in_the_file_that_does_not_load(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    ws = write_project(tmp_path / "p", {
+        "out.py": (
+            "def writer(output):\n    def write(s):\n        with open(output_path, 'a') as f:\n"
+            "            f.write(s)\n    return write\n"
+        ),
+        "test_out.py": (
+            "from out import writer\n\n\ndef test_write(tmp_path):\n    path = tmp_path / 'log'\n"
+            "    writer(str(path))('hi')\n    assert path.read_text() == 'hi'\n"
+        ),
+    })
+    scripted_llm.script("```python\ndef writer(output):\n    return None\n```\n")
+    settings = make_settings(ws, loop={"mutants": 60})
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    assert "with open(output, 'a') as f:" in (done.changes.files[0].after or "")
+    assert scripted_llm.requests == []  # the whole-file route's model call never came

@@ -65,6 +65,9 @@ def test_every_event_kind_has_a_line_and_a_tone() -> None:
     assert lines["candidate_tested"] == "candidate 2 rejected: the reply defines `g`, not `f`"  # one line
     whole_file = ev.CandidateAsked(iteration=1, index=1, of=4, route="file", target="file a.py", temperature=0.0)
     assert describe(whole_file) == "candidate 1/4: file a.py (temperature 0)"  # the route is said once
+    edit = ev.CandidateAsked(iteration=1, index=3, of=60, route="mutants", target="small edits of `f` in a.py",
+                             temperature=0.0)
+    assert describe(edit) == "candidate 3/60: small edits of `f` in a.py"  # no model: no temperature to tell
     assert lines["round_ended"] == (
         f"round 1 (`f` in {TRICKY}): 3/4 tested, best: candidate 3, 2 passed, 1 failed, 0 errors (all tests); "
         "nothing better; state kept")

@@ -40,6 +40,8 @@ def describe(event: BaseModel) -> str:
             return f"rejected {event.path}: {reason.splitlines()[0] if reason else 'no reason given'}"
         case ev.EnvironmentChanged():
             return f"{event.action} {event.detail}: {'ok' if event.ok else 'failed'}"
+        case ev.CandidateAsked() if event.route == "mutants":  # asked of no model: no temperature, no seed
+            return f"candidate {event.index}/{event.of}: {event.target}"
         case ev.CandidateAsked():
             seed = "" if event.seed is None else f", seed {event.seed}"
             what = event.target if event.target.startswith(f"{event.route} ") else f"{event.route} {event.target}"

@@ -10,6 +10,7 @@ function in a code block so the function route's splice reads it like a model's 
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections.abc import Iterator
 
@@ -48,6 +49,7 @@ _BOUNDED = {"range", "slice", "substring", "substr", "islice"}
 _ATOMS = {"identifier", "call", "attribute", "subscript", "call_expression", "member_expression",
           "subscript_expression", "parenthesized_expression", "field_expression"}
 _IDENTITY = {"1": ("*", "/", "//", "**"), "0": ("+", "-")}  # x op this == x
+_BUILTINS = frozenset(dir(builtins))
 _DECIMAL = re.compile(r"\d+")
 Edit = tuple[int, int, str]  # start byte, end byte (of the definition's text), replacement
 
@@ -102,7 +104,7 @@ def _edits(definition: ts.Node, language: str) -> Iterator[Edit]:
     body = [n for n in nodes if n is not definition and not _in_header(n, definition)]
     lang = "python" if language == "python" else ""
     kinds = (
-        _swaps(body, _COMPARE, _BINARY), _swaps(body, _STRICT, _BINARY), _swaps(body, _LOGIC[lang], _BINARY),
+        _unknown_names(definition, body, language), _swaps(body, _COMPARE, _BINARY), _swaps(body, _STRICT, _BINARY), _swaps(body, _LOGIC[lang], _BINARY),
         _integers(body), _booleans(body), _all_booleans(body), _shifted(body), _swaps(body, _ARITH[lang], _BINARY), _swaps(body, _AUGMENTED, _BINARY),
         _twins(body), _dropped_operators(body), _dropped_operands(body), _dropped_statements(body),
         _names(definition, body),
@@ -244,6 +246,33 @@ def _names(definition: ts.Node, nodes: list[ts.Node]) -> Iterator[Edit]:
         yield from ((node.start_byte, node.end_byte, other) for other in local if other != _text(node))
 
 
+def _unknown_names(definition: ts.Node, nodes: list[ts.Node], language: str) -> Iterator[Edit]:
+    """A python name the file binds nowhere (`NameError`: a typo, a rename half done) -> each name in scope
+    there: the function's and its enclosing functions' parameters and bindings."""
+    if language != "python":
+        return
+    counts: dict[str, int] = {}
+    for node in _walk(_root(definition)):
+        if node.type == "identifier":
+            counts[_text(node)] = counts.get(_text(node), 0) + 1
+    scope: dict[str, None] = {}
+    outer: ts.Node | None = definition
+    while outer is not None:
+        if outer.type in ("function_definition", "decorated_definition"):
+            scope.update(dict.fromkeys(_local_names(outer)))
+        outer = outer.parent
+    for node in nodes:
+        name = _text(node)
+        if node.type == "identifier" and counts.get(name) == 1 and name not in _BUILTINS and not _is_binding(node):
+            yield from ((node.start_byte, node.end_byte, other) for other in scope if other != name)
+
+
+def _root(node: ts.Node) -> ts.Node:
+    while node.parent is not None:
+        node = node.parent
+    return node
+
+
 def _local_names(definition: ts.Node) -> list[str]:
     names: dict[str, None] = {}
     parameters = definition.child_by_field_name("parameters")
@@ -297,10 +326,7 @@ def _text(node: ts.Node) -> str:
 
 
 def _root_text(node: ts.Node) -> bytes:
-    root = node
-    while root.parent is not None:
-        root = root.parent
-    return root.text or b""
+    return _root(node).text or b""
 
 
 def _reply(text: str, path: str) -> str:

@@ -4,7 +4,8 @@ Each iteration is one round (`round.run_round`). Its `RoundResult` decides what 
 ends the run; better moves the state and starts the ladder again from the top; nothing better
 keeps the state as it was and takes the next step of the ladder (the next location, hotter
 sampling, the whole file, blocks), telling the model what the best failed candidate gave.
-`stuck` is declared only when the ladder is spent.
+`stuck` is declared only when the ladder is spent. Before the model is asked about a function (once
+per function and state), its small edits are tested (mutants.py), in the same iteration.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
 from greenloop.agent.repair.round import RoundInputs, RoundResult, reply_limit, run_round
 from greenloop.agent.repair.routes import Approach, ladder, stood_by_key, with_feedback
 from greenloop.agent.repair.settle import Judged, round_event, settle, sources_of_tests
+from greenloop.agent.repair.splice import Target
 from greenloop.agent.repair.verdicts import code_notes, conflicts
 from greenloop.llm import LLMError
+from greenloop.retrieval import Location
 from greenloop_sandbox import TestReport
 from greenloop_sandbox.packages import package_name
 
@@ -111,7 +114,7 @@ async def candidate_rounds(
             iteration=iteration, subset=state.ports.sandbox.template.selects_tests, seen=seen, suite=test_ids,
         )
         result: RoundResult | None = None
-        edits = _mutants_first(state, copy, approach, mutated) if not oneshot else None
+        edits = _mutants_first(state, copy, approach, code.locations, mutated) if not oneshot else None
         if edits is not None:  # small edits first, tested without the model; the round below follows unless they move
             timed = replace(inputs, count=len(edits.replies), deadline=time.monotonic() + loop.mutation_seconds)
             async for item in run_round(timed, edits, copy, report):
@@ -164,16 +167,22 @@ async def candidate_rounds(
                    "max iterations reached")
 
 
-def _mutants_first(state: RunState, copy: WorkingCopy, approach: Approach,
+def _mutants_first(state: RunState, copy: WorkingCopy, approach: Approach, locations: list[Location],
                    mutated: set[tuple[int, str]]) -> Approach | None:
-    """The small edits of the function this round asks about, once per function and state (mutants.py)."""
-    if approach.route != "function" or approach.test or state.settings.loop.mutants == 0:
+    """The small edits of the function this round asks about, once per function and state (mutants.py);
+    for a whole file (code that does not load: a `NameError`), of the top-ranked function in it."""
+    if approach.test or state.settings.loop.mutants == 0 or approach.route not in ("function", "file"):
         return None
-    key = (copy.fingerprint(), stood_by_key(approach.target))
+    target = approach.target
+    if approach.route == "file":
+        inside = next((loc for loc in locations if loc.path == target.path and loc.kind in ("function", "method")), None)
+        if inside is None:
+            return None
+        target = Target(inside.path, inside.symbol, inside.kind, inside.start_line, inside.end_line)
+    key = (copy.fingerprint(), stood_by_key(target))
     if key in mutated:
         return None
     mutated.add(key)
-    target = approach.target
     replies = mutants(copy.read(target.path) or "", target, state.settings.loop.mutants)
     if not replies:
         return None
