@@ -99,13 +99,15 @@ def _broken(path: str, source: bytes) -> bool:
 
 
 def _edits(definition: ts.Node, language: str) -> Iterator[Edit]:
-    """Every edit, by kind: operator swaps, literals, twins, dropped parts, dropped statements, names."""
+    """Every edit, by kind: unbound names, operators, literals, bounds, twins, dropped parts, local names."""
     nodes = list(_walk(definition))
     body = [n for n in nodes if n is not definition and not _in_header(n, definition)]
     lang = "python" if language == "python" else ""
     kinds = (
-        _unknown_names(definition, body, language), _swaps(body, _COMPARE, _BINARY), _swaps(body, _STRICT, _BINARY), _swaps(body, _LOGIC[lang], _BINARY),
-        _integers(body), _booleans(body), _all_booleans(body), _shifted(body), _swaps(body, _ARITH[lang], _BINARY), _swaps(body, _AUGMENTED, _BINARY),
+        _unknown_names(definition, body, language),
+        _swaps(body, _COMPARE, _BINARY), _swaps(body, _STRICT, _BINARY), _swaps(body, _LOGIC[lang], _BINARY),
+        _integers(body), _booleans(body), _all_booleans(body), _shifted(body),
+        _swaps(body, _ARITH[lang], _BINARY), _swaps(body, _AUGMENTED, _BINARY),
         _twins(body), _dropped_operators(body), _dropped_operands(body), _dropped_statements(body),
         _names(definition, body),
     )
