@@ -171,7 +171,7 @@ async def test_a_name_error_gets_small_edits_of_the_function_in_the_file_that_do
     })
     scripted_llm.script("```python\ndef writer(output):\n    return None\n```\n")
     settings = make_settings(ws, loop={"mutants": 60})
-    events, done = await collect(fix(FixRequest(ws), settings))
+    _, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", done.summary + done.evidence
     assert "with open(output, 'a') as f:" in (done.changes.files[0].after or "")
     assert scripted_llm.requests == []  # the whole-file route's model call never came
