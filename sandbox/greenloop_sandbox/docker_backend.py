@@ -263,10 +263,9 @@ class DockerSandbox(Sandbox):
 def _run_container(client: Any, image: str, kwargs: dict[str, Any]) -> Any:
     """`containers.run`, once more when the container vanished between create and start.
 
-    Seen on this machine's shared engine (a 404 on the new container's id right after its create, in 4 of
-    ~100 starts during one afternoon, with and without Ray); the remover was not pinned down (a
-    `docker container prune` from another tool would do it: a created container counts as stopped).
-    It struck twice in a row once (a CI run, 2026-11-26), so it is tried three times, a moment apart.
+    Kept for a `docker container prune` from another tool (a created container counts as stopped). The
+    404s that led to it (2026-11-26) were most likely the reaper's list racing another run's close
+    (mended in reaper.list_containers, 2026-11-27): the same message, on another container's id.
     """
     import docker.errors
 

@@ -47,7 +47,7 @@ def owner_alive(labels: dict[str, str]) -> bool:
 def reap_containers(client: Any, *, everything: bool = False) -> list[str]:
     """Remove greenloop containers whose owner is gone (all of them with `everything`); their names."""
     removed = []
-    for c in client.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
+    for c in list_containers(client):
         if everything or not owner_alive(c.labels):
             try:
                 c.remove(force=True)
@@ -58,4 +58,10 @@ def reap_containers(client: Any, *, everything: bool = False) -> list[str]:
 
 
 def list_containers(client: Any) -> list[Any]:
-    return list(client.containers.list(all=True, filters={"label": f"{LABEL}=1"}))
+    """greenloop's containers, running or not; one that its owner removes while they are read is left out.
+
+    docker's list is the ids, then one request per id: a sandbox that another run closes in between
+    would otherwise raise NotFound here, and so fail the start of an unrelated sandbox (a CI run,
+    2026-11-27: a Ray worker's first start reaped while another cell closed its container).
+    """
+    return list(client.containers.list(all=True, filters={"label": f"{LABEL}=1"}, ignore_removed=True))

@@ -11,6 +11,7 @@ import pytest
 
 from greenloop_sandbox import DockerSandbox, Limits, SandboxError, load_template, open_sandbox
 from greenloop_sandbox import engine as engine_mod
+from greenloop_sandbox.docker_backend import _remove
 from greenloop_sandbox.engine import docker_client
 from greenloop_sandbox.reaper import reap_containers
 from tests.sandbox.conftest import sandbox_containers
@@ -141,6 +142,28 @@ async def test_reaper_removes_containers_of_dead_owners() -> None:
     finally:
         await sb.close()
     assert name not in sandbox_containers()
+
+
+async def test_a_container_closed_while_the_reaper_reads_the_list_is_not_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The engine lists ids, then each is read: a sandbox closed by its run in between is just gone."""
+    client = docker_client()
+    async with DockerSandbox(load_template("python")) as mine:
+        other = DockerSandbox(load_template("python"))
+        await other.start()
+        assert other._container is not None and mine._container is not None
+        closed, other._container = other._container, None
+        listed = client.api.containers
+
+        def closes_one_in_between(*args: object, **kwargs: object) -> object:
+            found = listed(*args, **kwargs)
+            _remove(closed)  # what the other run's close does, after the engine listed its container
+            return found
+
+        monkeypatch.setattr(client.api, "containers", closes_one_in_between)
+        assert reap_containers(client) == []
+        assert mine._container.name in sandbox_containers()
 
 
 async def test_no_engine_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
