@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.syntax import Syntax
 from rich.text import Text
 
-from greenloop.agent.events import Done, Event
+from greenloop.agent.events import CandidateAsked, CandidateTested, Done, Event
 from greenloop.agent.orchestration.describe import Tone, describe, tone
 
 STYLES: dict[Tone, str] = {
@@ -21,15 +21,24 @@ TOP_LEVEL = ("run_started", "iteration_started")  # the rest is indented under i
 
 
 class EventPrinter:
-    """One line per meaningful event; the diagnosis streams inline. Event text is never read as markup."""
+    """One line per meaningful event; the diagnosis streams inline. Event text is never read as markup.
+
+    Small edits (route `mutants`, up to `loop.mutants` of them, tested in seconds) are not a line each:
+    one line says they are tried, and a tested edit shows only when it passes more tests than the
+    round's edits before it (the round's line gives the tally; the run store keeps every one).
+    """
 
     def __init__(self, console: Console) -> None:
         self.console = console
         self._streaming = False
         self._streamed = False  # this iteration's diagnosis already went out as deltas
+        self._edits_best = 0  # the most tests passing by one of this round's small edits so far
 
     def __call__(self, event: Event) -> None:
         c = self.console
+        if event.kind in ("candidate_asked", "candidate_tested") and event.route == "mutants" \
+                and not self._edit_shown(event):
+            return
         if event.kind == "diagnosis_delta":
             if not self._streaming:
                 c.print(Text("  diagnosis: ", style="dim"), end="")
@@ -44,6 +53,18 @@ class EventPrinter:
         line = render(event, streamed=self._streamed)
         if line is not None:
             c.print(line)
+
+    def _edit_shown(self, event: CandidateAsked | CandidateTested) -> bool:
+        if isinstance(event, CandidateAsked):
+            if event.index == 1:
+                self._edits_best = 0
+                self.console.print(Text(f"  {event.target}: up to {event.of}, tested before the model is asked",
+                                        style=STYLES["detail"]))
+            return False
+        if event.status != "tested" or not (event.green or event.passed > self._edits_best):
+            return False
+        self._edits_best = event.passed
+        return True
 
     def summary(self, done: Done, *, show_diff: bool = True) -> None:
         c = self.console

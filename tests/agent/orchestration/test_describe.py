@@ -98,3 +98,27 @@ def test_editor_and_terminal_word_events_alike() -> None:
     for event in one_of_each():
         if event.kind != "diagnosis_delta":
             assert loop_event_params(event).text == describe(event)
+
+
+def test_the_terminal_shows_small_edits_as_one_line_and_their_progress() -> None:
+    out = io.StringIO()
+    printer = EventPrinter(Console(file=out, width=200, force_terminal=False, color_system=None))
+    target = "small edits of `average` in calculator.py"
+    passing = [0, 1, 1, 0, 2, 6]
+    for index in range(1, len(passing) + 1):
+        printer(ev.CandidateAsked(iteration=1, index=index, of=6, route="mutants", target=target))
+    for index, passed in enumerate(passing, start=1):
+        printer(ev.CandidateTested(iteration=1, index=index, route="mutants", target=target, status="tested",
+                                   scope="all" if passed == 6 else "failing", passed=passed,
+                                   failed=2 - passed if passed < 6 else 0, green=passed == 6))
+    printer(ev.CandidateTested(iteration=1, index=7, route="mutants", target=target, status="rejected",
+                               reason="does not parse"))
+    printer(ev.CandidateAsked(iteration=2, index=1, of=4, route="function", target="`average`", seed=1))
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        f"  {target}: up to 6, tested before the model is asked",
+        "  candidate 2: 1/2 passing (the failing tests)",
+        "  candidate 5: 2/2 passing (the failing tests)",
+        "  candidate 6: 6/6 passing (all tests) - green",
+        "  candidate 1/4: function `average` (temperature 0, seed 1)",
+    ]
