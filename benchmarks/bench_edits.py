@@ -1,6 +1,7 @@
 """Small edits alone on HumanEvalFix: how many bugs one tree-sitter edit of the function makes green.
 
     python benchmarks/bench_edits.py [--sample 40] [--sample-seed 0] [--limit 200] [--write FILE]
+                                     [--suite-file ../shared/data/humanevalfix-python.jsonl]
 
 The fix loop tries `agent.repair.mutants` before it asks a model (`loop.mutants` of them, default 60).
 This measures that step without Docker or a model, in minutes: each task's buggy function gets its edits
@@ -55,9 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample-seed", type=int, default=0)
     parser.add_argument("--limit", type=int, default=200, help="edits per task at most (the loop's budget is within)")
     parser.add_argument("--write", type=Path, help="the per-task rows as JSON")
+    parser.add_argument("--suite-file", type=Path, help="HumanEvalFix as JSONL (default: the bench's)")
     args = parser.parse_args(argv)
     budget = LoopSettings().mutants
-    suite = load_suite("humanevalfix", sample=args.sample, sample_seed=args.sample_seed)
+    suite = load_suite("humanevalfix", args.suite_file, sample=args.sample, sample_seed=args.sample_seed)
     rows = []
     for task in suite.tasks:
         row = _task(task, max(args.limit, budget))
