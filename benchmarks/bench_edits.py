@@ -28,6 +28,7 @@ from greenloop.agent.changes.syntax import parse
 from greenloop.agent.repair.mutants import mutants
 from greenloop.agent.repair.splice import Target, definition_node, splice
 from greenloop.bench.suites import Task, load_suite
+from greenloop.retrieval import parse_frames
 from greenloop.settings import LoopSettings
 
 RUN_TESTS = """
@@ -48,6 +49,7 @@ class Row:
     first: int | None = None  # rank of the first green edit
     tested: int = 0
     seconds: float = 0.0  # spent running tests
+    hot: int = 0  # lines of the function in the buggy code's tracebacks (the loop ranks edits on them first)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,9 +83,10 @@ def _task(task: Task, limit: int) -> Row:
     if node is None:
         return row
     target = Target(path, name, "function", node.start_point[0] + 1, node.end_point[0] + 1)
-    replies = mutants(source, target, limit)
-    row.edits = len(replies)
     tests = {p: c for p, c in task.files.items() if p != path}
+    hot = _hot_lines(task.files, target)
+    replies = mutants(source, target, limit, hot)
+    row.edits, row.hot = len(replies), len(hot)
     started = time.perf_counter()
     for rank, reply in enumerate(replies, start=1):
         edited = source
@@ -97,16 +100,34 @@ def _task(task: Task, limit: int) -> Row:
     return row
 
 
+def _hot_lines(files: dict[str, str], target: Target) -> set[int]:
+    """The function's lines in the tracebacks of the buggy code's tests, as the loop finds them."""
+    output = _run(files)[1]
+    return {f.line for f in parse_frames(output, list(files))
+            if f.path == target.path and target.start_line <= f.line <= target.end_line}
+
+
 def _passes(files: dict[str, str]) -> bool:
+    return _run(files)[0]
+
+
+def _run(files: dict[str, str]) -> tuple[bool, str]:
+    """(all tests passed, their output) in a fresh python per test module."""
     with tempfile.TemporaryDirectory(prefix="greenloop-edits-") as tmp:
         for rel, text in files.items():
             (Path(tmp) / rel).write_text(text)
         modules = [Path(p).stem for p in files if Path(p).name.startswith("test_")]
-        try:
-            return all(subprocess.run([sys.executable, "-c", RUN_TESTS, m], cwd=tmp, capture_output=True,
-                                      timeout=SECONDS).returncode == 0 for m in modules)
-        except subprocess.TimeoutExpired:
-            return False
+        output = ""
+        for module in modules:
+            try:
+                done = subprocess.run([sys.executable, "-c", RUN_TESTS, module], cwd=tmp, capture_output=True,
+                                      text=True, timeout=SECONDS)
+            except subprocess.TimeoutExpired:
+                return False, output
+            output += done.stderr
+            if done.returncode != 0:
+                return False, output
+        return True, output
 
 
 def _table(rows: list[Row], budget: int, limit: int) -> str:

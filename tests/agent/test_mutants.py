@@ -17,10 +17,10 @@ from tests.agent.conftest import collect, tree_bytes, write_project
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "calculator"
 
 
-def edited(source: str, target: Target, limit: int = 1000) -> list[str]:
+def edited(source: str, target: Target, limit: int = 1000, hot: list[int] | None = None) -> list[str]:
     """Each mutant spliced into the file, as the loop applies it."""
     out = []
-    for reply in mutants(source, target, limit):
+    for reply in mutants(source, target, limit, hot or ()):
         text = source
         for action in splice(source, target, reply):
             assert text.count(action.search) == 1
@@ -69,7 +69,43 @@ def test_a_name_the_file_binds_nowhere_becomes_a_name_in_scope() -> None:
     found = edited(source, Target("m.py", "write", "function", 2, 4))
     assert "        with open(output, 'a') as f:\n" in found[1] and "open(s, 'a')" in found[0]
     assert not any("f.write(output)" in f for f in found[:2])  # names the file binds are not guessed first
-    assert mutants("def f(a):\n    return len(a)\n", Target("m.py", "f", "function", 1, 2), 60) == []  # a builtin
+    method = edited("def g(line):\n    return line.split(sep=None)\n", Target("m.py", "g", "function", 1, 2))
+    assert all("line.split(sep=" in f for f in method)  # an attribute or a keyword is not a variable
+    assert all("len(a)" in m for m in mutants("def f(a):\n    return len(a)\n", Target("m.py", "f", "function", 1, 2), 60))
+
+
+def test_sides_that_trade_places_and_the_name_an_update_changes() -> None:
+    source = (
+        "def f(strings, sub, n):\n    depth = 0\n    best = 0\n    for s in strings:\n        best -= 1\n"
+        "        depth = pow(n, 2) - depth\n    return [x for x in strings if x in sub], best\n"
+    )
+    found = edited(source, Target("m.py", "f", "function", 1, 7))
+    assert any("if sub in x]" in f for f in found)  # `in` turned round
+    assert any("depth = depth - pow(n, 2)" in f for f in found) and any("pow(2, n)" in f for f in found)
+    assert any("        depth -= 1\n" in f for f in found)  # the update meant for another name
+    assert not any("    for depth in strings:" in f for f in found)  # a loop's own variable stays
+    commutes = edited("def g(a, b):\n    return a * b == b\n", Target("m.py", "g", "function", 1, 2))
+    assert not any("b * a" in f or "b == a * b" in f for f in commutes)
+
+
+def test_a_missing_none_check_on_the_line_the_failure_went_through_comes_first() -> None:
+    source = (
+        "def option(params, name, flag='--x'):\n    value = params.get(name)\n    assert isinstance(value, bool)\n"
+        "    if value:\n        return [flag]\n    return [flag, 'false']\n"
+    )
+    target = Target("m.py", "option", "function", 1, 6)
+    cold = edited(source, target)
+    hot = edited(source, target, hot=[3])
+    guard = "    value = params.get(name)\n    if value is None:\n        return []\n    assert isinstance"
+    assert any(guard in f for f in hot[:6]), "edits on the hot line come first"
+    assert not any(guard in f for f in cold), "a line the failure did not go through gets no guard"
+    assert any("    if value is not None:\n        assert isinstance(value, bool)\n" in f for f in hot)
+    assert any("isinstance(bool, value)" in f for f in hot[:3])
+    returned = "    if flag is None:\n        return []\n    return [flag, 'false']"
+    assert any(returned in f for f in cold), "every return of a value gets its guards"
+    update = "def scale(total, unit):\n    if unit:\n        total *= unit\n    return total\n"
+    skipped = "    if unit:\n        if total is not None:\n            total *= unit\n"
+    assert any(skipped in f for f in edited(update, Target("m.py", "scale", "function", 1, 4), hot=[3]))
 
 
 def test_a_method_a_javascript_function_and_the_limit() -> None:
@@ -175,3 +211,27 @@ async def test_a_name_error_gets_small_edits_of_the_function_in_the_file_that_do
     assert done.outcome == "green", done.summary + done.evidence
     assert "with open(output, 'a') as f:" in (done.changes.files[0].after or "")
     assert scripted_llm.requests == []  # the whole-file route's model call never came
+
+
+@pytest.mark.docker
+async def test_a_missing_none_check_where_the_traceback_points_is_among_the_first_edits(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    ws = write_project(tmp_path / "p", {
+        "index.py": (
+            "def words(index, key, limit=3):\n    line = index.get(key)\n    parts = line.split()\n"
+            "    if len(parts) > limit:\n        parts = parts[:limit]\n    return [p.lower() for p in parts if p]\n"
+        ),
+        "test_index.py": (
+            "from index import words\n\n\ndef test_words():\n    assert words({'a': 'X y'}, 'a') == ['x', 'y']\n\n\n"
+            "def test_missing_key():\n    assert words({}, 'a') == []\n"
+        ),
+    })
+    scripted_llm.script("```python\ndef words(index, key, limit=3):\n    return []\n```\n", step="repair_function")
+    settings = make_settings(ws, loop={"mutants": 3, "candidates": 1})  # three edits: the hot line's first
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    assert "    if line is None:\n        return []\n    parts = line.split()" in (done.changes.files[0].after or "")
+    assert scripted_llm.requests_for("repair_function") == []
+    asked = [e for e in events if isinstance(e, CandidateAsked)]
+    assert len(asked) <= 3 and all(e.route == "mutants" for e in asked)

@@ -11,8 +11,9 @@ function in a code block so the function route's splice reads it like a model's 
 from __future__ import annotations
 
 import builtins
+import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 import tree_sitter as ts
 
@@ -48,14 +49,19 @@ _PARAMETER_PARENTS = {
 _BOUNDED = {"range", "slice", "substring", "substr", "islice"}
 _ATOMS = {"identifier", "call", "attribute", "subscript", "call_expression", "member_expression",
           "subscript_expression", "parenthesized_expression", "field_expression"}
+_ORDERED = {"-", "/", "//", "%", "**", "+", "in", "not in", "instanceof"}  # `a - b` is not `b - a` (nor `+` on text)
+_ARGUMENTS_SKIPPED = {"keyword_argument", "comment", "list_splat", "dictionary_splat", "spread_element"}
 _IDENTITY = {"1": ("*", "/", "//", "**"), "0": ("+", "-")}  # x op this == x
 _BUILTINS = frozenset(dir(builtins))
 _DECIMAL = re.compile(r"\d+")
 Edit = tuple[int, int, str]  # start byte, end byte (of the definition's text), replacement
 
 
-def mutants(source: str, target: Target, limit: int) -> list[str]:
-    """Up to `limit` replies, each the target function with one small edit, in a code block."""
+def mutants(source: str, target: Target, limit: int, hot: Collection[int] = ()) -> list[str]:
+    """Up to `limit` replies, each the target function with one small edit, in a code block.
+
+    `hot`: lines of the file (1-based) where the failure went through the function (its traceback's
+    frames); edits on them come first, in the same order among themselves."""
     if limit <= 0 or language_of(target.path) is None:
         return []
     tree = parse(target.path, source)
@@ -70,7 +76,8 @@ def mutants(source: str, target: Target, limit: int) -> list[str]:
     language = language_of(target.path) or ""
     out: list[str] = []
     seen = {text}
-    for start, end, new in _edits(node, language):
+    spans = _line_spans(data, hot)
+    for start, end, new in _hot_first(list(_edits(node, language, spans)), spans):
         before, after = text[: start - first], text[end - first :]
         edited = before + _spaced(before[-1:], new.encode("utf-8"), after[:1]) + after
         if edited in seen:
@@ -82,6 +89,26 @@ def mutants(source: str, target: Target, limit: int) -> list[str]:
         if len(out) >= limit:
             break
     return out
+
+
+def _line_spans(data: bytes, lines: Collection[int]) -> list[tuple[int, int]]:
+    """The byte span of each of `lines` (1-based) in `data`."""
+    spans, starts = [], [0, *(i + 1 for i, b in enumerate(data) if b == 10)] if lines else []
+    for line in sorted(set(lines)):
+        if 1 <= line <= len(starts):
+            end = data.find(b"\n", starts[line - 1])
+            spans.append((starts[line - 1], len(data) if end < 0 else end + 1))
+    return spans
+
+
+def _hot_first(edits: list[Edit], spans: list[tuple[int, int]]) -> list[Edit]:
+    """Edits that touch a hot line first (a stable sort: each kind keeps its order)."""
+    if not spans:
+        return edits
+    def cold(edit: Edit) -> bool:
+        start, end, _ = edit
+        return not any(start < last and (end > first or start >= first) for first, last in spans)
+    return sorted(edits, key=cold)
 
 
 def _spaced(left: bytes, new: bytes, right: bytes) -> bytes:
@@ -98,7 +125,7 @@ def _broken(path: str, source: bytes) -> bool:
     return tree is None or tree.root_node.has_error
 
 
-def _edits(definition: ts.Node, language: str) -> Iterator[Edit]:
+def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]]) -> Iterator[Edit]:
     """Every edit, by kind: unbound names, operators, literals, bounds, twins, dropped parts, local names."""
     nodes = list(_walk(definition))
     body = [n for n in nodes if n is not definition and not _in_header(n, definition)]
@@ -108,8 +135,9 @@ def _edits(definition: ts.Node, language: str) -> Iterator[Edit]:
         _swaps(body, _COMPARE, _BINARY), _swaps(body, _STRICT, _BINARY), _swaps(body, _LOGIC[lang], _BINARY),
         _integers(body), _booleans(body), _all_booleans(body), _shifted(body),
         _swaps(body, _ARITH[lang], _BINARY), _swaps(body, _AUGMENTED, _BINARY),
-        _twins(body), _dropped_operators(body), _dropped_operands(body), _dropped_statements(body),
-        _names(definition, body),
+        _swapped_operands(body), _swapped_arguments(body),
+        _twins(body), _guards(definition, body, language, spans), _dropped_operators(body), _dropped_operands(body),
+        _dropped_statements(body), _names(definition, body),
     )
     for kind in kinds:
         yield from kind
@@ -189,6 +217,102 @@ def _many(source: bytes, edits: list[Edit]) -> Edit:
     return start, end, (out + source[at:end]).decode("utf-8", "replace")
 
 
+def _swapped_operands(nodes: list[ts.Node]) -> Iterator[Edit]:
+    """`x in s` -> `s in x`, `a - b` -> `b - a`: the two sides of an operator whose order counts."""
+    for node in nodes:
+        if node.type not in _BINARY or node.type.startswith(("augmented", "compound")):
+            continue
+        operands = node.named_children
+        if len(operands) != 2 or any(c.type == "comment" for c in operands):
+            continue
+        left, right = operands
+        source = _root_text(node)
+        operator = source[left.end_byte : right.start_byte]
+        if " ".join(operator.decode("utf-8", "replace").split()) in _ORDERED and _text(left) != _text(right):
+            yield node.start_byte, node.end_byte, _text(right) + operator.decode("utf-8", "replace") + _text(left)
+
+
+def _swapped_arguments(nodes: list[ts.Node]) -> Iterator[Edit]:
+    """`f(a, b)` -> `f(b, a)`: two neighbouring positional arguments in the wrong order."""
+    for node in nodes:
+        arguments = node.child_by_field_name("arguments") if node.type in ("call", "call_expression") else None
+        if arguments is None:
+            continue
+        positional = []
+        for child in arguments.named_children:
+            if child.type in _ARGUMENTS_SKIPPED:
+                break  # only the leading positional ones can trade places
+            positional.append(child)
+        source = _root_text(node)
+        for first, second in itertools.pairwise(positional):
+            if _text(first) != _text(second):
+                between = source[first.end_byte : second.start_byte].decode("utf-8", "replace")
+                yield first.start_byte, second.end_byte, _text(second) + between + _text(first)
+
+
+def _guards(definition: ts.Node, nodes: list[ts.Node], language: str,
+            spans: list[tuple[int, int]]) -> Iterator[Edit]:
+    """A missing `None` check (python): for each local name a statement reads, `if x is None: return R`
+    before it, and the statement run only `if x is not None:`. R is `None` and the empty value of
+    what the function returns elsewhere (`[]`, `''`, ...). Statements: every `return` of a value, and
+    the ones on a hot line (where the failure went through: `TypeError: ... 'NoneType'`)."""
+    if language != "python":
+        return
+    local = set(_local_names(definition))
+    empties = _empties(nodes)
+    for node in nodes:
+        if node.parent is None or node.parent.type not in _BLOCKS or node.type in _NOT_STATEMENTS - {"return_statement"}:
+            continue
+        source = _root_text(node)
+        line_start = node.start_byte - node.start_point[1]
+        indent = source[line_start : node.start_byte].decode("utf-8", "replace")
+        if indent.strip() or source[node.end_byte : node.end_byte + 1] not in (b"\n", b"\r", b""):
+            continue  # shares its line with other code
+        hot = any(node.start_byte < last and node.end_byte > first for first, last in spans)
+        if not hot and not (node.type == "return_statement" and node.named_children):
+            continue
+        step = "\t" if indent.startswith("\t") else "    "
+        text = source[line_start : node.end_byte].decode("utf-8", "replace")
+        nested = "\n".join(step + row if row.strip() else row for row in text.split("\n"))
+        for name in dict.fromkeys(_text(n) for n in _walk(node) if _read(n) and _text(n) in local):
+            for value in empties:
+                yield line_start, line_start, f"{indent}if {name} is None:\n{indent}{step}return {value}\n"
+            yield line_start, node.end_byte, f"{indent}if {name} is not None:\n{nested}"
+
+
+def _empties(nodes: list[ts.Node]) -> list[str]:
+    """`None`, then the empty value of each kind the function returns (`[]` for a list, ...)."""
+    kinds = {"list": "[]", "list_comprehension": "[]", "dictionary": "{}", "dictionary_comprehension": "{}",
+             "string": "''", "concatenated_string": "''", "tuple": "()", "integer": "0", "float": "0.0",
+             "true": "False", "false": "False", "set": "set()", "set_comprehension": "set()"}
+    found = ["None"]
+    for node in nodes:
+        if node.type == "return_statement" and node.named_children:
+            empty = kinds.get(node.named_children[0].type)
+            if empty and empty not in found:
+                found.append(empty)
+    return found
+
+
+def _read(node: ts.Node) -> bool:
+    """An identifier read as a variable (`x += 1` reads it too): not bound here, not a call's callee, an
+    attribute's name or a keyword."""
+    parent = node.parent
+    if node.type != "identifier" or parent is None or (_is_binding(node) and parent.type != "augmented_assignment"):
+        return False
+    if parent.type == "call" and parent.child_by_field_name("function") == node:
+        return False
+    return not _member(node)
+
+
+def _member(node: ts.Node) -> bool:
+    """`x.name` or `f(name=...)`: a name looked up on something, not a variable."""
+    parent = node.parent
+    return parent is not None and (
+        (parent.type == "attribute" and parent.child_by_field_name("attribute") == node)
+        or (parent.type == "keyword_argument" and parent.child_by_field_name("name") == node))
+
+
 def _twins(nodes: list[ts.Node]) -> Iterator[Edit]:
     for node in nodes:
         if node.type in _IDENTIFIERS and (twin := _PAIRS.get(_text(node))):
@@ -238,14 +362,22 @@ def _dropped_statements(nodes: list[ts.Node]) -> Iterator[Edit]:
 
 
 def _names(definition: ts.Node, nodes: list[ts.Node]) -> Iterator[Edit]:
-    """One local name used where another was meant (parameters and names the function binds)."""
+    """One local name used (or assigned) where another was meant (parameters and names the function binds)."""
     local = _local_names(definition)
     if len(local) < 2:
         return
     for node in nodes:
-        if node.type != "identifier" or _text(node) not in local or _is_binding(node):
+        if node.type != "identifier" or _text(node) not in local or (_is_binding(node) and not _updated(node)):
             continue
         yield from ((node.start_byte, node.end_byte, other) for other in local if other != _text(node))
+
+
+def _updated(node: ts.Node) -> bool:
+    """The name an assignment or `x += ...` changes (`max_depth -= 1` where `depth` was meant); a loop's
+    variable or one name of a tuple stays what it is."""
+    parent = node.parent
+    return parent is not None and parent.type in ("assignment", "augmented_assignment") and (
+        parent.child_by_field_name("left") == node)
 
 
 def _unknown_names(definition: ts.Node, nodes: list[ts.Node], language: str) -> Iterator[Edit]:
@@ -265,7 +397,8 @@ def _unknown_names(definition: ts.Node, nodes: list[ts.Node], language: str) -> 
         outer = outer.parent
     for node in nodes:
         name = _text(node)
-        if node.type == "identifier" and counts.get(name) == 1 and name not in _BUILTINS and not _is_binding(node):
+        if node.type == "identifier" and counts.get(name) == 1 and name not in _BUILTINS and not _is_binding(node) \
+                and not _member(node):
             yield from ((node.start_byte, node.end_byte, other) for other in scope if other != name)
 
 

@@ -28,7 +28,7 @@ from greenloop.agent.repair.settle import Judged, round_event, settle, sources_o
 from greenloop.agent.repair.splice import Target
 from greenloop.agent.repair.verdicts import code_notes, conflicts
 from greenloop.llm import LLMError
-from greenloop.retrieval import Location
+from greenloop.retrieval import Location, parse_frames
 from greenloop_sandbox import TestReport
 from greenloop_sandbox.packages import package_name
 
@@ -114,7 +114,7 @@ async def candidate_rounds(
             iteration=iteration, subset=state.ports.sandbox.template.selects_tests, seen=seen, suite=test_ids,
         )
         result: RoundResult | None = None
-        edits = _mutants_first(state, copy, approach, code.locations, mutated) if not oneshot else None
+        edits = _mutants_first(state, copy, approach, code.locations, mutated, report) if not oneshot else None
         if edits is not None:  # small edits first, tested without the model; the round below follows unless they move
             timed = replace(inputs, count=len(edits.replies), deadline=time.monotonic() + loop.mutation_seconds)
             async for item in run_round(timed, edits, copy, report):
@@ -168,9 +168,10 @@ async def candidate_rounds(
 
 
 def _mutants_first(state: RunState, copy: WorkingCopy, approach: Approach, locations: list[Location],
-                   mutated: set[tuple[int, str]]) -> Approach | None:
+                   mutated: set[tuple[int, str]], report: TestReport) -> Approach | None:
     """The small edits of the function this round asks about, once per function and state (mutants.py);
-    for a whole file (code that does not load: a `NameError`), of the top-ranked function in it."""
+    for a whole file (code that does not load: a `NameError`), of the top-ranked function in it. Edits
+    on the lines the failures' tracebacks go through in it come first."""
     if approach.test or state.settings.loop.mutants == 0 or approach.route not in ("function", "file"):
         return None
     target = approach.target
@@ -183,7 +184,10 @@ def _mutants_first(state: RunState, copy: WorkingCopy, approach: Approach, locat
     if key in mutated:
         return None
     mutated.add(key)
-    replies = mutants(copy.read(target.path) or "", target, state.settings.loop.mutants)
+    paths = copy.paths()
+    hot = {f.line for failure in report.failures for f in parse_frames(failure.traceback, paths)
+           if f.path == target.path and target.start_line <= f.line <= target.end_line}
+    replies = mutants(copy.read(target.path) or "", target, state.settings.loop.mutants, hot)
     if not replies:
         return None
     return Approach("mutants", target, "small edits of the function, tested before the model is asked",

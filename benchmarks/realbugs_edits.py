@@ -1,0 +1,116 @@
+"""realbugs: is the developers' fix among the small edits the loop tries first? No tests run, in seconds.
+
+    python benchmarks/realbugs_edits.py [--limit 60] [--ids youtube-dl-17,...] [--write FILE]
+
+For each case whose fix changes one def, the def's small edits (`agent.repair.mutants`, with the lines of
+the real failing output's traceback in that def as `hot`, as the loop passes them) are compared with the
+def after `fix.patch`: an edit whose text is the fixed def's (trailing spaces and blank lines aside) is
+the developers' fix, found without a model. Tests are not run (a youtube-dl test run takes seconds, a
+case's edits minutes), so an edit that passes the tests but differs from the developers' is not
+counted: a lower bound of what the edits fix. Cases whose fix spans several defs are out of reach
+of one edit and counted as such.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tarfile
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import realbugs
+from greenloop.agent.changes.syntax import parse
+from greenloop.agent.repair.mutants import mutants
+from greenloop.agent.repair.splice import Target, code_blocks, definition_node
+from greenloop.retrieval import parse_frames
+
+
+@dataclass
+class Row:
+    case: str
+    defs: int  # defs the fix changes
+    edits: int = 0
+    hot: int = 0
+    rank: int | None = None  # of the edit that is the developers' fix
+    note: str = ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, default=60, help="edits per def (the loop's loop.mutants)")
+    parser.add_argument("--ids", help="comma-separated case ids (default: all)")
+    parser.add_argument("--write", type=Path, help="the per-case rows as JSON")
+    args = parser.parse_args(argv)
+    ids = set(args.ids.split(",")) if args.ids else None
+    rows = [_case(case, args.limit) for case in realbugs.load_cases(ids=ids)]
+    for row in rows:
+        print(f"{row.case:<16} defs {row.defs}  edits {row.edits:>3}  hot {row.hot}  rank {row.rank}  {row.note}")
+    one = [r for r in rows if r.defs == 1]
+    found = [r for r in one if r.rank is not None]
+    print(f"cases {len(rows)}, fixed in one def {len(one)}: the developers' fix is among the first {args.limit} "
+          f"edits in {len(found)} ({', '.join(f'{r.case} #{r.rank}' for r in found) or 'none'})")
+    if args.write:
+        args.write.write_text(json.dumps([asdict(r) for r in rows], indent=1) + "\n")
+    return 0
+
+
+def _case(case: realbugs.Case, limit: int) -> Row:
+    paths = {t.path for t in case.truth}
+    row = Row(case.id, len(case.truth))
+    if len(case.truth) != 1:
+        row.note = "the fix spans several defs"
+        return row
+    truth = case.truth[0]
+    with tempfile.TemporaryDirectory(prefix="greenloop-rb-edits-") as tmp:
+        with tarfile.open(case.folder / "workspace.tar.gz") as archive:
+            archive.extractall(tmp, filter="data")
+        root = Path(tmp) / case.id
+        buggy = {p: (root / p).read_text("utf-8", errors="replace") for p in paths}
+        patched = subprocess.run(["patch", "-p1", "-s", "-i", str(case.folder / "fix.patch")], cwd=root,
+                                 capture_output=True, text=True)
+        if patched.returncode != 0:
+            row.note = f"fix.patch does not apply: {patched.stdout[-200:]}"
+            return row
+        fixed = (root / truth.path).read_text("utf-8", errors="replace")
+    name = truth.symbol.rsplit(".", 1)[-1]
+    wanted = _definition(fixed, truth.path, name, None)
+    if wanted is None:
+        row.note = "no such def after the fix"
+        return row
+    target = Target(truth.path, truth.symbol, "function", truth.start, truth.end)
+    hot = {f.line for f in parse_frames(case.output, [truth.path])
+           if f.path == truth.path and truth.start <= f.line <= truth.end}
+    replies = mutants(buggy[truth.path], target, limit, hot)
+    row.edits, row.hot = len(replies), len(hot)
+    for rank, reply in enumerate(replies, start=1):
+        block = code_blocks(reply)[0]
+        if _same(block, wanted):
+            row.rank = rank
+            break
+    return row
+
+
+def _definition(source: str, path: str, name: str, line: int | None) -> str | None:
+    tree = parse(path, source)
+    node = definition_node(tree, name, line) if tree is not None else None
+    if node is None or node.text is None:
+        return None
+    data = source.encode("utf-8")
+    first = data.rfind(b"\n", 0, node.start_byte) + 1
+    return data[first : node.end_byte].decode("utf-8", "replace")
+
+
+def _same(a: str, b: str) -> bool:
+    def norm(text: str) -> list[str]:
+        lines = [row.rstrip() for row in text.splitlines() if row.strip()]
+        indent = min((len(row) - len(row.lstrip()) for row in lines), default=0)
+        return [row[indent:] for row in lines]
+    return norm(a) == norm(b)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
