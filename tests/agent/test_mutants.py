@@ -108,6 +108,15 @@ def test_a_missing_none_check_on_the_line_the_failure_went_through_comes_first()
     assert any(skipped in f for f in edited(update, Target("m.py", "scale", "function", 1, 4), hot=[3]))
 
 
+def test_one_operator_misused_throughout_is_changed_everywhere_at_once() -> None:
+    source = "def happy(s, i):\n    return s[i] == s[i + 1] and s[i + 1] == s[i + 2] and s[i] == s[i + 2]\n"
+    found = edited(source, Target("m.py", "happy", "function", 1, 2), limit=25)
+    assert any("    return s[i] == s[i + 1] or s[i + 1] == s[i + 2] or s[i] == s[i + 2]\n" in f for f in found)
+    assert any("s[i] != s[i + 1] and s[i + 1] != s[i + 2] and s[i] != s[i + 2]" in f for f in found)
+    once = edited("def f(a, b):\n    return a and b\n", Target("m.py", "f", "function", 1, 2))
+    assert sum("a or b" in f for f in once) == 1  # a single `and`: the one-at-a-time swap only
+
+
 def test_a_method_a_javascript_function_and_the_limit() -> None:
     source = "class A:\n    def f(self, a):\n        return a < 3\n"
     found = edited(source, Target("m.py", "A.f", "method", 2, 3))

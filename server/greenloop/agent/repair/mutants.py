@@ -133,9 +133,10 @@ def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]]) -> 
     kinds = (
         _unknown_names(definition, body, language),
         _swaps(body, _COMPARE, _BINARY), _swaps(body, _STRICT, _BINARY), _swaps(body, _LOGIC[lang], _BINARY),
+        _all_swapped(body, _LOGIC[lang]), _all_swapped(body, _COMPARE),
         _integers(body), _booleans(body), _all_booleans(body), _shifted(body),
         _swaps(body, _ARITH[lang], _BINARY), _swaps(body, _AUGMENTED, _BINARY),
-        _swapped_operands(body), _swapped_arguments(body),
+        _all_swapped(body, _ARITH[lang]), _swapped_operands(body), _swapped_arguments(body),
         _twins(body), _guards(definition, body, language, spans), _dropped_operators(body), _dropped_operands(body),
         _dropped_statements(body), _names(definition, body),
     )
@@ -152,6 +153,21 @@ def _swaps(nodes: list[ts.Node], group: tuple[str, ...], parents: set[str]) -> I
             right = node.parent.child_by_field_name("right")
             same = _IDENTITY.get(_text(right) if right is not None else "", ())  # `x * 1`: the dropped term's edit
             yield from ((node.start_byte, node.end_byte, other) for other in group if other not in (text, *same))
+
+
+def _all_swapped(nodes: list[ts.Node], group: tuple[str, ...]) -> Iterator[Edit]:
+    """Every `and` an `or` at once (each operator of the group used twice or more, for each other one):
+    the same misuse throughout a condition, which one edit at a time never makes pass."""
+    found: dict[str, list[ts.Node]] = {}
+    for node in nodes:
+        if not node.is_named and node.parent is not None and node.parent.type in _BINARY and _text(node) in group:
+            found.setdefault(_text(node), []).append(node)
+    for text, same in found.items():
+        if len(same) > 1:
+            source = _root_text(same[0])
+            for other in group:
+                if other != text:
+                    yield _many(source, [(n.start_byte, n.end_byte, other) for n in same])
 
 
 def _integers(nodes: list[ts.Node]) -> Iterator[Edit]:
