@@ -18,6 +18,7 @@ from collections.abc import Collection, Iterator
 import tree_sitter as ts
 
 from greenloop.agent.changes.syntax import parse
+from greenloop.agent.repair.pattern_edits import pattern_edits
 from greenloop.agent.repair.splice import Target, definition_node
 from greenloop.retrieval import language_of
 
@@ -126,7 +127,8 @@ def _broken(path: str, source: bytes) -> bool:
 
 
 def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]]) -> Iterator[Edit]:
-    """Every edit, by kind: unbound names, operators, literals, bounds, twins, dropped parts, local names."""
+    """Every edit, by kind: unbound names, operators, literals, bounds, twins, guards, patterns, dropped
+    parts, local names."""
     nodes = list(_walk(definition))
     body = [n for n in nodes if n is not definition and not _in_header(n, definition)]
     lang = "python" if language == "python" else ""
@@ -137,7 +139,7 @@ def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]]) -> 
         _integers(body), _booleans(body), _all_booleans(body), _shifted(body),
         _swaps(body, _ARITH[lang], _BINARY), _swaps(body, _AUGMENTED, _BINARY),
         _all_swapped(body, _ARITH[lang]), _swapped_operands(body), _swapped_arguments(body),
-        _twins(body), _guards(definition, body, language, spans), _dropped_operators(body), _dropped_operands(body),
+        _twins(body), _guards(definition, body, language, spans), pattern_edits(body), _dropped_operators(body), _dropped_operands(body),
         _dropped_statements(body), _names(definition, body),
     )
     for kind in kinds:
