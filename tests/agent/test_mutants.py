@@ -108,6 +108,20 @@ def test_a_missing_none_check_on_the_line_the_failure_went_through_comes_first()
     assert any(skipped in f for f in edited(update, Target("m.py", "scale", "function", 1, 4), hot=[3]))
 
 
+def test_an_attribute_read_on_the_line_the_failure_went_through_gets_a_default() -> None:
+    source = (
+        "class Bar:\n    def __len__(self):\n        return self.total if self.items is None else \\\n"
+        "            (len(self.items) if hasattr(self.items, '__len__')\n             else self.total)\n"
+    )
+    target = Target("m.py", "Bar.__len__", "function", 2, 5)
+    hot = edited(source, target, hot=[5])
+    assert any("             else getattr(self, \"total\", None))\n" in f for f in hot[:3])
+    assert not any("getattr(self, \"items\"" in f for f in hot), "only the hot line's attributes"
+    assert not any("getattr" in f for f in edited(source, target)), "no traceback, no defaults"
+    calls = "def f(self):\n    self.size = self.read()\n"
+    assert not any("getattr" in f for f in edited(calls, Target("m.py", "f", "function", 1, 2), hot=[2]))
+
+
 def test_one_operator_misused_throughout_is_changed_everywhere_at_once() -> None:
     source = "def happy(s, i):\n    return s[i] == s[i + 1] and s[i + 1] == s[i + 2] and s[i] == s[i + 2]\n"
     found = edited(source, Target("m.py", "happy", "function", 1, 2), limit=25)

@@ -127,8 +127,8 @@ def _broken(path: str, source: bytes) -> bool:
 
 
 def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]]) -> Iterator[Edit]:
-    """Every edit, by kind: unbound names, operators, literals, bounds, twins, guards, patterns, dropped
-    parts, local names."""
+    """Every edit, by kind: unbound names, operators, literals, bounds, twins, guards, defaults, patterns,
+    dropped parts, local names."""
     nodes = list(_walk(definition))
     body = [n for n in nodes if n is not definition and not _in_header(n, definition)]
     lang = "python" if language == "python" else ""
@@ -139,7 +139,8 @@ def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]]) -> 
         _integers(body), _booleans(body), _all_booleans(body), _shifted(body),
         _swaps(body, _ARITH[lang], _BINARY), _swaps(body, _AUGMENTED, _BINARY),
         _all_swapped(body, _ARITH[lang]), _swapped_operands(body), _swapped_arguments(body),
-        _twins(body), _guards(definition, body, language, spans), pattern_edits(body), _dropped_operators(body), _dropped_operands(body),
+        _twins(body), _guards(definition, body, language, spans), _defaults(body, language, spans),
+        pattern_edits(body), _dropped_operators(body), _dropped_operands(body),
         _dropped_statements(body), _names(definition, body),
     )
     for kind in kinds:
@@ -296,6 +297,20 @@ def _guards(definition: ts.Node, nodes: list[ts.Node], language: str,
             for value in empties:
                 yield line_start, line_start, f"{indent}if {name} is None:\n{indent}{step}return {value}\n"
             yield line_start, node.end_byte, f"{indent}if {name} is not None:\n{nested}"
+
+
+def _defaults(nodes: list[ts.Node], language: str, spans: list[tuple[int, int]]) -> Iterator[Edit]:
+    """`x.name` -> `getattr(x, "name", None)` on a hot line (python): an attribute that is not always set
+    (`AttributeError: ... has no attribute`). Not a method called, nor a name assigned."""
+    for node in nodes if language == "python" else ():
+        parent, owner, name = node.parent, node.child_by_field_name("object"), node.child_by_field_name("attribute")
+        if node.type != "attribute" or parent is None or owner is None or name is None:
+            continue
+        if parent.type in ("call", "assignment", "augmented_assignment", "delete_statement") and (
+                parent.child_by_field_name("function") == node or parent.child_by_field_name("left") == node):
+            continue
+        if any(node.start_byte < last and node.end_byte > first for first, last in spans):
+            yield node.start_byte, node.end_byte, f'getattr({_text(owner)}, "{_text(name)}", None)'
 
 
 def _empties(nodes: list[ts.Node]) -> list[str]:
