@@ -289,7 +289,7 @@ class LoopSettings(_Section):
         "many per function. 0: none.",
     )
     mutation_seconds: float = Field(
-        default=90.0, gt=0, description="Longest time the small edits of one function are tested for."
+        default=150.0, gt=0, description="Longest time the small edits of one function are tested for."
     )
     candidate_temperature: float = Field(
         default=0.8, ge=0.0, le=2.0,
