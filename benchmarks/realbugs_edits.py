@@ -4,7 +4,7 @@
 
 For each case whose fix changes one def, the def's small edits (`agent.repair.mutants`, with the lines of
 the real failing output's traceback in that def as `hot`, as the loop passes them) are compared with the
-def after `fix.patch`: an edit whose text is the fixed def's (trailing spaces and blank lines aside) is
+def after `fix.patch`: an edit whose text is the fixed def's (trailing spaces, blank lines and comment lines aside) is
 the developers' fix, found without a model. Tests are not run (a youtube-dl test run takes seconds, a
 case's edits minutes), so an edit that passes the tests but differs from the developers' is not
 counted: a lower bound of what the edits fix. Cases whose fix spans several defs are out of reach
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import realbugs
 from greenloop.agent.changes.syntax import parse
-from greenloop.agent.repair.mutants import mutants
+from greenloop.agent.repair.mutants import builtin_exceptions, mutants
 from greenloop.agent.repair.splice import Target, code_blocks, definition_node
 from greenloop.retrieval import parse_frames
 
@@ -84,7 +84,8 @@ def _case(case: realbugs.Case, limit: int) -> Row:
     target = Target(truth.path, truth.symbol, "function", truth.start, truth.end)
     hot = {f.line for f in parse_frames(case.output, [truth.path])
            if f.path == truth.path and truth.start <= f.line <= truth.end}
-    replies = mutants(buggy[truth.path], target, limit, hot)
+    raised = builtin_exceptions(case.output) if hot else []
+    replies = mutants(buggy[truth.path], target, limit, hot, raised)
     row.edits, row.hot = len(replies), len(hot)
     for rank, reply in enumerate(replies, start=1):
         block = code_blocks(reply)[0]
@@ -106,7 +107,7 @@ def _definition(source: str, path: str, name: str, line: int | None) -> str | No
 
 def _same(a: str, b: str) -> bool:
     def norm(text: str) -> list[str]:
-        lines = [row.rstrip() for row in text.splitlines() if row.strip()]
+        lines = [row.rstrip() for row in text.splitlines() if row.strip() and not row.strip().startswith("#")]
         indent = min((len(row) - len(row.lstrip()) for row in lines), default=0)
         return [row[indent:] for row in lines]
     return norm(a) == norm(b)

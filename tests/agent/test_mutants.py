@@ -10,17 +10,18 @@ import pytest
 
 from greenloop.agent import FixRequest, fix
 from greenloop.agent.events import CandidateAsked, CandidateTested, RoundEnded
-from greenloop.agent.repair.mutants import mutants
+from greenloop.agent.repair.mutants import builtin_exceptions, mutants
 from greenloop.agent.repair.splice import Target, code_blocks, splice
 from tests.agent.conftest import collect, tree_bytes, write_project
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "calculator"
 
 
-def edited(source: str, target: Target, limit: int = 1000, hot: list[int] | None = None) -> list[str]:
+def edited(source: str, target: Target, limit: int = 1000, hot: list[int] | None = None,
+           raised: list[str] | None = None) -> list[str]:
     """Each mutant spliced into the file, as the loop applies it."""
     out = []
-    for reply in mutants(source, target, limit, hot or ()):
+    for reply in mutants(source, target, limit, hot or (), raised or ()):
         text = source
         for action in splice(source, target, reply):
             assert text.count(action.search) == 1
@@ -120,6 +121,22 @@ def test_an_attribute_read_on_the_line_the_failure_went_through_gets_a_default()
     assert not any("getattr" in f for f in edited(source, target)), "no traceback, no defaults"
     calls = "def f(self):\n    self.size = self.read()\n"
     assert not any("getattr" in f for f in edited(calls, Target("m.py", "f", "function", 1, 2), hot=[2]))
+
+
+def test_the_statement_that_raised_on_the_hot_line_is_run_in_a_try() -> None:
+    source = (
+        "def entity(name):\n    if name.startswith('#x'):\n        return chr(int(name[2:], 16))\n"
+        "    return '&' + name + ';'\n"
+    )
+    target = Target("m.py", "entity", "function", 1, 4)
+    hot = edited(source, target, hot=[3], raised=["ValueError"])
+    caught = "        try:\n            return chr(int(name[2:], 16))\n        except ValueError:\n            pass\n"
+    assert any(caught in f for f in hot[:12])
+    assert any(caught.replace("pass", "return None") in f for f in hot)
+    assert not any("try:" in f for f in edited(source, target, hot=[3])), "only what the failure raised"
+    assert not any("try:" in f for f in edited(source, target, raised=["ValueError"])), "only on a hot line"
+    assert builtin_exceptions("E   ValueError: chr() arg\nE   AssertionError\nE   MyError: x\nKeyError: 'k'") == [
+        "ValueError", "KeyError"]
 
 
 def test_one_operator_misused_throughout_is_changed_everywhere_at_once() -> None:
@@ -258,3 +275,25 @@ async def test_a_missing_none_check_where_the_traceback_points_is_among_the_firs
     assert scripted_llm.requests_for("repair_function") == []
     asked = [e for e in events if isinstance(e, CandidateAsked)]
     assert len(asked) <= 3 and all(e.route == "mutants" for e in asked)
+
+
+@pytest.mark.docker
+async def test_the_exception_a_failure_raised_in_the_function_is_caught_by_a_small_edit(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    ws = write_project(tmp_path / "p", {
+        "entities.py": (
+            "def entity(name):\n    if name.startswith('#x'):\n        return chr(int(name[2:], 16))\n"
+            "    return '&' + name + ';'\n"
+        ),
+        "test_entities.py": (
+            "from entities import entity\n\n\ndef test_hex():\n    assert entity('#x41') == 'A'\n\n\n"
+            "def test_not_hex_is_kept():\n    assert entity('#xZZ') == '&#xZZ;'\n"
+        ),
+    })
+    scripted_llm.script("```python\ndef entity(name):\n    return name\n```\n", step="repair_function")
+    settings = make_settings(ws, loop={"mutants": 60, "candidates": 1})
+    _, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    assert "        except ValueError:\n            pass\n" in (done.changes.files[0].after or "")
+    assert scripted_llm.requests_for("repair_function") == []

@@ -31,6 +31,8 @@ _BINARY = {  # nodes whose anonymous child is an operator a swap may change
     "binary_operator", "comparison_operator", "boolean_operator", "binary_expression",
     "augmented_assignment", "augmented_assignment_expression", "compound_assignment_expr",
 }
+_COMPOUND = {"if_statement", "for_statement", "while_statement", "with_statement", "try_statement",
+             "function_definition", "class_definition", "decorated_definition", "match_statement"}
 _UNARY = {"not_operator", "unary_operator", "unary_expression"}
 _INTEGERS = {"integer", "number", "integer_literal"}
 _BOOLEANS = {"true": "false", "false": "true", "True": "False", "False": "True"}
@@ -55,14 +57,18 @@ _ARGUMENTS_SKIPPED = {"keyword_argument", "comment", "list_splat", "dictionary_s
 _IDENTITY = {"1": ("*", "/", "//", "**"), "0": ("+", "-")}  # x op this == x
 _BUILTINS = frozenset(dir(builtins))
 _DECIMAL = re.compile(r"\d+")
+_RAISED = re.compile(r"^(?:E\s+)?([A-Z]\w*(?:Error|Exception|Iteration))(?::|$)", re.M)
+_NEVER_CAUGHT = {"AssertionError", "Exception", "BaseException", "SystemExit", "KeyboardInterrupt"}
 Edit = tuple[int, int, str]  # start byte, end byte (of the definition's text), replacement
 
 
-def mutants(source: str, target: Target, limit: int, hot: Collection[int] = ()) -> list[str]:
+def mutants(source: str, target: Target, limit: int, hot: Collection[int] = (),
+            raised: Collection[str] = ()) -> list[str]:
     """Up to `limit` replies, each the target function with one small edit, in a code block.
 
     `hot`: lines of the file (1-based) where the failure went through the function (its traceback's
-    frames); edits on them come first, in the same order among themselves."""
+    frames); edits on them come first, in the same order among themselves. `raised`: the built-in
+    exceptions the failures raised there (`ValueError`), for the `try` around the hot statement."""
     if limit <= 0 or language_of(target.path) is None:
         return []
     tree = parse(target.path, source)
@@ -78,7 +84,7 @@ def mutants(source: str, target: Target, limit: int, hot: Collection[int] = ()) 
     out: list[str] = []
     seen = {text}
     spans = _line_spans(data, hot)
-    for start, end, new in _hot_first(list(_edits(node, language, spans)), spans):
+    for start, end, new in _hot_first(list(_edits(node, language, spans, raised)), spans):
         before, after = text[: start - first], text[end - first :]
         edited = before + _spaced(before[-1:], new.encode("utf-8"), after[:1]) + after
         if edited in seen:
@@ -90,6 +96,14 @@ def mutants(source: str, target: Target, limit: int, hot: Collection[int] = ()) 
         if len(out) >= limit:
             break
     return out
+
+
+def builtin_exceptions(text: str) -> list[str]:
+    """The built-in exceptions a failure's text says were raised (`E   ValueError: ...`), the ones a
+    fix may catch: not an assertion, an exit or `Exception` itself."""
+    found = dict.fromkeys(m.group(1) for m in _RAISED.finditer(text))
+    return [name for name in found if name not in _NEVER_CAUGHT and isinstance(getattr(builtins, name, None), type)
+            and issubclass(getattr(builtins, name), BaseException)]
 
 
 def _line_spans(data: bytes, lines: Collection[int]) -> list[tuple[int, int]]:
@@ -126,7 +140,8 @@ def _broken(path: str, source: bytes) -> bool:
     return tree is None or tree.root_node.has_error
 
 
-def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]]) -> Iterator[Edit]:
+def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]],
+           raised: Collection[str] = ()) -> Iterator[Edit]:
     """Every edit, by kind: unbound names, operators, literals, bounds, twins, guards, defaults, patterns,
     dropped parts, local names."""
     nodes = list(_walk(definition))
@@ -140,7 +155,7 @@ def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]]) -> 
         _swaps(body, _ARITH[lang], _BINARY), _swaps(body, _AUGMENTED, _BINARY),
         _all_swapped(body, _ARITH[lang]), _swapped_operands(body), _swapped_arguments(body),
         _twins(body), _guards(definition, body, language, spans), _defaults(body, language, spans),
-        pattern_edits(body), _dropped_operators(body), _dropped_operands(body),
+        _caught(body, language, spans, raised), pattern_edits(body), _dropped_operators(body), _dropped_operands(body),
         _dropped_statements(body), _names(definition, body),
     )
     for kind in kinds:
@@ -279,6 +294,34 @@ def _guards(definition: ts.Node, nodes: list[ts.Node], language: str,
         return
     local = set(_local_names(definition))
     empties = _empties(nodes)
+    for node, line_start, indent, step, nested in _statements(nodes):
+        hot = any(node.start_byte < last and node.end_byte > first for first, last in spans)
+        if not hot and not (node.type == "return_statement" and node.named_children):
+            continue
+        for name in dict.fromkeys(_text(n) for n in _walk(node) if _read(n) and _text(n) in local):
+            for value in empties:
+                yield line_start, line_start, f"{indent}if {name} is None:\n{indent}{step}return {value}\n"
+            yield line_start, node.end_byte, f"{indent}if {name} is not None:\n{nested}"
+
+
+def _caught(nodes: list[ts.Node], language: str, spans: list[tuple[int, int]],
+            raised: Collection[str]) -> Iterator[Edit]:
+    """A simple statement on a hot line that raised a built-in exception, run in `try:` ... `except E:`
+    (python): `pass` (the function goes on to what follows: `int('x', 16)` on an unknown entity), then
+    `return None`."""
+    if language != "python" or not spans:
+        return
+    for node, line_start, indent, step, nested in _statements(nodes):
+        if node.type in _COMPOUND or not any(node.start_byte < last and node.end_byte > first for first, last in spans):
+            continue
+        for name in raised:
+            for handler in ("pass", "return None"):
+                yield line_start, node.end_byte, f"{indent}try:\n{nested}\n{indent}except {name}:\n{indent}{step}{handler}"
+
+
+def _statements(nodes: list[ts.Node]) -> Iterator[tuple[ts.Node, int, str, str, str]]:
+    """Each statement on lines of its own: the node, where its line starts, its indentation, one step
+    of indentation, and its text indented one step more (to go inside an `if` or a `try`)."""
     for node in nodes:
         if node.parent is None or node.parent.type not in _BLOCKS or node.type in _NOT_STATEMENTS - {"return_statement"}:
             continue
@@ -287,16 +330,9 @@ def _guards(definition: ts.Node, nodes: list[ts.Node], language: str,
         indent = source[line_start : node.start_byte].decode("utf-8", "replace")
         if indent.strip() or source[node.end_byte : node.end_byte + 1] not in (b"\n", b"\r", b""):
             continue  # shares its line with other code
-        hot = any(node.start_byte < last and node.end_byte > first for first, last in spans)
-        if not hot and not (node.type == "return_statement" and node.named_children):
-            continue
         step = "\t" if indent.startswith("\t") else "    "
         text = source[line_start : node.end_byte].decode("utf-8", "replace")
-        nested = "\n".join(step + row if row.strip() else row for row in text.split("\n"))
-        for name in dict.fromkeys(_text(n) for n in _walk(node) if _read(n) and _text(n) in local):
-            for value in empties:
-                yield line_start, line_start, f"{indent}if {name} is None:\n{indent}{step}return {value}\n"
-            yield line_start, node.end_byte, f"{indent}if {name} is not None:\n{nested}"
+        yield node, line_start, indent, step, "\n".join(step + row if row.strip() else row for row in text.split("\n"))
 
 
 def _defaults(nodes: list[ts.Node], language: str, spans: list[tuple[int, int]]) -> Iterator[Edit]:

@@ -20,7 +20,7 @@ from greenloop.agent.events import Event, IterationStarted, LocationsFound, Mess
 from greenloop.agent.prompting.material import coverage_note
 from greenloop.agent.repair.checks import failing_checks
 from greenloop.agent.repair.declared import declared_packages
-from greenloop.agent.repair.mutants import mutants
+from greenloop.agent.repair.mutants import builtin_exceptions, mutants
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
 from greenloop.agent.repair.round import RoundInputs, RoundResult, reply_limit, run_round
 from greenloop.agent.repair.routes import Approach, ladder, stood_by_key, with_feedback
@@ -34,7 +34,6 @@ from greenloop_sandbox.packages import package_name
 
 if TYPE_CHECKING:
     from greenloop.agent.orchestration.run_state import RunState
-
 
 async def candidate_rounds(
     state: RunState, copy: WorkingCopy, report: TestReport, test_ids: list[str] | None = None
@@ -185,9 +184,15 @@ def _mutants_first(state: RunState, copy: WorkingCopy, approach: Approach, locat
         return None
     mutated.add(key)
     paths = copy.paths()
-    hot = {f.line for failure in report.failures for f in parse_frames(failure.traceback, paths)
-           if f.path == target.path and target.start_line <= f.line <= target.end_line}
-    replies = mutants(copy.read(target.path) or "", target, state.settings.loop.mutants, hot)
+    hot: set[int] = set()
+    raised: dict[str, None] = {}
+    for failure in report.failures:
+        lines = {f.line for f in parse_frames(failure.traceback, paths)
+                 if f.path == target.path and target.start_line <= f.line <= target.end_line}
+        if lines:
+            hot |= lines
+            raised.update(dict.fromkeys(builtin_exceptions(f"{failure.message}\n{failure.traceback}")))
+    replies = mutants(copy.read(target.path) or "", target, state.settings.loop.mutants, hot, list(raised))
     if not replies:
         return None
     return Approach("mutants", target, "small edits of the function, tested before the model is asked",
