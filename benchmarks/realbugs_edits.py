@@ -24,7 +24,8 @@ from pathlib import Path
 
 import realbugs
 from greenloop.agent.changes.syntax import parse
-from greenloop.agent.repair.mutants import builtin_exceptions, mutants
+from greenloop.agent.repair.guard_edits import builtin_exceptions
+from greenloop.agent.repair.mutants import mutants
 from greenloop.agent.repair.splice import Target, code_blocks, definition_node
 from greenloop.retrieval import parse_frames
 

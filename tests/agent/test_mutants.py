@@ -10,7 +10,8 @@ import pytest
 
 from greenloop.agent import FixRequest, fix
 from greenloop.agent.events import CandidateAsked, CandidateTested, RoundEnded
-from greenloop.agent.repair.mutants import builtin_exceptions, mutants
+from greenloop.agent.repair.guard_edits import builtin_exceptions
+from greenloop.agent.repair.mutants import mutants
 from greenloop.agent.repair.splice import Target, code_blocks, splice
 from tests.agent.conftest import collect, tree_bytes, write_project
 

@@ -18,6 +18,20 @@ from collections.abc import Collection, Iterator
 import tree_sitter as ts
 
 from greenloop.agent.changes.syntax import parse
+from greenloop.agent.repair.guard_edits import caught, defaults, guards
+from greenloop.agent.repair.nodes import (
+    BLOCKS,
+    NOT_STATEMENTS,
+    Edit,
+    in_header,
+    is_binding,
+    local_names,
+    member,
+    node_text,
+    root,
+    root_text,
+    walk,
+)
 from greenloop.agent.repair.pattern_edits import pattern_edits
 from greenloop.agent.repair.splice import Target, definition_node
 from greenloop.retrieval import language_of
@@ -31,14 +45,10 @@ _BINARY = {  # nodes whose anonymous child is an operator a swap may change
     "binary_operator", "comparison_operator", "boolean_operator", "binary_expression",
     "augmented_assignment", "augmented_assignment_expression", "compound_assignment_expr",
 }
-_COMPOUND = {"if_statement", "for_statement", "while_statement", "with_statement", "try_statement",
-             "function_definition", "class_definition", "decorated_definition", "match_statement"}
 _UNARY = {"not_operator", "unary_operator", "unary_expression"}
 _INTEGERS = {"integer", "number", "integer_literal"}
 _BOOLEANS = {"true": "false", "false": "true", "True": "False", "False": "True"}
 _IDENTIFIERS = {"identifier", "property_identifier", "field_identifier"}
-_BLOCKS = {"block", "statement_block"}
-_NOT_STATEMENTS = {"comment", "pass_statement", "{", "}", "return_statement"}
 _PAIRS = dict(  # a function or method often called where its twin was meant
     p for a, b in (("min", "max"), ("any", "all"), ("upper", "lower"), ("isupper", "islower"),
                    ("startswith", "endswith"), ("floor", "ceil"), ("append", "extend"), ("find", "rfind"),
@@ -46,9 +56,6 @@ _PAIRS = dict(  # a function or method often called where its twin was meant
                    ("toUpperCase", "toLowerCase"), ("push", "unshift"), ("pop", "shift"))
     for p in ((a, b), (b, a))
 )
-_PARAMETER_PARENTS = {
-    "parameters", "typed_parameter", "list_splat_pattern", "dictionary_splat_pattern", "formal_parameters",
-}
 _BOUNDED = {"range", "slice", "substring", "substr", "islice"}
 _ATOMS = {"identifier", "call", "attribute", "subscript", "call_expression", "member_expression",
           "subscript_expression", "parenthesized_expression", "field_expression"}
@@ -57,9 +64,6 @@ _ARGUMENTS_SKIPPED = {"keyword_argument", "comment", "list_splat", "dictionary_s
 _IDENTITY = {"1": ("*", "/", "//", "**"), "0": ("+", "-")}  # x op this == x
 _BUILTINS = frozenset(dir(builtins))
 _DECIMAL = re.compile(r"\d+")
-_RAISED = re.compile(r"^(?:E\s+)?([A-Z]\w*(?:Error|Exception|Iteration))(?::|$)", re.M)
-_NEVER_CAUGHT = {"AssertionError", "Exception", "BaseException", "SystemExit", "KeyboardInterrupt"}
-Edit = tuple[int, int, str]  # start byte, end byte (of the definition's text), replacement
 
 
 def mutants(source: str, target: Target, limit: int, hot: Collection[int] = (),
@@ -96,14 +100,6 @@ def mutants(source: str, target: Target, limit: int, hot: Collection[int] = (),
         if len(out) >= limit:
             break
     return out
-
-
-def builtin_exceptions(text: str) -> list[str]:
-    """The built-in exceptions a failure's text says were raised (`E   ValueError: ...`), the ones a
-    fix may catch: not an assertion, an exit or `Exception` itself."""
-    found = dict.fromkeys(m.group(1) for m in _RAISED.finditer(text))
-    return [name for name in found if name not in _NEVER_CAUGHT and isinstance(getattr(builtins, name, None), type)
-            and issubclass(getattr(builtins, name), BaseException)]
 
 
 def _line_spans(data: bytes, lines: Collection[int]) -> list[tuple[int, int]]:
@@ -144,8 +140,8 @@ def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]],
            raised: Collection[str] = ()) -> Iterator[Edit]:
     """Every edit, by kind: unbound names, operators, literals, bounds, twins, guards, defaults, patterns,
     dropped parts, local names."""
-    nodes = list(_walk(definition))
-    body = [n for n in nodes if n is not definition and not _in_header(n, definition)]
+    nodes = list(walk(definition))
+    body = [n for n in nodes if n is not definition and not in_header(n, definition)]
     lang = "python" if language == "python" else ""
     kinds = (
         _unknown_names(definition, body, language),
@@ -154,8 +150,8 @@ def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]],
         _integers(body), _booleans(body), _all_booleans(body), _shifted(body),
         _swaps(body, _ARITH[lang], _BINARY), _swaps(body, _AUGMENTED, _BINARY),
         _all_swapped(body, _ARITH[lang]), _swapped_operands(body), _swapped_arguments(body),
-        _twins(body), _guards(definition, body, language, spans), _defaults(body, language, spans),
-        _caught(body, language, spans, raised), pattern_edits(body), _dropped_operators(body), _dropped_operands(body),
+        _twins(body), guards(definition, body, language, spans), defaults(body, language, spans),
+        caught(body, language, spans, raised), pattern_edits(body), _dropped_operators(body), _dropped_operands(body),
         _dropped_statements(body), _names(definition, body),
     )
     for kind in kinds:
@@ -166,10 +162,10 @@ def _swaps(nodes: list[ts.Node], group: tuple[str, ...], parents: set[str]) -> I
     for node in nodes:
         if node.is_named or node.parent is None or node.parent.type not in parents:
             continue
-        text = _text(node)
+        text = node_text(node)
         if text in group:
             right = node.parent.child_by_field_name("right")
-            same = _IDENTITY.get(_text(right) if right is not None else "", ())  # `x * 1`: the dropped term's edit
+            same = _IDENTITY.get(node_text(right) if right is not None else "", ())  # `x * 1`: the dropped term's edit
             yield from ((node.start_byte, node.end_byte, other) for other in group if other not in (text, *same))
 
 
@@ -178,11 +174,11 @@ def _all_swapped(nodes: list[ts.Node], group: tuple[str, ...]) -> Iterator[Edit]
     the same misuse throughout a condition, which one edit at a time never makes pass."""
     found: dict[str, list[ts.Node]] = {}
     for node in nodes:
-        if not node.is_named and node.parent is not None and node.parent.type in _BINARY and _text(node) in group:
-            found.setdefault(_text(node), []).append(node)
+        if not node.is_named and node.parent is not None and node.parent.type in _BINARY and node_text(node) in group:
+            found.setdefault(node_text(node), []).append(node)
     for text, same in found.items():
         if len(same) > 1:
-            source = _root_text(same[0])
+            source = root_text(same[0])
             for other in group:
                 if other != text:
                     yield _many(source, [(n.start_byte, n.end_byte, other) for n in same])
@@ -190,7 +186,7 @@ def _all_swapped(nodes: list[ts.Node], group: tuple[str, ...]) -> Iterator[Edit]
 
 def _integers(nodes: list[ts.Node]) -> Iterator[Edit]:
     for node in nodes:
-        text = _text(node)
+        text = node_text(node)
         if node.type in _INTEGERS and _DECIMAL.fullmatch(text):
             value = int(text)
             for other in dict.fromkeys((value + 1, value - 1, 0 if value else 1)):
@@ -202,21 +198,21 @@ def _term(node: ts.Node) -> bool:
     """A term of a sum or a difference."""
     parent = node.parent
     operator = parent.child_by_field_name("operator") if parent is not None else None
-    return operator is not None and _text(operator) in ("+", "-")
+    return operator is not None and node_text(operator) in ("+", "-")
 
 
 def _booleans(nodes: list[ts.Node]) -> Iterator[Edit]:
     for node in nodes:
-        text = _text(node)
+        text = node_text(node)
         if node.type in ("true", "false", "boolean_literal") and text in _BOOLEANS:
             yield node.start_byte, node.end_byte, _BOOLEANS[text]
 
 
 def _all_booleans(nodes: list[ts.Node]) -> Iterator[Edit]:
     """Every `True` a `False` and back, as one edit (a function that answers the opposite throughout)."""
-    flips = [n for n in nodes if n.type in ("true", "false", "boolean_literal") and _text(n) in _BOOLEANS]
+    flips = [n for n in nodes if n.type in ("true", "false", "boolean_literal") and node_text(n) in _BOOLEANS]
     if len(flips) > 1:
-        yield _many(_root_text(flips[0]), [(n.start_byte, n.end_byte, _BOOLEANS[_text(n)]) for n in flips])
+        yield _many(root_text(flips[0]), [(n.start_byte, n.end_byte, _BOOLEANS[node_text(n)]) for n in flips])
 
 
 def _shifted(nodes: list[ts.Node]) -> Iterator[Edit]:
@@ -225,7 +221,7 @@ def _shifted(nodes: list[ts.Node]) -> Iterator[Edit]:
         parts: list[ts.Node] = []
         if node.type in ("call", "call_expression"):
             function, arguments = node.child_by_field_name("function"), node.child_by_field_name("arguments")
-            name = _text(function).rsplit(".", 1)[-1] if function is not None else ""
+            name = node_text(function).rsplit(".", 1)[-1] if function is not None else ""
             if name in _BOUNDED and arguments is not None:
                 parts = [a for a in arguments.named_children if a.type not in ("keyword_argument", "comment")]
         elif node.type in ("subscript", "subscript_expression"):
@@ -236,7 +232,7 @@ def _shifted(nodes: list[ts.Node]) -> Iterator[Edit]:
         for part in parts:
             if part.type in _INTEGERS or part.type == "unary_operator":
                 continue  # a literal's neighbours are _integers' edits
-            text = _text(part) if part.type in _ATOMS else f"({_text(part)})"
+            text = node_text(part) if part.type in _ATOMS else f"({node_text(part)})"
             yield from ((part.start_byte, part.end_byte, f"{text} {step}") for step in ("+ 1", "- 1"))
 
 
@@ -260,10 +256,10 @@ def _swapped_operands(nodes: list[ts.Node]) -> Iterator[Edit]:
         if len(operands) != 2 or any(c.type == "comment" for c in operands):
             continue
         left, right = operands
-        source = _root_text(node)
+        source = root_text(node)
         operator = source[left.end_byte : right.start_byte]
-        if " ".join(operator.decode("utf-8", "replace").split()) in _ORDERED and _text(left) != _text(right):
-            yield node.start_byte, node.end_byte, _text(right) + operator.decode("utf-8", "replace") + _text(left)
+        if " ".join(operator.decode("utf-8", "replace").split()) in _ORDERED and node_text(left) != node_text(right):
+            yield node.start_byte, node.end_byte, node_text(right) + operator.decode("utf-8", "replace") + node_text(left)
 
 
 def _swapped_arguments(nodes: list[ts.Node]) -> Iterator[Edit]:
@@ -277,114 +273,16 @@ def _swapped_arguments(nodes: list[ts.Node]) -> Iterator[Edit]:
             if child.type in _ARGUMENTS_SKIPPED:
                 break  # only the leading positional ones can trade places
             positional.append(child)
-        source = _root_text(node)
+        source = root_text(node)
         for first, second in itertools.pairwise(positional):
-            if _text(first) != _text(second):
+            if node_text(first) != node_text(second):
                 between = source[first.end_byte : second.start_byte].decode("utf-8", "replace")
-                yield first.start_byte, second.end_byte, _text(second) + between + _text(first)
-
-
-def _guards(definition: ts.Node, nodes: list[ts.Node], language: str,
-            spans: list[tuple[int, int]]) -> Iterator[Edit]:
-    """A missing `None` check (python): for each local name a statement reads, `if x is None: return R`
-    before it, and the statement run only `if x is not None:`. R is `None` and the empty value of
-    what the function returns elsewhere (`[]`, `''`, ...). Statements: every `return` of a value, and
-    the ones on a hot line (where the failure went through: `TypeError: ... 'NoneType'`)."""
-    if language != "python":
-        return
-    local = set(_local_names(definition))
-    empties = _empties(nodes)
-    for node, line_start, indent, step, nested in _statements(nodes):
-        hot = any(node.start_byte < last and node.end_byte > first for first, last in spans)
-        if not hot and not (node.type == "return_statement" and node.named_children):
-            continue
-        for name in dict.fromkeys(_text(n) for n in _walk(node) if _read(n) and _text(n) in local):
-            for value in empties:
-                yield line_start, line_start, f"{indent}if {name} is None:\n{indent}{step}return {value}\n"
-            yield line_start, node.end_byte, f"{indent}if {name} is not None:\n{nested}"
-
-
-def _caught(nodes: list[ts.Node], language: str, spans: list[tuple[int, int]],
-            raised: Collection[str]) -> Iterator[Edit]:
-    """A simple statement on a hot line that raised a built-in exception, run in `try:` ... `except E:`
-    (python): `pass` (the function goes on to what follows: `int('x', 16)` on an unknown entity), then
-    `return None`."""
-    if language != "python" or not spans:
-        return
-    for node, line_start, indent, step, nested in _statements(nodes):
-        if node.type in _COMPOUND or not any(node.start_byte < last and node.end_byte > first for first, last in spans):
-            continue
-        for name in raised:
-            for handler in ("pass", "return None"):
-                yield line_start, node.end_byte, f"{indent}try:\n{nested}\n{indent}except {name}:\n{indent}{step}{handler}"
-
-
-def _statements(nodes: list[ts.Node]) -> Iterator[tuple[ts.Node, int, str, str, str]]:
-    """Each statement on lines of its own: the node, where its line starts, its indentation, one step
-    of indentation, and its text indented one step more (to go inside an `if` or a `try`)."""
-    for node in nodes:
-        if node.parent is None or node.parent.type not in _BLOCKS or node.type in _NOT_STATEMENTS - {"return_statement"}:
-            continue
-        source = _root_text(node)
-        line_start = node.start_byte - node.start_point[1]
-        indent = source[line_start : node.start_byte].decode("utf-8", "replace")
-        if indent.strip() or source[node.end_byte : node.end_byte + 1] not in (b"\n", b"\r", b""):
-            continue  # shares its line with other code
-        step = "\t" if indent.startswith("\t") else "    "
-        text = source[line_start : node.end_byte].decode("utf-8", "replace")
-        yield node, line_start, indent, step, "\n".join(step + row if row.strip() else row for row in text.split("\n"))
-
-
-def _defaults(nodes: list[ts.Node], language: str, spans: list[tuple[int, int]]) -> Iterator[Edit]:
-    """`x.name` -> `getattr(x, "name", None)` on a hot line (python): an attribute that is not always set
-    (`AttributeError: ... has no attribute`). Not a method called, nor a name assigned."""
-    for node in nodes if language == "python" else ():
-        parent, owner, name = node.parent, node.child_by_field_name("object"), node.child_by_field_name("attribute")
-        if node.type != "attribute" or parent is None or owner is None or name is None:
-            continue
-        if parent.type in ("call", "assignment", "augmented_assignment", "delete_statement") and (
-                parent.child_by_field_name("function") == node or parent.child_by_field_name("left") == node):
-            continue
-        if any(node.start_byte < last and node.end_byte > first for first, last in spans):
-            yield node.start_byte, node.end_byte, f'getattr({_text(owner)}, "{_text(name)}", None)'
-
-
-def _empties(nodes: list[ts.Node]) -> list[str]:
-    """`None`, then the empty value of each kind the function returns (`[]` for a list, ...)."""
-    kinds = {"list": "[]", "list_comprehension": "[]", "dictionary": "{}", "dictionary_comprehension": "{}",
-             "string": "''", "concatenated_string": "''", "tuple": "()", "integer": "0", "float": "0.0",
-             "true": "False", "false": "False", "set": "set()", "set_comprehension": "set()"}
-    found = ["None"]
-    for node in nodes:
-        if node.type == "return_statement" and node.named_children:
-            empty = kinds.get(node.named_children[0].type)
-            if empty and empty not in found:
-                found.append(empty)
-    return found
-
-
-def _read(node: ts.Node) -> bool:
-    """An identifier read as a variable (`x += 1` reads it too): not bound here, not a call's callee, an
-    attribute's name or a keyword."""
-    parent = node.parent
-    if node.type != "identifier" or parent is None or (_is_binding(node) and parent.type != "augmented_assignment"):
-        return False
-    if parent.type == "call" and parent.child_by_field_name("function") == node:
-        return False
-    return not _member(node)
-
-
-def _member(node: ts.Node) -> bool:
-    """`x.name` or `f(name=...)`: a name looked up on something, not a variable."""
-    parent = node.parent
-    return parent is not None and (
-        (parent.type == "attribute" and parent.child_by_field_name("attribute") == node)
-        or (parent.type == "keyword_argument" and parent.child_by_field_name("name") == node))
+                yield first.start_byte, second.end_byte, node_text(second) + between + node_text(first)
 
 
 def _twins(nodes: list[ts.Node]) -> Iterator[Edit]:
     for node in nodes:
-        if node.type in _IDENTIFIERS and (twin := _PAIRS.get(_text(node))):
+        if node.type in _IDENTIFIERS and (twin := _PAIRS.get(node_text(node))):
             yield node.start_byte, node.end_byte, twin
 
 
@@ -393,7 +291,7 @@ def _dropped_operators(nodes: list[ts.Node]) -> Iterator[Edit]:
     for node in nodes:
         operand = node.child_by_field_name("argument") if node.type in _UNARY else None
         if operand is not None:
-            yield node.start_byte, node.end_byte, _text(operand)
+            yield node.start_byte, node.end_byte, node_text(operand)
 
 
 def _dropped_operands(nodes: list[ts.Node]) -> Iterator[Edit]:
@@ -407,20 +305,20 @@ def _dropped_operands(nodes: list[ts.Node]) -> Iterator[Edit]:
                 continue
             whole = node.parent if node.parent is not None and node.parent.type == "parenthesized_expression" else None
             if whole is not None and part.type in _ATOMS:  # `(len(v) + 1)` -> `len(v)`, not `(len(v))`
-                yield whole.start_byte, whole.end_byte, _text(part)
+                yield whole.start_byte, whole.end_byte, node_text(part)
             else:
-                yield node.start_byte, node.end_byte, _text(part)
+                yield node.start_byte, node.end_byte, node_text(part)
 
 
 def _dropped_statements(nodes: list[ts.Node]) -> Iterator[Edit]:
     """A statement too many (on lines of its own), in a block that keeps at least one other."""
     for node in nodes:
-        if node.type not in _BLOCKS:
+        if node.type not in BLOCKS:
             continue
-        statements = [c for c in node.named_children if c.type not in _NOT_STATEMENTS]
+        statements = [c for c in node.named_children if c.type not in NOT_STATEMENTS]
         if len([c for c in node.named_children if c.type != "comment"]) < 2:
             continue
-        source = _root_text(node)
+        source = root_text(node)
         for statement in statements:
             start = statement.start_byte - statement.start_point[1]
             end = source.find(b"\n", statement.end_byte)
@@ -432,13 +330,13 @@ def _dropped_statements(nodes: list[ts.Node]) -> Iterator[Edit]:
 
 def _names(definition: ts.Node, nodes: list[ts.Node]) -> Iterator[Edit]:
     """One local name used (or assigned) where another was meant (parameters and names the function binds)."""
-    local = _local_names(definition)
+    local = local_names(definition)
     if len(local) < 2:
         return
     for node in nodes:
-        if node.type != "identifier" or _text(node) not in local or (_is_binding(node) and not _updated(node)):
+        if node.type != "identifier" or node_text(node) not in local or (is_binding(node) and not _updated(node)):
             continue
-        yield from ((node.start_byte, node.end_byte, other) for other in local if other != _text(node))
+        yield from ((node.start_byte, node.end_byte, other) for other in local if other != node_text(node))
 
 
 def _updated(node: ts.Node) -> bool:
@@ -455,82 +353,20 @@ def _unknown_names(definition: ts.Node, nodes: list[ts.Node], language: str) -> 
     if language != "python":
         return
     counts: dict[str, int] = {}
-    for node in _walk(_root(definition)):
+    for node in walk(root(definition)):
         if node.type == "identifier":
-            counts[_text(node)] = counts.get(_text(node), 0) + 1
+            counts[node_text(node)] = counts.get(node_text(node), 0) + 1
     scope: dict[str, None] = {}
     outer: ts.Node | None = definition
     while outer is not None:
         if outer.type in ("function_definition", "decorated_definition"):
-            scope.update(dict.fromkeys(_local_names(outer)))
+            scope.update(dict.fromkeys(local_names(outer)))
         outer = outer.parent
     for node in nodes:
-        name = _text(node)
-        if node.type == "identifier" and counts.get(name) == 1 and name not in _BUILTINS and not _is_binding(node) \
-                and not _member(node):
+        name = node_text(node)
+        if node.type == "identifier" and counts.get(name) == 1 and name not in _BUILTINS and not is_binding(node) \
+                and not member(node):
             yield from ((node.start_byte, node.end_byte, other) for other in scope if other != name)
-
-
-def _root(node: ts.Node) -> ts.Node:
-    while node.parent is not None:
-        node = node.parent
-    return node
-
-
-def _local_names(definition: ts.Node) -> list[str]:
-    names: dict[str, None] = {}
-    parameters = definition.child_by_field_name("parameters")
-    for node in _walk(parameters) if parameters is not None else ():
-        if node.type == "identifier" and node.parent is not None and (
-            node.parent.type in _PARAMETER_PARENTS or node.parent.child_by_field_name("name") == node
-            or node.parent.child_by_field_name("pattern") == node
-        ):
-            names.setdefault(_text(node), None)
-    for node in _walk(definition):
-        if node.type == "identifier" and _is_binding(node):
-            names.setdefault(_text(node), None)
-    return list(names)
-
-
-def _is_binding(node: ts.Node) -> bool:
-    """The name is what an assignment, a for loop or a declaration binds."""
-    parent = node.parent
-    if parent is None:
-        return False
-    for field in ("left", "name"):
-        bound = parent.child_by_field_name(field)
-        if bound is not None and bound.id == node.id and parent.type in (
-            "assignment", "for_statement", "for_in_statement", "variable_declarator", "let_declaration",
-            "augmented_assignment", "named_expression",
-        ):
-            return True
-    return parent.type in ("pattern_list", "tuple_pattern") and parent.parent is not None and (
-        parent.parent.type in ("assignment", "for_statement"))
-
-
-def _in_header(node: ts.Node, definition: ts.Node) -> bool:
-    """Part of the definition's name, parameters or decorators: not the code a bug is in."""
-    body = definition.child_by_field_name("body")
-    if body is None and definition.type == "decorated_definition":
-        inner = definition.child_by_field_name("definition")
-        body = inner.child_by_field_name("body") if inner is not None else None
-    return body is not None and node.start_byte < body.start_byte
-
-
-def _walk(node: ts.Node) -> Iterator[ts.Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
-
-
-def _text(node: ts.Node) -> str:
-    return node.text.decode("utf-8", "replace") if node.text is not None else ""
-
-
-def _root_text(node: ts.Node) -> bytes:
-    return _root(node).text or b""
 
 
 def _reply(text: str, path: str) -> str:

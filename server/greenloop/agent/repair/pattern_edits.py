@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 
 import tree_sitter as ts
 
-Edit = tuple[int, int, str]
+from greenloop.agent.repair.nodes import Edit
+
 _META = set("[]()\\*+?|^$")
 _CLASS_SPECIAL = {"]": "\\]", "\\": "\\\\", "^": "\\^", "-": "\\-"}
 _FLAGS = re.compile(r"\(\?([aiLmsux]+)\)")

@@ -20,7 +20,8 @@ from greenloop.agent.events import Event, IterationStarted, LocationsFound, Mess
 from greenloop.agent.prompting.material import coverage_note
 from greenloop.agent.repair.checks import failing_checks
 from greenloop.agent.repair.declared import declared_packages
-from greenloop.agent.repair.mutants import builtin_exceptions, mutants
+from greenloop.agent.repair.guard_edits import builtin_exceptions
+from greenloop.agent.repair.mutants import mutants
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
 from greenloop.agent.repair.round import RoundInputs, RoundResult, reply_limit, run_round
 from greenloop.agent.repair.routes import Approach, ladder, stood_by_key, with_feedback
