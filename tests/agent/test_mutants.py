@@ -140,6 +140,26 @@ def test_the_statement_that_raised_on_the_hot_line_is_run_in_a_try() -> None:
         "ValueError", "KeyError"]
 
 
+def test_edits_of_the_lines_only_the_failing_tests_ran_come_first() -> None:
+    source = (
+        "import re\n\n\ndef price(text, rate):\n    total = 0\n    for part in text.split(','):\n"
+        "        total += int(part) * 2\n    if rate > 1:\n        return total * rate\n"
+        "    m = re.match(r'''(?x)\n        ([0-9]+)  # a count\n    ''', text)\n    return total\n"
+    )
+    target = Target("m.py", "price", "function", 4, 13)
+    plain = [code_blocks(r)[0] for r in mutants(source, target, 1000)]
+    # line 9 ran in the failing test only; 5-8 and 13 in every test; 10 (its pattern on 11-12) in fewer
+    scores = {5: 0.5, 6: 0.5, 7: 0.5, 8: 0.5, 9: 1.0, 10: 0.7, 13: 0.5}
+    ordered = [code_blocks(r)[0] for r in mutants(source, target, 1000, scores=scores)]
+    assert sorted(ordered) == sorted(plain) and ordered != plain, "the same edits, in another order"
+    assert "return total * rate\n" not in ordered[0], "line 9's edits first"
+    pattern = next(i for i, code in enumerate(ordered) if "([0-9]*)" in code)
+    assert pattern < next(i for i, code in enumerate(ordered) if "total += int(part) * 3" in code), (
+        "the pattern's lines take the score of its statement's first line")
+    hot = [code_blocks(r)[0] for r in mutants(source, target, 1000, hot=[7], scores=scores)]
+    assert "        total += int(part) * 2\n" not in hot[0], "the traceback's line before the scores"
+
+
 def test_one_operator_misused_throughout_is_changed_everywhere_at_once() -> None:
     source = "def happy(s, i):\n    return s[i] == s[i + 1] and s[i + 1] == s[i + 2] and s[i] == s[i + 2]\n"
     found = edited(source, Target("m.py", "happy", "function", 1, 2), limit=25)
@@ -298,3 +318,28 @@ async def test_the_exception_a_failure_raised_in_the_function_is_caught_by_a_sma
     assert done.outcome == "green", done.summary + done.evidence
     assert "        except ValueError:\n            pass\n" in (done.changes.files[0].after or "")
     assert scripted_llm.requests_for("repair_function") == []
+
+
+@pytest.mark.docker
+async def test_the_coverage_pass_puts_the_line_only_the_failing_test_ran_first(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    ws = write_project(tmp_path / "p", {
+        "shipping.py": (
+            "def shipping(weight, express):\n    base = 5\n    if weight > 10:\n"
+            "        base = base + 2 * (weight - 10)\n    if express:\n        return base * 3\n    return base\n"
+        ),
+        "test_shipping.py": (
+            "from shipping import shipping\n\n\ndef test_light():\n    assert shipping(5, False) == 5\n\n\n"
+            "def test_heavy():\n    assert shipping(12, False) == 9\n\n\n"
+            "def test_express():\n    assert shipping(5, True) == 10\n"
+        ),
+    })
+    scripted_llm.script("```python\ndef shipping(weight, express):\n    return 0\n```\n", step="repair_function")
+    settings = make_settings(ws, loop={"mutants": 4, "candidates": 1}, retrieval={"coverage": True})
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    assert "        return base * 2\n" in (done.changes.files[0].after or "")
+    assert scripted_llm.requests_for("repair_function") == []
+    asked = [e for e in events if isinstance(e, CandidateAsked)]
+    assert len(asked) <= 4 and all(e.route == "mutants" for e in asked)

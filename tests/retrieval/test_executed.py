@@ -9,7 +9,7 @@ import zlib
 import pytest
 
 from greenloop.retrieval import RepoIndex, SpectrumCache, locate
-from greenloop.retrieval.executed import ochiai
+from greenloop.retrieval.executed import line_scores, ochiai
 from greenloop_sandbox import Spectrum, TestFailure, TestLines
 from greenloop_sandbox.spectrum import parse_spectrum
 from tests.support import shop
@@ -201,3 +201,11 @@ async def test_code_only_coverage_found_gets_its_module_evidence_too() -> None:
     found = await locate(idx, [failure], top_k=60, spectrum=Spectrum(tests=tests))
     deep = next(loc for loc in found if loc.symbol == "deep")
     assert {s.name for s in deep.signals} >= {"executed", "module"}
+
+
+def test_line_scores_are_ochiai_per_line_of_one_file() -> None:
+    spectrum = _spectrum({"mod.py": [1, 2, 3], "other.py": [1]}, {"mod.py": [1, 2]}, {"mod.py": [1]})
+    scores = line_scores(spectrum, "mod.py")
+    assert scores[3] == 1.0 and scores[1] < scores[2] < scores[3]
+    assert scores[1] == pytest.approx(1 / 3**0.5) and 4 not in scores
+    assert line_scores(spectrum, "missing.py") == {}

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from greenloop.retrieval.outline import outline, public_names, top_level
 
 if TYPE_CHECKING:
+    from greenloop.retrieval.executed import line_scores
     from greenloop.retrieval.frames import parse_frames
     from greenloop.retrieval.index import RepoIndex
     from greenloop.retrieval.languages import language_of
@@ -43,6 +44,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "SpectrumCache": ("greenloop.retrieval.spectra", "SpectrumCache"),
     "count_tokens": ("greenloop.tokens", "count_text"),
     "language_of": ("greenloop.retrieval.languages", "language_of"),
+    "line_scores": ("greenloop.retrieval.executed", "line_scores"),
     "locate": ("greenloop.retrieval.rank", "locate"),
     "pack_code": ("greenloop.retrieval.packing", "pack_code"),
     "parse_frames": ("greenloop.retrieval.frames", "parse_frames"),
@@ -60,6 +62,7 @@ __all__ = [
     "SpectrumCache",
     "count_tokens",
     "language_of",
+    "line_scores",
     "locate",
     "outline",
     "pack_code",

@@ -55,6 +55,14 @@ def ochiai(index: RepoIndex, spectrum: Spectrum) -> list[Suspicion]:
     return list(best.values())
 
 
+def line_scores(spectrum: Spectrum, path: str) -> dict[int, float]:
+    """Ochiai of each line of `path` a failing test executed (the lines of the small edits' order)."""
+    failing = spectrum.failing
+    ef = _counts(t.lines for t in failing).get(path, {})
+    ep = _counts(t.lines for t in spectrum.passing).get(path, {})
+    return {line: failed / math.sqrt(len(failing) * (failed + ep.get(line, 0))) for line, failed in ef.items()}
+
+
 def _counts(runs: Iterable[dict[str, list[int]]]) -> dict[str, dict[int, int]]:
     """path -> line -> how many of the tests executed it."""
     out: dict[str, dict[int, int]] = {}

@@ -10,10 +10,11 @@ function in a code block so the function route's splice reads it like a model's 
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import itertools
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 
 import tree_sitter as ts
 
@@ -67,11 +68,13 @@ _DECIMAL = re.compile(r"\d+")
 
 
 def mutants(source: str, target: Target, limit: int, hot: Collection[int] = (),
-            raised: Collection[str] = ()) -> list[str]:
+            raised: Collection[str] = (), scores: Mapping[int, float] | None = None) -> list[str]:
     """Up to `limit` replies, each the target function with one small edit, in a code block.
 
     `hot`: lines of the file (1-based) where the failure went through the function (its traceback's
-    frames); edits on them come first, in the same order among themselves. `raised`: the built-in
+    frames); edits on them come first. `scores`: how suspicious each line is (Ochiai over the
+    coverage pass: run by the failing tests, not by the passing ones); then edits of the more
+    suspicious statements come first. Each kind keeps its order among equals. `raised`: the built-in
     exceptions the failures raised there (`ValueError`), for the `try` around the hot statement."""
     if limit <= 0 or language_of(target.path) is None:
         return []
@@ -88,7 +91,8 @@ def mutants(source: str, target: Target, limit: int, hot: Collection[int] = (),
     out: list[str] = []
     seen = {text}
     spans = _line_spans(data, hot)
-    for start, end, new in _hot_first(list(_edits(node, language, spans, raised)), spans):
+    edits = _ordered(list(_edits(node, language, spans, raised)), spans, _spread(node, scores or {}), data)
+    for start, end, new in edits:
         before, after = text[: start - first], text[end - first :]
         edited = before + _spaced(before[-1:], new.encode("utf-8"), after[:1]) + after
         if edited in seen:
@@ -112,14 +116,39 @@ def _line_spans(data: bytes, lines: Collection[int]) -> list[tuple[int, int]]:
     return spans
 
 
-def _hot_first(edits: list[Edit], spans: list[tuple[int, int]]) -> list[Edit]:
-    """Edits that touch a hot line first (a stable sort: each kind keeps its order)."""
-    if not spans:
+def _ordered(edits: list[Edit], spans: list[tuple[int, int]], scores: Mapping[int, float], data: bytes) -> list[Edit]:
+    """Edits that touch a hot line first, then by the most suspicious line they touch (a stable sort:
+    each kind keeps its order among equals)."""
+    if not spans and not scores:
         return edits
-    def cold(edit: Edit) -> bool:
+    starts = [0, *(i + 1 for i, b in enumerate(data) if b == 10)]
+
+    def key(edit: Edit) -> tuple[bool, float]:
         start, end, _ = edit
-        return not any(start < last and (end > first or start >= first) for first, last in spans)
-    return sorted(edits, key=cold)
+        cold = not any(start < last and (end > first or start >= first) for first, last in spans)
+        lines = range(bisect.bisect_right(starts, start), bisect.bisect_right(starts, max(start, end - 1)) + 1)
+        return cold, -round(max((scores.get(line, 0.0) for line in lines), default=0.0), 3)
+
+    return sorted(edits, key=key)
+
+
+def _spread(definition: ts.Node, scores: Mapping[int, float]) -> dict[int, float]:
+    """Each line's score, a statement's best over all its lines (coverage names one line of a statement
+    that spans several: the rest of a long call or a pattern in a triple-quoted string are as suspect)."""
+    if not scores:
+        return {}
+    low, high = definition.start_point[0] + 1, definition.end_point[0] + 1
+    out = {line: value for line, value in scores.items() if low <= line <= high}
+    for node in walk(definition):
+        if node.parent is None or node.parent.type not in BLOCKS or node.type in ("comment", "{", "}"):
+            continue
+        block = next((c for c in node.children if c.type in BLOCKS), None)
+        last = node.end_point[0] if block is None else max(node.start_point[0], block.start_point[0] - 1)
+        lines = range(node.start_point[0] + 1, last + 2)
+        best = max((scores.get(line, 0.0) for line in lines), default=0.0)
+        for line in lines if best else ():
+            out[line] = max(out.get(line, 0.0), best)
+    return out
 
 
 def _spaced(left: bytes, new: bytes, right: bytes) -> bytes:

@@ -29,7 +29,7 @@ from greenloop.agent.repair.settle import Judged, round_event, settle, sources_o
 from greenloop.agent.repair.splice import Target
 from greenloop.agent.repair.verdicts import code_notes, conflicts
 from greenloop.llm import LLMError
-from greenloop.retrieval import Location, parse_frames
+from greenloop.retrieval import Location, line_scores, parse_frames
 from greenloop_sandbox import TestReport
 from greenloop_sandbox.packages import package_name
 
@@ -171,7 +171,8 @@ def _mutants_first(state: RunState, copy: WorkingCopy, approach: Approach, locat
                    mutated: set[tuple[int, str]], report: TestReport) -> Approach | None:
     """The small edits of the function this round asks about, once per function and state (mutants.py);
     for a whole file (code that does not load: a `NameError`), of the top-ranked function in it. Edits
-    on the lines the failures' tracebacks go through in it come first."""
+    on the lines the failures' tracebacks go through in it come first, then those on the lines the
+    coverage pass finds most suspicious (run by the failing tests, not by the passing ones)."""
     if approach.test or state.settings.loop.mutants == 0 or approach.route not in ("function", "file"):
         return None
     target = approach.target
@@ -193,7 +194,9 @@ def _mutants_first(state: RunState, copy: WorkingCopy, approach: Approach, locat
         if lines:
             hot |= lines
             raised.update(dict.fromkeys(builtin_exceptions(f"{failure.message}\n{failure.traceback}")))
-    replies = mutants(copy.read(target.path) or "", target, state.settings.loop.mutants, hot, list(raised))
+    spectrum = state.prompt_code.spectra.current(state.prompt_code.index)
+    scores = line_scores(spectrum, target.path) if spectrum is not None else {}
+    replies = mutants(copy.read(target.path) or "", target, state.settings.loop.mutants, hot, list(raised), scores)
     if not replies:
         return None
     return Approach("mutants", target, "small edits of the function, tested before the model is asked",
