@@ -36,35 +36,37 @@ class EventPrinter:
 
     def __call__(self, event: Event) -> None:
         c = self.console
-        if event.kind in ("candidate_asked", "candidate_tested") and event.route == "mutants" \
-                and not self._edit_shown(event):
-            return
         if event.kind == "diagnosis_delta":
             if not self._streaming:
                 c.print(Text("  diagnosis: ", style="dim"), end="")
                 self._streaming = self._streamed = True
             c.print(Text(event.text), end="")
             return
+        line: Text | None = None
+        if isinstance(event, CandidateAsked | CandidateTested) and event.route == "mutants" \
+                and (line := self._small_edit(event)) is None:
+            return
         if self._streaming:
             c.print()
             self._streaming = False
         if event.kind == "iteration_started":
             self._streamed = False
-        line = render(event, streamed=self._streamed)
+        line = line or render(event, streamed=self._streamed)
         if line is not None:
             c.print(line)
 
-    def _edit_shown(self, event: CandidateAsked | CandidateTested) -> bool:
+    def _small_edit(self, event: CandidateAsked | CandidateTested) -> Text | None:
+        """The line a small edit gets: one when they start, then only an edit that passes more tests
+        than the round's earlier ones (or all of them)."""
         if isinstance(event, CandidateAsked):
-            if event.index == 1:
-                self._edits_best = 0
-                self.console.print(Text(f"  {event.target}: up to {event.of}, tested before the model is asked",
-                                        style=STYLES["detail"]))
-            return False
+            if event.index != 1:
+                return None
+            self._edits_best = 0
+            return Text(f"  {event.target}: up to {event.of}, tested before the model is asked", style=STYLES["detail"])
         if event.status != "tested" or not (event.green or event.passed > self._edits_best):
-            return False
+            return None
         self._edits_best = event.passed
-        return True
+        return render(event, streamed=self._streamed)
 
     def summary(self, done: Done, *, show_diff: bool = True) -> None:
         c = self.console
