@@ -50,7 +50,6 @@ class SpectrumCache:
             self._hashes = {p: _digest(index, p) for p in paths}
         return self.current(index)  # None when the code moved on: its line numbers name other code now
 
-
     def current(self, index: RepoIndex) -> Spectrum | None:
         """The spectrum the last `get` measured, if a failing test ran and its files are as they were."""
         if self.spectrum is None or not self.spectrum.failing:

@@ -36,6 +36,7 @@ from greenloop_sandbox.packages import package_name
 if TYPE_CHECKING:
     from greenloop.agent.orchestration.run_state import RunState
 
+
 async def candidate_rounds(
     state: RunState, copy: WorkingCopy, report: TestReport, test_ids: list[str] | None = None
 ) -> AsyncIterator[Event]:
