@@ -3,12 +3,12 @@
 A pattern that is one character off is a common bug in code that parses text (a class that lets the
 separator through, `+` where the field may be empty, a missing `\\b` or `$`); a model seldom finds it
 by reading, and the tests check each edit in about a second (the regex operators of mutation testing,
-e.g. MutRex). The edits, in this order, each one that still compiles:
+e.g. MutRex). The edits, in this order (the kinds with fewer edits first), each one that compiles:
 - a quantifier: `+` <-> `*`, a `?` dropped, lazy <-> greedy;
-- a character class: one member dropped, or one of the pattern's own punctuation added
-  (`&([^;]+;)` -> `&([^&;]+;)`);
 - a group: an empty alternative added (`(a|b)` -> `(a|b|)`), or the group made optional;
 - an anchor: `^` or `$` dropped or added, `\\b` before a branch of the pattern's alternation;
+- a character class: one member dropped, then one of the pattern's own punctuation added
+  (`&([^;]+;)` -> `&([^&;]+;)`);
 - a `.` meant literally escaped.
 An edit of text the pattern repeats is also offered made everywhere at once.
 
