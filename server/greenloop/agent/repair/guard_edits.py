@@ -39,6 +39,11 @@ def builtin_exceptions(text: str) -> list[str]:
             and issubclass(getattr(builtins, name), BaseException)]
 
 
+def touches(node: ts.Node, spans: list[tuple[int, int]]) -> bool:
+    """The node's text overlaps one of the byte spans (the hot lines: where the failure went through)."""
+    return any(node.start_byte < last and node.end_byte > first for first, last in spans)
+
+
 def guards(definition: ts.Node, nodes: list[ts.Node], language: str,
            spans: list[tuple[int, int]]) -> Iterator[Edit]:
     """A missing `None` check (python): for each local name a statement reads, `if x is None: return R`
@@ -50,8 +55,7 @@ def guards(definition: ts.Node, nodes: list[ts.Node], language: str,
     local = set(local_names(definition))
     empties = _empties(nodes)
     for node, line_start, indent, step, nested in _statements(nodes):
-        hot = any(node.start_byte < last and node.end_byte > first for first, last in spans)
-        if not hot and not (node.type == "return_statement" and node.named_children):
+        if not touches(node, spans) and not (node.type == "return_statement" and node.named_children):
             continue
         for name in dict.fromkeys(node_text(n) for n in walk(node) if read(n) and node_text(n) in local):
             for value in empties:
@@ -67,7 +71,7 @@ def caught(nodes: list[ts.Node], language: str, spans: list[tuple[int, int]],
     if language != "python" or not spans:
         return
     for node, line_start, indent, step, nested in _statements(nodes):
-        if node.type in _COMPOUND or not any(node.start_byte < last and node.end_byte > first for first, last in spans):
+        if node.type in _COMPOUND or not touches(node, spans):
             continue
         for name in raised:
             for handler in ("pass", "return None"):
@@ -100,7 +104,7 @@ def defaults(nodes: list[ts.Node], language: str, spans: list[tuple[int, int]]) 
         if parent.type in ("call", "assignment", "augmented_assignment", "delete_statement") and (
                 parent.child_by_field_name("function") == node or parent.child_by_field_name("left") == node):
             continue
-        if any(node.start_byte < last and node.end_byte > first for first, last in spans):
+        if touches(node, spans):
             yield node.start_byte, node.end_byte, f'getattr({node_text(owner)}, "{node_text(name)}", None)'
 
 
