@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from greenloop.agent import FixRequest, fix
 from greenloop.agent.events import Done, Event
 from greenloop.settings import Settings, load_settings
 
@@ -62,6 +63,18 @@ async def collect(events: AsyncIterator[Event]) -> tuple[list[Event], Done]:
         seen.append(event)
     assert isinstance(seen[-1], Done), f"last event is {seen[-1].kind}"
     return seen, seen[-1]
+
+
+async def fixed_by_edits(ws: Path, scripted_llm: Any, settings: Settings, wrong: str) -> tuple[list[Event], str]:
+    """`fix` with the model scripted to give a wrong function (`wrong`, its reply): green by the small
+    edits alone, with no model call, and nothing on disk. The events, and the changed file's new text."""
+    scripted_llm.script(wrong)
+    before = tree_bytes(ws)
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    assert scripted_llm.requests == []
+    assert tree_bytes(ws) == before  # nothing on disk until the person accepts
+    return events, done.changes.files[0].after or ""
 
 
 def kinds(events: list[Event]) -> list[str]:

@@ -13,7 +13,7 @@ from greenloop.agent.events import CandidateAsked, CandidateTested, RoundEnded
 from greenloop.agent.repair.guard_edits import builtin_exceptions
 from greenloop.agent.repair.mutants import mutants
 from greenloop.agent.repair.splice import Target, code_blocks, splice
-from tests.agent.conftest import collect, tree_bytes, write_project
+from tests.agent.conftest import collect, fixed_by_edits, tree_bytes, write_project
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "calculator"
 
@@ -266,12 +266,9 @@ async def test_a_name_error_gets_small_edits_of_the_function_in_the_file_that_do
             "    writer(str(path))('hi')\n    assert path.read_text() == 'hi'\n"
         ),
     })
-    scripted_llm.script("```python\ndef writer(output):\n    return None\n```\n")
-    settings = make_settings(ws, loop={"mutants": 60})
-    _, done = await collect(fix(FixRequest(ws), settings))
-    assert done.outcome == "green", done.summary + done.evidence
-    assert "with open(output, 'a') as f:" in (done.changes.files[0].after or "")
-    assert scripted_llm.requests == []  # the whole-file route's model call never came
+    wrong = "```python\ndef writer(output):\n    return None\n```\n"  # the whole-file route's, never asked
+    _, after = await fixed_by_edits(ws, scripted_llm, make_settings(ws, loop={"mutants": 60}), wrong)
+    assert "with open(output, 'a') as f:" in after
 
 
 @pytest.mark.docker
@@ -288,12 +285,10 @@ async def test_a_missing_none_check_where_the_traceback_points_is_among_the_firs
             "def test_missing_key():\n    assert words({}, 'a') == []\n"
         ),
     })
-    scripted_llm.script("```python\ndef words(index, key, limit=3):\n    return []\n```\n", step="repair_function")
+    wrong = "```python\ndef words(index, key, limit=3):\n    return []\n```\n"
     settings = make_settings(ws, loop={"mutants": 3, "candidates": 1})  # three edits: the hot line's first
-    events, done = await collect(fix(FixRequest(ws), settings))
-    assert done.outcome == "green", done.summary + done.evidence
-    assert "    if line is None:\n        return []\n    parts = line.split()" in (done.changes.files[0].after or "")
-    assert scripted_llm.requests_for("repair_function") == []
+    events, after = await fixed_by_edits(ws, scripted_llm, settings, wrong)
+    assert "    if line is None:\n        return []\n    parts = line.split()" in after
     asked = [e for e in events if isinstance(e, CandidateAsked)]
     assert len(asked) <= 3 and all(e.route == "mutants" for e in asked)
 
@@ -312,12 +307,10 @@ async def test_the_exception_a_failure_raised_in_the_function_is_caught_by_a_sma
             "def test_not_hex_is_kept():\n    assert entity('#xZZ') == '&#xZZ;'\n"
         ),
     })
-    scripted_llm.script("```python\ndef entity(name):\n    return name\n```\n", step="repair_function")
+    wrong = "```python\ndef entity(name):\n    return name\n```\n"
     settings = make_settings(ws, loop={"mutants": 60, "candidates": 1})
-    _, done = await collect(fix(FixRequest(ws), settings))
-    assert done.outcome == "green", done.summary + done.evidence
-    assert "        except ValueError:\n            pass\n" in (done.changes.files[0].after or "")
-    assert scripted_llm.requests_for("repair_function") == []
+    _, after = await fixed_by_edits(ws, scripted_llm, settings, wrong)
+    assert "        except ValueError:\n            pass\n" in after
 
 
 @pytest.mark.docker
@@ -335,11 +328,9 @@ async def test_the_coverage_pass_puts_the_line_only_the_failing_test_ran_first(
             "def test_express():\n    assert shipping(5, True) == 10\n"
         ),
     })
-    scripted_llm.script("```python\ndef shipping(weight, express):\n    return 0\n```\n", step="repair_function")
+    wrong = "```python\ndef shipping(weight, express):\n    return 0\n```\n"
     settings = make_settings(ws, loop={"mutants": 4, "candidates": 1}, retrieval={"coverage": True})
-    events, done = await collect(fix(FixRequest(ws), settings))
-    assert done.outcome == "green", done.summary + done.evidence
-    assert "        return base * 2\n" in (done.changes.files[0].after or "")
-    assert scripted_llm.requests_for("repair_function") == []
+    events, after = await fixed_by_edits(ws, scripted_llm, settings, wrong)
+    assert "        return base * 2\n" in after
     asked = [e for e in events if isinstance(e, CandidateAsked)]
     assert len(asked) <= 4 and all(e.route == "mutants" for e in asked)

@@ -8,12 +8,11 @@ from typing import Any
 
 import pytest
 
-from greenloop.agent import FixRequest, fix
 from greenloop.agent.changes.syntax import parse
 from greenloop.agent.repair.mutants import mutants
 from greenloop.agent.repair.pattern_edits import pattern_edits
 from greenloop.agent.repair.splice import Target, code_blocks
-from tests.agent.conftest import collect, tree_bytes, write_project
+from tests.agent.conftest import fixed_by_edits, write_project
 
 
 def replies(source: str, name: str, path: str = "m.py", limit: int = 1000) -> list[str]:
@@ -123,11 +122,6 @@ async def test_a_pattern_one_quantifier_off_is_fixed_before_any_model_is_asked(
             "    with pytest.raises(ValueError):\n        setting('# comment')\n"
         ),
     })
-    scripted_llm.script("```python\ndef setting(line):\n    return line, ''\n```\n", step="repair_function")
-    before = tree_bytes(ws)
-    settings = make_settings(ws, loop={"mutants": 60, "candidates": 1})
-    _, done = await collect(fix(FixRequest(ws), settings))
-    assert done.outcome == "green", done.summary + done.evidence
-    assert r"(.*)$" in (done.changes.files[0].after or "")
-    assert scripted_llm.requests == []
-    assert tree_bytes(ws) == before  # the user's files wait for them to accept
+    wrong = "```python\ndef setting(line):\n    return line, ''\n```\n"
+    _, after = await fixed_by_edits(ws, scripted_llm, make_settings(ws, loop={"mutants": 60, "candidates": 1}), wrong)
+    assert r"(.*)$" in after
