@@ -144,6 +144,16 @@ class SandboxPort:
         rows = result.stdout.strip().splitlines()
         return rows[-1] if result.ok and rows else None
 
+    async def run_command(self, argv: list[str], *, seconds: float,
+                          env: Mapping[str, str] | None = None) -> str | None:
+        """What a command run in the workspace printed (stdout, then stderr); None when it could not run or
+        ran out of time (the bench's correctness probe, bench/correctness.py)."""
+        try:
+            result = await self._sandbox.exec(argv, timeout=seconds, env=env)
+        except SandboxError:
+            return None
+        return None if result.timed_out else result.stdout + result.stderr
+
     async def install(self, packages: list[str]) -> ExecResult | Refused:
         try:
             result = await self._sandbox.install(packages)

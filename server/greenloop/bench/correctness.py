@@ -1,0 +1,192 @@
+"""Whether a green fix is the right one: `same`, `equivalent`, `differs` or `unknown`, beside the bench's outcome.
+
+`same`: every file the fix or the reference fix changes has the same syntax tree in both (formatting,
+comments and docstrings aside). Otherwise a differential replay in the sandbox (probe.py): the calls of
+every definition either fix changed are captured while the tests run on the reference tree (plus, for
+HumanEvalFix, `variants` type-preserving changes of their arguments), then replayed on the reference
+tree twice (calls whose outcome differs between the two are non-deterministic and left out) and on
+the fixed tree. Any call that returns or raises something else, or times out where the reference does
+not, makes it `differs`, and so does 3x or more of the reference's time over the calls
+(`SLOWER` in total and in at least `SLOW_CALLS` calls each, by `SLOW_CALL` s or more; a call's reference
+time is the faster of its two runs): an O(n) loop for an O(sqrt n) one is a
+different fix. A generated input on which the reference raises is outside the function's domain
+(`factorize(-44)`) and is left out; on a captured one, raising something else differs too. At least `ENOUGH` agreeing calls make it `equivalent`; fewer, `unknown` with the reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from greenloop.agent.ports import SandboxPort
+
+Name = Literal["same", "equivalent", "differs", "unknown"]
+ENOUGH = 20  # agreeing calls for `equivalent`
+SLOWER = 3.0
+SLOW_CALL = 0.002  # seconds more than the reference's in one call, below which a ratio is noise
+SLOW_CALLS = 3  # calls that must each be that much slower (one slow call is a pause, not the code)
+PROBE_DIR = ".greenloop-probe"
+PER_CALL = 2.0
+REPLAY_BUDGET = 90.0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A green fix judged against the reference fix."""
+
+    name: Name
+    reason: str = ""
+    calls: int = 0  # calls compared
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def normal_tree(source: str) -> str | None:
+    """The module's syntax tree without docstrings or positions; None when it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, include_attributes=False)
+
+
+def definitions(source: str) -> dict[str, str]:
+    """Each function's qualified name (`Class.method`; a nested def counts as its outer function) -> its tree."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    out: dict[str, str] = {}
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out[prefix + node.name] = normal_tree(ast.unparse(node)) or ""
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}.")
+
+    visit(tree.body, "")
+    return out
+
+
+def changed(before: Mapping[str, str], after: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(path, qualified name) of every python definition that differs between two trees' texts."""
+    out: list[tuple[str, str]] = []
+    for path in sorted(set(before) | set(after)):
+        if not path.endswith(".py") or before.get(path) == after.get(path):
+            continue
+        old, new = definitions(before.get(path, "")), definitions(after.get(path, ""))
+        out.extend((path, name) for name in sorted(set(old) | set(new)) if old.get(name) != new.get(name))
+    return out
+
+
+def same_trees(buggy: Mapping[str, str], fixed: Mapping[str, str], reference: Mapping[str, str]) -> bool:
+    """Every file either fix changed has the same normalized syntax tree in both."""
+    paths = {p for p in set(buggy) | set(fixed) | set(reference)
+             if buggy.get(p) != fixed.get(p) or buggy.get(p) != reference.get(p)}
+    return all(fixed.get(p) == reference.get(p)
+               or (p.endswith(".py") and normal_tree(fixed.get(p, "")) == normal_tree(reference.get(p, "")))
+               for p in paths)
+
+
+async def judge(sandbox: SandboxPort, buggy: Mapping[str, str], fixed: Mapping[str, str],
+                reference: Mapping[str, str], tests: list[str], *, variants: int = 0, seed: int = 0,
+                also: tuple[tuple[str, str], ...] = ()) -> Verdict:
+    """The verdict on `fixed` (the green fix's tree) against `reference` (the developers' or canonical fix).
+
+    `tests`: the pytest ids or files whose run on the reference tree gives the calls; `also`: definitions
+    to capture besides the changed ones (HumanEvalFix's entry point)."""
+    if same_trees(buggy, fixed, reference):
+        return Verdict("same", "the same code as the reference fix")
+    targets = list(dict.fromkeys([*changed(buggy, fixed), *changed(buggy, reference), *also]))
+    if not targets:
+        return Verdict("unknown", "no python definition changed")
+    try:
+        return await _replayed(sandbox, fixed, reference, tests, targets, variants, seed)
+    except Exception as exc:  # a verdict never stops the bench
+        return Verdict("unknown", f"the replay failed: {type(exc).__name__}: {str(exc)[:200]}")
+
+
+async def _replayed(sandbox: SandboxPort, fixed: Mapping[str, str], reference: Mapping[str, str], tests: list[str],
+                    targets: list[tuple[str, str]], variants: int, seed: int) -> Verdict:
+    probe = (Path(__file__).parent / "probe.py").read_bytes()
+    calls = f"{PROBE_DIR}/calls.pkl"
+    await _sync(sandbox, reference, {f"{PROBE_DIR}/probe.py": probe})
+    settings = {"targets": [list(t) for t in targets], "out": calls, "variants": variants, "seed": seed}
+    env = {"GREENLOOP_PROBE": json.dumps(settings), "PYTHONPATH": PROBE_DIR}
+    captured = await sandbox.run_command(
+        ["python3", "-m", "pytest", "-q", "-p", "probe", "-p", "no:cacheprovider", "-o", "addopts=", *tests],
+        seconds=300, env=env)
+    if captured is None:
+        return Verdict("unknown", "the capture run did not finish")
+    replay = ["python3", f"{PROBE_DIR}/probe.py", "replay", calls, str(PER_CALL), str(REPLAY_BUDGET)]
+    first = await sandbox.run_command(replay, seconds=REPLAY_BUDGET + 60)
+    again = await sandbox.run_command(replay, seconds=REPLAY_BUDGET + 60)
+    await _sync(sandbox, fixed, {f"{PROBE_DIR}/probe.py": probe}, frozenset(set(reference) - set(fixed)))
+    theirs = await sandbox.run_command(replay, seconds=REPLAY_BUDGET + 60)
+    if first is None or again is None or theirs is None:
+        return Verdict("unknown", "the replay did not finish")
+    return compare(_rows(first), _rows(again), _rows(theirs), captured[-300:])
+
+
+async def _sync(sandbox: SandboxPort, tree: Mapping[str, str], extra: Mapping[str, bytes],
+                deleted: frozenset[str] = frozenset()) -> None:
+    files = {p: t.encode("utf-8") for p, t in tree.items()}
+    await sandbox.sync({**files, **extra}, deleted)
+
+
+def _rows(output: str) -> dict[int, dict[str, Any]]:
+    rows: dict[int, dict[str, Any]] = {}
+    for line in output.splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and isinstance(row.get("i"), int) and "stop" not in row:
+            rows[row["i"]] = row
+    return rows
+
+
+def compare(reference: dict[int, dict[str, Any]], again: dict[int, dict[str, Any]],
+            fixed: dict[int, dict[str, Any]], capture_note: str = "") -> Verdict:
+    """The verdict from three replays: the reference tree twice, the fixed tree once."""
+    agree, slow_ref, slow_fix, slow_calls = 0, 0.0, 0.0, 0
+    skipped = set[str]()
+    for i, ref in sorted(reference.items()):
+        other, mine = again.get(i), fixed.get(i)
+        if "skip" in ref:
+            skipped.add(str(ref["skip"]))
+            continue
+        if other is None or mine is None or other.get("h") != ref.get("h") or ref.get("o") == "timeout":
+            continue  # not deterministic, not reached, or too slow on the reference itself
+        if ref.get("v") and ref.get("o") == "raised":
+            continue  # a generated input the reference refuses is outside the function's domain
+        if mine.get("h") != ref.get("h"):
+            what = "timed out" if mine.get("o") == "timeout" else "gave another result"
+            return Verdict("differs", f"call {i} {what}: {str(mine.get('t', ''))[:120]} against the reference's "
+                                      f"{str(ref.get('t', ''))[:120]}", agree + 1)
+        agree += 1
+        took, takes = min(float(ref.get("s", 0.0)), float(other.get("s", 0.0))), float(mine.get("s", 0.0))
+        slow_ref, slow_fix = slow_ref + took, slow_fix + takes
+        slow_calls += takes >= SLOWER * took and takes - took >= SLOW_CALL
+    if slow_calls >= SLOW_CALLS and slow_fix >= SLOWER * slow_ref:
+        return Verdict("differs", f"{slow_fix / slow_ref:.1f}x the reference's time over {agree} calls", agree)
+    if agree >= ENOUGH:
+        return Verdict("equivalent", f"{agree} calls agree", agree)
+    why = f"only {agree} comparable call(s)"
+    if skipped:
+        why += "; " + "; ".join(sorted(skipped))[:200]
+    elif not reference:
+        why += f"; the capture saw none ({' '.join(capture_note.split())[-160:]})"
+    return Verdict("unknown", why, agree)
