@@ -47,6 +47,9 @@ def make_set(root: Path) -> Path:
                 info = tarfile.TarInfo(f"{case_id}/{rel}")
                 info.size = len(data)
                 tar.addfile(info, io.BytesIO(data))
+        if case_id == "tiny-1":  # the developers' fix, for the green's correctness verdict
+            (folder / "fix.patch").write_text("--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n"
+                                              "-    return a - b\n+    return a + b\n")
         if case_id == "tiny-2":  # the real output names the exception the sandbox's run must show too
             (folder / "failing_output.txt").write_text("E       AssertionError: assert 5 == 6\n")
         rows.append({"id": case_id, "project": "tiny" if case_id != "tiny-2" else "other", "tests": tests,
@@ -113,6 +116,7 @@ async def test_the_bench_fixes_one_of_two_and_reports_the_case_that_is_not_red(
     run = await run_bench(options, base)
     by_task = {r.task: r for r in run.results}
     assert by_task["tiny-1"].outcome == "green", by_task["tiny-1"].error
+    assert by_task["tiny-1"].extra["verdict"]["name"] == "same"  # the developers' fix exactly
     assert by_task["tiny-2"].outcome != "green" and by_task["tiny-2"].error == ""
     # the install (a layer built once per requirement set) is kept apart from the cell's wall time
     assert by_task["tiny-1"].extra["setup_seconds"] >= 0 and by_task["tiny-1"].seconds > 0
@@ -125,6 +129,7 @@ async def test_the_bench_fixes_one_of_two_and_reports_the_case_that_is_not_red(
     assert summary.by_group == {"tiny": [1, 1], "other": [0, 1]}
     md = files.markdown.read_text()
     assert "| cands | 2 | 50.0% |" in md and "| tiny | 1 / 1 |" in md
+    assert "| cands | 1 | 1 (100% of green) | 50.0% (9.5% – 90.5%) | 1 | 0 | 0 | 0 | 0 |" in md
     assert "- tiny-3: not_reproduced: the named tests pass in the sandbox" in md
     # the set itself is untouched: its tarball still holds the buggy code
     with tarfile.open(tmp_path / "set" / "cases" / "tiny-1" / "workspace.tar.gz") as tar:

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import ast
 import json
+import subprocess
+import tempfile
+import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from greenloop.agent.ports import SandboxPort
+from greenloop.agent.ports import SandboxPort, open_sandbox_for
 
 Name = Literal["same", "equivalent", "differs", "unknown"]
 ENOUGH = 20  # agreeing calls for `equivalent`
@@ -32,6 +35,7 @@ SLOW_CALLS = 3  # calls that must each be that much slower (one slow call is a p
 PROBE_DIR = ".greenloop-probe"
 PER_CALL = 2.0
 REPLAY_BUDGET = 90.0
+VARIANTS = 200  # generated inputs per HumanEvalFix task, besides its own tests' calls
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,7 @@ class Verdict:
     name: Name
     reason: str = ""
     calls: int = 0  # calls compared
+    seconds: float = 0.0  # what judging took (left out of a bench cell's wall time)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -107,6 +112,14 @@ async def judge(sandbox: SandboxPort, buggy: Mapping[str, str], fixed: Mapping[s
 
     `tests`: the pytest ids or files whose run on the reference tree gives the calls; `also`: definitions
     to capture besides the changed ones (HumanEvalFix's entry point)."""
+    begun = time.monotonic()
+    verdict = await _judged(sandbox, buggy, fixed, reference, tests, variants, seed, also)
+    return replace(verdict, seconds=round(time.monotonic() - begun, 3))
+
+
+async def _judged(sandbox: SandboxPort, buggy: Mapping[str, str], fixed: Mapping[str, str],
+                  reference: Mapping[str, str], tests: list[str], variants: int, seed: int,
+                  also: tuple[tuple[str, str], ...]) -> Verdict:
     if same_trees(buggy, fixed, reference):
         return Verdict("same", "the same code as the reference fix")
     targets = list(dict.fromkeys([*changed(buggy, fixed), *changed(buggy, reference), *also]))
@@ -142,7 +155,7 @@ async def _replayed(sandbox: SandboxPort, fixed: Mapping[str, str], reference: M
 
 async def _sync(sandbox: SandboxPort, tree: Mapping[str, str], extra: Mapping[str, bytes],
                 deleted: frozenset[str] = frozenset()) -> None:
-    files = {p: t.encode("utf-8") for p, t in tree.items()}
+    files = {p: t.encode("utf-8", "surrogateescape") for p, t in tree.items()}
     await sandbox.sync({**files, **extra}, deleted)
 
 
@@ -190,3 +203,49 @@ def compare(reference: dict[int, dict[str, Any]], again: dict[int, dict[str, Any
     elif not reference:
         why += f"; the capture saw none ({' '.join(capture_note.split())[-160:]})"
     return Verdict("unknown", why, agree)
+
+
+def texts(files: Mapping[str, bytes]) -> dict[str, str]:
+    """A tree's files as text (bytes that are not UTF-8 kept as surrogates, so they come back the same)."""
+    return {p: data.decode("utf-8", "surrogateescape") for p, data in files.items()}
+
+
+def after(files: Mapping[str, str], changes: Any) -> dict[str, str]:
+    """The tree a change set (events.ChangeSet) leaves: `files` with its changes applied."""
+    out = dict(files)
+    for change in changes.files:
+        if change.after is None:
+            out.pop(change.path, None)
+        else:
+            out[change.path] = change.after
+    return out
+
+
+async def humanevalfix_verdict(files: Mapping[str, str], extra: Mapping[str, Any], changes: Any,
+                               settings: Any) -> Verdict:
+    """A green HumanEvalFix fix against the canonical solution, on the task's test inputs and `VARIANTS`
+    seeded variants of them, in a sandbox of its own."""
+    entry = str(extra.get("entry_point", ""))
+    canonical = extra.get("fixed")
+    if not isinstance(canonical, str) or not entry:
+        return Verdict("unknown", "the task has no canonical solution")
+    module = f"{entry}.py"
+    reference = {**files, module: canonical}
+    async with open_sandbox_for(settings, "python", label="bench-verdict") as sandbox:
+        return await judge(sandbox, files, after(files, changes), reference, [f"test_{entry}.py"],
+                           variants=VARIANTS, also=((module, entry),))
+
+
+def patched(files: Mapping[str, str], patch: str) -> dict[str, str]:
+    """`files` with a unified diff applied (`patch -p1` in a scratch folder: it reads and writes files only)."""
+    with tempfile.TemporaryDirectory(prefix="greenloop-verdict-") as tmp:
+        root = Path(tmp)
+        for path, text in files.items():
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).write_text(text, encoding="utf-8", errors="surrogateescape")
+        done = subprocess.run(["patch", "-p1", "-s", "-i", "-"], input=patch, text=True, cwd=root,
+                              capture_output=True, timeout=60)
+        if done.returncode != 0:
+            raise ValueError(f"the reference patch does not apply: {(done.stdout + done.stderr).strip()[:200]}")
+        return {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8", errors="surrogateescape")
+                for p in root.rglob("*") if p.is_file() and not p.name.endswith(".orig")}

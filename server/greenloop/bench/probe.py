@@ -69,7 +69,7 @@ def pytest_unconfigure(config: Any) -> None:
     if "hook" not in _state:
         return
     sys.setprofile(None)
-    threading.setprofile(None)  # type: ignore[arg-type]
+    threading.setprofile(None)
     settings = _state["settings"]
     calls = list(_state["calls"])
     variants = _variants(calls, int(settings.get("variants", 0)), int(settings.get("seed", 0)))
@@ -116,7 +116,7 @@ def _variants(calls: list[bytes], count: int, seed: int) -> list[bytes]:
     if count <= 0 or not calls:
         return []
     rng = random.Random(seed)
-    seen, out = set(calls), []
+    seen, out = set(calls), list[bytes]()
     for _ in range(count * 5):
         if len(out) >= count:
             break

@@ -11,16 +11,20 @@ Outcomes besides the loop's own:
   missing, or fail without the exception the case's real output names; never counted as fixed.
 - `tests_edited` / `unverified`: the loop said green, but its change set touches a test file, or
   the named tests do not pass when its change set is synced again and rerun.
+A verified green gets `extra["verdict"]`: the fix against the developers' (`fix.patch`), correctness.py.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 from greenloop.agent import ChangeSet, FixRequest, Ports, WorkingCopy, fix, open_ports
+from greenloop.bench.correctness import Verdict, after, judge, patched, texts
 from greenloop.bench.realbugs import CASE_TIMEOUT, expected_error, unpack
 from greenloop.bench.runner import consume
 from greenloop.bench.suites import Task
@@ -54,7 +58,7 @@ async def drive_case(task: Task, tmp: Path, settings: Settings, seen: dict[str, 
             events = fix(FixRequest(workspace=workspace, test_ids=tests), settings, ports=ports)
             done = await consume(events, seen, on_event=calls.started)
             done["extra"].update(project=str(extra["project"]), setup_seconds=round(setup, 3), red=red.summary())
-            await _check(done, ports, copy.files(), tests, settings)
+            await _check(done, ports, copy.files(), tests, settings, archive.parent / "fix.patch")
             return done
     finally:
         calls.close()
@@ -80,8 +84,9 @@ def not_red(report: TestReport, missing_module: str, expected: str = "") -> str:
 
 
 async def _check(done: dict[str, Any], ports: Ports, files: dict[str, bytes], tests: list[str],
-                 settings: Settings) -> None:
-    """A green Done must leave test files alone and turn the named tests green when synced afresh."""
+                 settings: Settings, reference: Path) -> None:
+    """A green Done must leave test files alone and turn the named tests green when synced afresh; then it
+    gets its correctness verdict against the developers' fix (bench/correctness.py)."""
     changes: ChangeSet = done.pop("changes")
     if done["outcome"] == "already_green":
         done.update(outcome="not_reproduced", evidence="the loop's first test run was green")
@@ -91,16 +96,25 @@ async def _check(done: dict[str, Any], ports: Ports, files: dict[str, bytes], te
     if done["extra"]["tests_edited"]:
         done.update(outcome="tests_edited", evidence="the change set edits a test file")
         return
-    after = dict(files)
-    for change in changes.files:
-        if change.after is None:
-            after.pop(change.path, None)
-        else:
-            after[change.path] = change.after.encode("utf-8")
-    await ports.sandbox.sync(after, frozenset(p for p in files if p not in after))
+    fixed = {p: t.encode("utf-8", "surrogateescape") for p, t in after(texts(files), changes).items()}
+    await ports.sandbox.sync(fixed, frozenset(p for p in files if p not in fixed))
     rerun = await ports.sandbox.run_tests(tests, timeout=settings.sandbox.test_timeout)
     if not rerun.green:
         done.update(outcome="unverified", evidence=f"the change set rerun: {rerun.summary()}")
+        return
+    done["extra"]["verdict"] = (await _verdict(ports, files, changes, tests, reference)).to_json()
+
+
+async def _verdict(ports: Ports, files: dict[str, bytes], changes: ChangeSet, tests: list[str],
+                   reference: Path) -> Verdict:
+    """The green fix against the developers' fix (`fix.patch`), on the calls the named tests' files make."""
+    buggy = texts(files)
+    try:
+        theirs = await asyncio.to_thread(lambda: patched(buggy, reference.read_text(encoding="utf-8")))
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
+        return Verdict("unknown", str(exc)[:300])
+    test_files = list(dict.fromkeys(t.split("::")[0] for t in tests))
+    return await judge(ports.sandbox, buggy, after(buggy, changes), theirs, test_files)
 
 
 def _not_run(task: Task, outcome: str, why: str) -> dict[str, Any]:

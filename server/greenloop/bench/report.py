@@ -1,4 +1,5 @@
-"""A bench's results per config: pass rate with a Wilson 95% interval, iterations, tokens, cost, time."""
+"""A bench's results per config: pass rate with a Wilson 95% interval, how many greens are right, iterations,
+tokens, cost, time."""
 
 from __future__ import annotations
 
@@ -46,6 +47,11 @@ class ConfigSummary:
     fixes_per_minute: float = 0.0  # runs made green per minute of wall time
     by_group: dict[str, list[int]] = field(default_factory=dict)  # project -> [passed, runs] (realbugs)
     not_run: dict[str, str] = field(default_factory=dict)  # task -> "outcome: why"; not in `runs`
+    verdicts: dict[str, int] = field(default_factory=dict)  # green runs per verdict (bench/correctness.py)
+    correct: int = 0  # green runs judged `same` or `equivalent`
+    correct_low: float = 0.0  # Wilson 95% interval of correct / runs
+    correct_high: float = 0.0
+    greens: dict[str, str] = field(default_factory=dict)  # task -> "verdict (kind): reason", per green run
 
 
 def summarize(results: list[CellResult], configs: list[str], max_iterations: int) -> list[ConfigSummary]:
@@ -58,6 +64,13 @@ def _summary(name: str, every: list[CellResult], max_iterations: int) -> ConfigS
     n = len(rows)
     passed = sum(r.passed for r in rows)
     low, high = wilson_interval(passed, n)
+    verdicts: dict[str, int] = {}
+    for r in rows:
+        if r.passed:
+            verdict = verdict_of(r)
+            verdicts[verdict] = verdicts.get(verdict, 0) + 1
+    correct = verdicts.get("same", 0) + verdicts.get("equivalent", 0)
+    right_low, right_high = wilson_interval(correct, n)
     seconds = [r.seconds for r in rows]
     outcomes: dict[str, int] = {}
     for r in rows:
@@ -88,7 +101,25 @@ def _summary(name: str, every: list[CellResult], max_iterations: int) -> ConfigS
         fixes_per_minute=passed / (sum(seconds) / 60) if sum(seconds) > 0 else 0.0,
         by_group=_by_group(rows),
         not_run={r.task: f"{r.outcome}: {r.error}" for r in every if not r.counted},
+        verdicts=verdicts,
+        correct=correct,
+        correct_low=right_low,
+        correct_high=right_high,
+        greens={f"{r.task}#{r.repeat}": _green_line(r) for r in rows if r.passed},
     )
+
+
+def verdict_of(result: CellResult) -> str:
+    """A green run's correctness verdict; `unjudged` for results from before verdicts were kept."""
+    verdict = result.extra.get("verdict")
+    return str(verdict.get("name", "unknown")) if isinstance(verdict, dict) else "unjudged"
+
+
+def _green_line(result: CellResult) -> str:
+    verdict = result.extra.get("verdict") if isinstance(result.extra.get("verdict"), dict) else {}
+    kind = result.extra.get("kind") or "?"
+    risky = ", plausible" if result.extra.get("risky") else ""
+    return f"{verdict_of(result)} ({kind}{risky}): {str(verdict.get('reason', ''))[:160]}"
 
 
 def _by_group(rows: list[CellResult]) -> dict[str, list[int]]:
@@ -166,6 +197,16 @@ def report_markdown(meta: dict[str, Any], summaries: list[ConfigSummary], plot_n
             f"| {s.median_seconds:.1f} | {s.fixes_per_minute:.2f} | {s.median_candidates:g} | {s.tests_edited} "
             f"| {s.errors} |"
         )
+    lines += ["", "Green and right (verdicts of the green runs against the reference fix, bench/correctness.py):", "",
+              "| config | green | correct (same + equivalent) | correct rate, 95% CI | same | equivalent | differs "
+              "| unknown | unjudged |",
+              "|---|---:|---:|---|---:|---:|---:|---:|---:|"]
+    for s in summaries:
+        v = s.verdicts
+        lines.append(f"| {s.config} | {s.passed} | {s.correct} ({s.correct / s.passed if s.passed else 0:.0%} of green) "
+                     f"| {s.correct / s.runs if s.runs else 0:.1%} ({s.correct_low:.1%} – {s.correct_high:.1%}) "
+                     f"| {v.get('same', 0)} | {v.get('equivalent', 0)} | {v.get('differs', 0)} | {v.get('unknown', 0)} "
+                     f"| {v.get('unjudged', 0)} |")
     curves = [s for s in summaries if s.pass_at_k]
     if curves:
         lines += ["", "pass@k (share of runs green by their k-th tested candidate):", ""]
@@ -173,6 +214,10 @@ def report_markdown(meta: dict[str, Any], summaries: list[ConfigSummary], plot_n
             shown = ", ".join(f"k={k}: {v:.0%}" for k, v in enumerate(s.pass_at_k, 1))
             lines.append(f"- {s.config}: {shown}")
     lines += _group_lines(summaries)
+    for s in summaries:
+        if s.greens:
+            lines += ["", f"Greens of {s.config}:", ""]
+            lines += [f"- {task}: {line}" for task, line in sorted(s.greens.items())]
     lines += ["", "Outcomes per config:", ""]
     for s in summaries:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(s.outcomes.items())) or "none"

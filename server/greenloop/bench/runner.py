@@ -207,6 +207,11 @@ async def run_cell(cell: Cell) -> CellResult:
                 done = await _drive(cell.task, Path(tmp), settings, seen)
         result.outcome = str(done.get("outcome", "error"))
         result.extra = dict(done.get("extra") or {})
+        if result.outcome == "green" and cell.task.kind == "fix" and "fixed" in cell.task.extra:
+            from greenloop.bench.correctness import humanevalfix_verdict
+
+            verdict = await humanevalfix_verdict(cell.task.files, cell.task.extra, done["changes"], settings)
+            result.extra["verdict"] = verdict.to_json()
         result.error = str(done.get("evidence", "")) if result.outcome in ("error", *NOT_RUN) else ""
     except TimeoutError:
         result.error = f"abandoned after {cell_limit(settings):.0f}s"
@@ -217,7 +222,8 @@ async def run_cell(cell: Cell) -> CellResult:
         result.error = f"{type(exc).__name__}: {exc}"
     _take_usage(result, seen)  # an abandoned run keeps what it used, not zero
     # the environment a task needs, built once and cached (realbugs' installs), is no part of its wall time
-    result.seconds = time.monotonic() - start - float(result.extra.get("setup_seconds", 0.0))
+    judged = float((result.extra.get("verdict") or {}).get("seconds", 0.0))  # the bench's own check, not the loop's
+    result.seconds = time.monotonic() - start - float(result.extra.get("setup_seconds", 0.0)) - judged
     return result
 
 
