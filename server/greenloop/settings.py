@@ -291,6 +291,12 @@ class LoopSettings(_Section):
     mutation_seconds: float = Field(
         default=150.0, gt=0, description="Longest time the small edits of one function are tested for."
     )
+    second_look: bool = Field(
+        default=True,
+        description="When the change that turns the tests green has a shape known to overfit (a dropped "
+        "statement, a suppressed exception, a guard returning another type, a changed loop bound: "
+        "agent/repair/risk.py), ask the model once more, shown that change, and keep the better green.",
+    )
     candidate_temperature: float = Field(
         default=0.8, ge=0.0, le=2.0,
         description="Sampling temperature of every candidate after the first (the first is greedy).",

@@ -11,7 +11,7 @@ import pytest
 from greenloop.agent import FixRequest, fix
 from greenloop.agent.events import CandidateAsked, CandidateTested, RoundEnded
 from greenloop.agent.repair.guard_edits import builtin_exceptions
-from greenloop.agent.repair.mutants import mutants
+from greenloop.agent.repair.mutants import mutants, small_edits
 from greenloop.agent.repair.splice import Target, code_blocks, splice
 from tests.agent.conftest import collect, fixed_by_edits, tree_bytes, write_project
 
@@ -308,9 +308,18 @@ async def test_the_exception_a_failure_raised_in_the_function_is_caught_by_a_sma
         ),
     })
     wrong = "```python\ndef entity(name):\n    return name\n```\n"
+    scripted_llm.script(wrong)
     settings = make_settings(ws, loop={"mutants": 60, "candidates": 1})
-    _, after = await fixed_by_edits(ws, scripted_llm, settings, wrong)
+    _, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    after = done.changes.files[0].after or ""
     assert "        except ValueError:\n            pass\n" in after
+    # a suppressed exception is a shape that overfits: the model was asked once more, shown the change,
+    # gave nothing better, and the change is offered labelled as only plausible
+    [request] = scripted_llm.requests_for("repair_function")
+    assert "This change makes the tests pass" in "\n".join(m["content"] for m in request.messages)
+    assert (done.changes.kind, done.changes.risk) == ("exception suppressed", "plausible")
+    assert done.changes.label.startswith("plausible: the tests pass, check the change (suppresses ValueError")
 
 
 @pytest.mark.docker
@@ -334,3 +343,45 @@ async def test_the_coverage_pass_puts_the_line_only_the_failing_test_ran_first(
     assert "        return base * 2\n" in after
     asked = [e for e in events if isinstance(e, CandidateAsked)]
     assert len(asked) <= 4 and all(e.route == "mutants" for e in asked)
+
+
+def test_a_none_check_in_a_function_that_returns_bools_returns_false_first() -> None:
+    source = "def is_admin(user):\n    return user.role == 'admin'\n"
+    edits = small_edits(source, Target("u.py", "is_admin", "function", 1, 2), 60, hot={2})
+    guards = [(reply, kind) for reply, kind in edits if kind.startswith("none guard")]
+    assert "return False" in guards[0][0] and guards[0][1] == "none guard"
+    assert any("return None" in reply and kind == "none guard returning another type" for reply, kind in guards)
+
+
+def test_a_term_dropped_from_a_loop_header_is_a_changed_loop_bound() -> None:
+    source = "def f(n):\n    i = 2\n    while i <= int(n ** 0.5) + 1:\n        i += 1\n    return i\n"
+    edits = dict(small_edits(source, Target("f.py", "f", "function", 1, 5), 200))
+    widened = next(reply for reply in edits if "while i <= int(n) + 1:" in reply)
+    assert edits[widened] == "loop bound changed"
+
+
+@pytest.mark.docker
+async def test_a_risky_green_small_edit_gets_a_second_look_and_the_models_right_fix_is_kept(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    buggy = ("def factorize(n):\n    fact = []\n    i = 2\n    while i <= int(n ** 0.5) + 1:\n"
+             "        if n % i == 0:\n            fact.append(i)\n            n //= i\n        else:\n"
+             "            i += 1\n    return fact\n")
+    right = buggy.replace("    return fact\n", "    if n > 1:\n        fact.append(n)\n    return fact\n")
+    ws = write_project(tmp_path / "p", {
+        "factors.py": buggy,
+        "test_factors.py": "from factors import factorize\n\n\ndef test_factorize():\n"
+                           "    assert factorize(8) == [2, 2, 2]\n    assert factorize(57) == [3, 19]\n"
+                           "    assert factorize(3 * 19 * 19) == [3, 19, 19]\n",
+    })
+    scripted_llm.script(f"The remaining factor is lost.\n```python\n{right}```\n", step="repair_function")
+    settings = make_settings(ws, loop={"mutants": 60, "candidates": 1})
+    events, done = await collect(fix(FixRequest(ws), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    assert done.changes.files[0].after == right
+    assert (done.changes.kind, done.changes.risk, done.changes.label) == ("model", "", "")
+    assert "not one known to overfit" in done.changes.reason
+    greens = [(e.change_kind, e.route) for e in events if isinstance(e, CandidateTested) and e.green]
+    assert greens == [("loop bound changed", "mutants"), ("model", "function")]
+    [request] = scripted_llm.requests_for("repair_function")
+    assert "+    while i <= int(n) + 1:" in "\n".join(m["content"] for m in request.messages)  # the hint

@@ -127,6 +127,8 @@ class CandidateTested(_Event):
     errors: int = 0
     green: bool = False
     tokens: int = 0
+    change_kind: str = ""  # a small edit's kind (mutants.py) or "model"
+    risk: str = ""  # why this green change is only plausible (risk.py); "" when nothing says so
 
 
 class RoundEnded(_Event):
@@ -175,6 +177,17 @@ class ChangeSet(BaseModel):
     packages: list[str] = Field(default_factory=list)
     commands: list[str] = Field(default_factory=list)
     diff: str = ""
+    kind: str = ""  # how the change that made the tests pass was made: a small edit's kind, or "model"
+    risk: Literal["", "plausible"] = ""  # "plausible": the tests pass, but the change has a shape that overfits
+    risk_reason: str = ""  # what to check ("returns None where `f` otherwise returns a bool")
+    reason: str = ""  # why this change was chosen among the greens
+
+    @property
+    def label(self) -> str:
+        """What a front end says about the change: "" for one nothing flags."""
+        if self.risk != "plausible":
+            return ""
+        return f"plausible: the tests pass, check the change ({self.risk_reason})"
 
 
 class Done(_Event):

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from greenloop.agent.ports import SandboxPort, open_sandbox_for
+from greenloop.agent.repair.risk import functions, normal_tree
 
 Name = Literal["same", "equivalent", "differs", "unknown"]
 ENOUGH = 20  # agreeing calls for `equivalent`
@@ -51,38 +52,9 @@ class Verdict:
         return asdict(self)
 
 
-def normal_tree(source: str) -> str | None:
-    """The module's syntax tree without docstrings or positions; None when it does not parse."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
-                node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree, include_attributes=False)
-
-
 def definitions(source: str) -> dict[str, str]:
     """Each function's qualified name (`Class.method`; a nested def counts as its outer function) -> its tree."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return {}
-    out: dict[str, str] = {}
-
-    def visit(body: list[ast.stmt], prefix: str) -> None:
-        for node in body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                out[prefix + node.name] = normal_tree(ast.unparse(node)) or ""
-            elif isinstance(node, ast.ClassDef):
-                visit(node.body, f"{prefix}{node.name}.")
-
-    visit(tree.body, "")
-    return out
+    return {name: normal_tree(ast.unparse(node)) or "" for name, node in functions(source).items()}
 
 
 def changed(before: Mapping[str, str], after: Mapping[str, str]) -> list[tuple[str, str]]:

@@ -116,7 +116,8 @@ def verdict_of(result: CellResult) -> str:
 
 
 def _green_line(result: CellResult) -> str:
-    verdict = result.extra.get("verdict") if isinstance(result.extra.get("verdict"), dict) else {}
+    found = result.extra.get("verdict")
+    verdict: dict[str, Any] = found if isinstance(found, dict) else {}
     kind = result.extra.get("kind") or "?"
     risky = ", plausible" if result.extra.get("risky") else ""
     return f"{verdict_of(result)} ({kind}{risky}): {str(verdict.get('reason', ''))[:160]}"

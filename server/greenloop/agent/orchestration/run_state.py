@@ -38,6 +38,7 @@ class RunState:
     started: float = field(default_factory=time.monotonic)
     goal: str = ""  # a generated project's request: its tests are the model's too, and may be wrong
     tests_writable: bool = False  # generation's own tests, an improve request about tests, loop.edit_tests
+    chosen: tuple[str, str, str] = ("", "", "")  # the green change: its kind, why it is risky, why it was chosen
     _seeds: int = 0
 
     def __post_init__(self) -> None:
@@ -59,6 +60,10 @@ class RunState:
         """A seed no other call of this run has used (candidates are sampled apart, and recorded)."""
         self._seeds += 1
         return self._seed_base + 1000 + self._seeds
+
+    def chose(self, kind: str, risk: str, reason: str) -> None:
+        """Keep what the change set says of the green change (risk.py, second_look.py)."""
+        self.chosen = (kind, risk, reason)
 
     def stamp(self, event: Any) -> Any:
         event.run_id, event.at = self.run_id, round(time.monotonic() - self.started, 3)
@@ -87,6 +92,10 @@ class RunState:
     def done(self, copy: WorkingCopy, outcome: Outcome, summary: str, iterations: int, evidence: str = "") -> Done:
         u = self.ports.llm.usage
         changes = copy.changes(self.packages, self.commands)
+        if outcome == "green" and self.chosen[0]:
+            kind, risk, reason = self.chosen
+            changes = changes.model_copy(update={"kind": kind, "risk": "plausible" if risk else "", "risk_reason": risk,
+                                                 "reason": reason})
         return self.stamp(
             Done(
                 outcome=outcome,

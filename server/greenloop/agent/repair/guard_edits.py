@@ -47,8 +47,8 @@ def touches(node: ts.Node, spans: list[tuple[int, int]]) -> bool:
 def guards(definition: ts.Node, nodes: list[ts.Node], language: str,
            spans: list[tuple[int, int]]) -> Iterator[Edit]:
     """A missing `None` check (python): for each local name a statement reads, `if x is None: return R`
-    before it, and the statement run only `if x is not None:`. R is `None` and the empty value of
-    what the function returns elsewhere (`[]`, `''`, ...). Statements: every `return` of a value, and
+    before it, and the statement run only `if x is not None:`. R is the empty value of what the function
+    returns elsewhere (`False` in a function that returns bools, `[]`, `''`, ...), then `None`. Statements: every `return` of a value, and
     the ones on a hot line (where the failure went through: `TypeError: ... 'NoneType'`)."""
     if language != "python":
         return
@@ -109,14 +109,16 @@ def defaults(nodes: list[ts.Node], language: str, spans: list[tuple[int, int]]) 
 
 
 def _empties(nodes: list[ts.Node]) -> list[str]:
-    """`None`, then the empty value of each kind the function returns (`[]` for a list, ...)."""
+    """The empty value of each kind the function returns (`False` for a bool, `[]` for a list, ...), then
+    `None`: a guard returns what the function's other returns do before it returns another type."""
     kinds = {"list": "[]", "list_comprehension": "[]", "dictionary": "{}", "dictionary_comprehension": "{}",
              "string": "''", "concatenated_string": "''", "tuple": "()", "integer": "0", "float": "0.0",
-             "true": "False", "false": "False", "set": "set()", "set_comprehension": "set()"}
-    found = ["None"]
+             "true": "False", "false": "False", "comparison_operator": "False", "not_operator": "False",
+             "set": "set()", "set_comprehension": "set()"}
+    found: list[str] = []
     for node in nodes:
         if node.type == "return_statement" and node.named_children:
             empty = kinds.get(node.named_children[0].type)
             if empty and empty not in found:
                 found.append(empty)
-    return found
+    return [*found, "None"]

@@ -69,7 +69,13 @@ _DECIMAL = re.compile(r"\d+")
 
 def mutants(source: str, target: Target, limit: int, hot: Collection[int] = (),
             raised: Collection[str] = (), scores: Mapping[int, float] | None = None) -> list[str]:
-    """Up to `limit` replies, each the target function with one small edit, in a code block.
+    """The replies of `small_edits`, without their kinds."""
+    return [reply for reply, _ in small_edits(source, target, limit, hot, raised, scores)]
+
+
+def small_edits(source: str, target: Target, limit: int, hot: Collection[int] = (),
+                raised: Collection[str] = (), scores: Mapping[int, float] | None = None) -> list[tuple[str, str]]:
+    """Up to `limit` (reply, kind) pairs, each reply the target function with one small edit, in a code block.
 
     `hot`: lines of the file (1-based) where the failure went through the function (its traceback's
     frames); edits on them come first. `scores`: how suspicious each line is (Ochiai over the
@@ -88,11 +94,11 @@ def mutants(source: str, target: Target, limit: int, hot: Collection[int] = (),
     first = data.rfind(b"\n", 0, node.start_byte) + 1  # from the start of its line, with its indentation
     text = data[first : node.end_byte]
     language = language_of(target.path) or ""
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     seen = {text}
     spans = _line_spans(data, hot)
     edits = _ordered(list(_edits(node, language, spans, raised)), spans, _spread(node, scores or {}), data)
-    for start, end, new in edits:
+    for kind, (start, end, new) in edits:
         before, after = text[: start - first], text[end - first :]
         edited = before + _spaced(before[-1:], new.encode("utf-8"), after[:1]) + after
         if edited in seen:
@@ -100,7 +106,7 @@ def mutants(source: str, target: Target, limit: int, hot: Collection[int] = (),
         seen.add(edited)
         if _broken(target.path, data[:first] + edited + data[node.end_byte :]):
             continue
-        out.append(_reply(edited.decode("utf-8", "replace"), target.path))
+        out.append((_reply(edited.decode("utf-8", "replace"), target.path), kind))
         if len(out) >= limit:
             break
     return out
@@ -116,15 +122,16 @@ def _line_spans(data: bytes, lines: Collection[int]) -> list[tuple[int, int]]:
     return spans
 
 
-def _ordered(edits: list[Edit], spans: list[tuple[int, int]], scores: Mapping[int, float], data: bytes) -> list[Edit]:
+def _ordered(edits: list[tuple[str, Edit]], spans: list[tuple[int, int]], scores: Mapping[int, float],
+             data: bytes) -> list[tuple[str, Edit]]:
     """Edits that touch a hot line first, then by the most suspicious line they touch (a stable sort:
     each kind keeps its order among equals)."""
     if not spans and not scores:
         return edits
     starts = [0, *(i + 1 for i, b in enumerate(data) if b == 10)]
 
-    def key(edit: Edit) -> tuple[bool, float]:
-        start, end, _ = edit
+    def key(pair: tuple[str, Edit]) -> tuple[bool, float]:
+        start, end, _ = pair[1]
         cold = not any(start < last and (end > first or start >= first) for first, last in spans)
         lines = range(bisect.bisect_right(starts, start), bisect.bisect_right(starts, max(start, end - 1)) + 1)
         return cold, -round(max((scores.get(line, 0.0) for line in lines), default=0.0), 3)
@@ -166,25 +173,58 @@ def _broken(path: str, source: bytes) -> bool:
 
 
 def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]],
-           raised: Collection[str] = ()) -> Iterator[Edit]:
-    """Every edit, by kind: unbound names, operators, literals, bounds, twins, guards, defaults, patterns,
-    dropped parts, local names."""
+           raised: Collection[str] = ()) -> Iterator[tuple[str, Edit]]:
+    """Every edit with its kind (risk.py judges kinds), in order: unbound names, operators, literals, bounds,
+    twins, guards, defaults, patterns, dropped parts, local names."""
     nodes = list(walk(definition))
     body = [n for n in nodes if n is not definition and not in_header(n, definition)]
     lang = "python" if language == "python" else ""
     kinds = (
-        _unknown_names(definition, body, language),
-        _swaps(body, _COMPARE, _BINARY), _swaps(body, _STRICT, _BINARY), _swaps(body, _LOGIC[lang], _BINARY),
-        _all_swapped(body, _LOGIC[lang]), _all_swapped(body, _COMPARE),
-        _integers(body), _booleans(body), _all_booleans(body), _shifted(body),
-        _swaps(body, _ARITH[lang], _BINARY), _swaps(body, _AUGMENTED, _BINARY),
-        _all_swapped(body, _ARITH[lang]), _swapped_operands(body), _swapped_arguments(body),
-        _twins(body), guards(definition, body, language, spans), defaults(body, language, spans),
-        caught(body, language, spans, raised), pattern_edits(body), _dropped_operators(body), _dropped_operands(body),
-        _dropped_statements(body), _names(definition, body),
+        ("unbound name", _unknown_names(definition, body, language)),
+        ("comparison", _swaps(body, _COMPARE, _BINARY)), ("comparison", _swaps(body, _STRICT, _BINARY)),
+        ("logic operator", _swaps(body, _LOGIC[lang], _BINARY)),
+        ("logic operator everywhere", _all_swapped(body, _LOGIC[lang])),
+        ("comparison everywhere", _all_swapped(body, _COMPARE)),
+        ("constant", _integers(body)), ("boolean", _booleans(body)), ("boolean everywhere", _all_booleans(body)),
+        ("bound", _shifted(body)),
+        ("arithmetic", _swaps(body, _ARITH[lang], _BINARY)), ("arithmetic", _swaps(body, _AUGMENTED, _BINARY)),
+        ("arithmetic everywhere", _all_swapped(body, _ARITH[lang])), ("operands swapped", _swapped_operands(body)),
+        ("arguments swapped", _swapped_arguments(body)), ("twin called", _twins(body)),
+        ("none guard", guards(definition, body, language, spans)),
+        ("attribute default", defaults(body, language, spans)),
+        ("exception suppressed", caught(body, language, spans, raised)), ("regex", pattern_edits(body)),
+        ("operator dropped", _dropped_operators(body)), ("term dropped", _dropped_operands(body)),
+        ("statement dropped", _dropped_statements(body)), ("local name", _names(definition, body)),
     )
-    for kind in kinds:
-        yield from kind
+    for kind, edits in kinds:
+        for edit in edits:
+            yield _refined(kind, edit, definition), edit
+
+
+def _refined(kind: str, edit: Edit, definition: ts.Node) -> str:
+    """A kind told apart by where or what it edits: a term dropped from a loop's header widens or narrows
+    the loop; a `None` check that returns `None` where the function returns other values returns another type."""
+    start, end, new = edit
+    if kind == "term dropped":
+        node = definition.descendant_for_byte_range(start, max(start, end - 1))
+        while node is not None and node != definition:
+            parent = node.parent
+            if parent is not None and (
+                    (parent.type in ("for_statement", "for_in_statement") and node == parent.child_by_field_name("right"))
+                    or (parent.type == "while_statement" and node == parent.child_by_field_name("condition"))):
+                return "loop bound changed"
+            node = parent
+    if kind == "none guard" and new.rstrip().endswith("return None") and _returns_values(definition):
+        return "none guard returning another type"
+    if kind == "none guard" and "is not None:" in new:
+        return "none check skipping a statement"
+    return kind
+
+
+def _returns_values(definition: ts.Node) -> bool:
+    """The function returns something other than `None` somewhere."""
+    return any(n.type == "return_statement" and n.named_children and node_text(n.named_children[0]) != "None"
+               for n in walk(definition))
 
 
 def _swaps(nodes: list[ts.Node], group: tuple[str, ...], parents: set[str]) -> Iterator[Edit]:

@@ -62,6 +62,7 @@ class Tried:
     further: int = 0  # its failing tests stopped later (> 0) or earlier (< 0) than the state's (progress.py)
     feedback: str = ""  # the test output, for the next round's prompt
     unchanged: bool = False  # the reply gave the code back as it was, and again when asked for a change
+    change_kind: str = ""  # a small edit's kind or "model" (Approach.kind_of)
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,8 @@ async def run_round(
                 continue
             fingerprints[fingerprint] = index
             diff, lines = _diff(copy, fork)
-            testing.append(Testing(Tried(index, seed, temperature, "tested", diff=diff, diff_lines=lines), fork,
+            testing.append(Testing(Tried(index, seed, temperature, "tested", diff=diff, diff_lines=lines,
+                                         change_kind=approach.kind_of(index)), fork,
                                    tokens, asyncio.ensure_future(_test_candidate(inputs, fork, failing, subset))))
         while testing and ended != "green":
             done = await _finish(testing.pop(0), tried, kept, copy, report)
@@ -394,4 +396,5 @@ def _tested_event(inputs: RoundInputs, approach: Approach, tried: Tried, tokens:
         seed=tried.seed, temperature=tried.temperature, prompt_hash=prompt_hash(inputs.messages),
         status=tried.status, reason=tried.reason, diff=tried.diff, scope=tried.scope, passed=tried.passed,
         failed=tried.failed, errors=tried.errors, green=tried.green, tokens=tokens,
+        change_kind=tried.change_kind or approach.kind_of(tried.index),
     )

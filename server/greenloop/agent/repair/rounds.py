@@ -5,7 +5,8 @@ ends the run; better moves the state and starts the ladder again from the top; n
 keeps the state as it was and takes the next step of the ladder (the next location, hotter
 sampling, the whole file, blocks), telling the model what the best failed candidate gave.
 `stuck` is declared only when the ladder is spent. Before the model is asked about a function (once
-per function and state), its small edits are tested (mutants.py), in the same iteration.
+per function and state), its small edits are tested (mutants.py), in the same iteration. A green whose
+change is risky (risk.py) gets one more model round shown that change (second_look.py).
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from greenloop.agent.prompting.material import coverage_note
 from greenloop.agent.repair.checks import failing_checks
 from greenloop.agent.repair.declared import declared_packages
 from greenloop.agent.repair.guard_edits import builtin_exceptions
-from greenloop.agent.repair.mutants import mutants
+from greenloop.agent.repair.mutants import small_edits
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
 from greenloop.agent.repair.round import RoundInputs, RoundResult, reply_limit, run_round
 from greenloop.agent.repair.routes import Approach, ladder, stood_by_key, with_feedback
+from greenloop.agent.repair.second_look import Green, green_of, hinted, second_look
 from greenloop.agent.repair.settle import Judged, round_event, settle, sources_of_tests
 from greenloop.agent.repair.splice import Target
 from greenloop.agent.repair.verdicts import code_notes, conflicts
@@ -131,6 +133,23 @@ async def candidate_rounds(
                         result = item
                     else:
                         yield state.stamp(item)
+            if result is not None and result.ended == "green" and not oneshot:
+                green = green_of(result, copy)
+                if green.risk and approach.route in ("function", "file") and not approach.test \
+                        and state.settings.loop.second_look and state.over_budget() is None:
+                    yield state.stamp(Message(text=f"A {green.kind} makes the tests pass, but it {green.risk}: "
+                                                   "the model is asked once more, shown that change."))
+                    again = hinted(approach, green)
+                    asked = replace(inputs, messages=repair_messages(
+                        again, copy, state.prompt_code.index, report, state.tests, template=state.template,
+                        workspace=state.workspace))
+                    async for looked in second_look(asked, again, copy, report, green):
+                        if isinstance(looked, Green):
+                            green = looked
+                        else:
+                            yield state.stamp(looked)
+                    result = green.result
+                state.chose(green.kind, green.risk, green.reason or "the first change that made the tests pass")
         except LLMError as exc:  # the model server failed for good: the state reached so far is kept
             yield state.stamp(Message(text=f"The model call failed: {exc}", level="error"))
             yield state.done(copy, "error", f"Stopped in round {iteration}: the model call failed; "
@@ -197,11 +216,11 @@ def _mutants_first(state: RunState, copy: WorkingCopy, approach: Approach, locat
             raised.update(dict.fromkeys(builtin_exceptions(f"{failure.message}\n{failure.traceback}")))
     spectrum = state.prompt_code.spectra.current(state.prompt_code.index)
     scores = line_scores(spectrum, target.path) if spectrum is not None else {}
-    replies = mutants(copy.read(target.path) or "", target, state.settings.loop.mutants, hot, list(raised), scores)
-    if not replies:
+    edits = small_edits(copy.read(target.path) or "", target, state.settings.loop.mutants, hot, list(raised), scores)
+    if not edits:
         return None
     return Approach("mutants", target, "small edits of the function, tested before the model is asked",
-                    replies=tuple(replies))
+                    replies=tuple(r for r, _ in edits), kinds=tuple(k for _, k in edits))
 
 
 def _asks_again(approach: Approach, stood_by: set[str]) -> bool:

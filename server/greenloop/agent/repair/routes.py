@@ -61,6 +61,14 @@ class Approach:
     checks: tuple[Check, ...] = ()  # the checks route's statements, where the failing tests stopped
     given: str = ""  # a reply known before the round (settle.py): its first candidate, asked of no model
     replies: tuple[str, ...] = ()  # the mutants route's candidates (mutants.py), asked of no model
+    kinds: tuple[str, ...] = ()  # the kind of each of `replies` (risk.py)
+
+    def kind_of(self, index: int) -> str:
+        """What kind of change this round's `index`-th candidate (from 1) is: a small edit's kind, else a
+        model's reply (or an install, or rewritten checks)."""
+        if self.route == "mutants":
+            return self.kinds[index - 1] if 0 < index <= len(self.kinds) else "small edit"
+        return self.route if self.route in ("install", "checks") else "model"
 
     @property
     def label(self) -> str:

@@ -1,0 +1,102 @@
+"""A risky green is not the end of the run: the model gets one more round, told of the green change, and the
+loop keeps the best of the greens.
+
+A small edit (or a reply) that turns the tests green with a shape known to overfit (risk.py) is shown to
+the model as a hint ("this change makes the tests pass; write the fix the function needs"); its
+candidates are tested as any round's. Among the greens the loop keeps, in order: the one whose shape is
+not risky, the one that independent candidates agree on (the same syntax tree: the Agentless vote),
+then the smaller change. The records keep both.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.events import Event
+from greenloop.agent.repair.risk import normal_tree, risk
+from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
+from greenloop.agent.repair.routes import Approach, with_feedback
+from greenloop_sandbox import TestReport
+
+HINT = ("\n## A change that makes the tests pass\n```diff\n{diff}\n```\nThis change makes the tests pass, but it "
+        "{reason}, so it may only hide the bug. Write the fix the function needs: it may be elsewhere in it.\n")
+
+
+@dataclass(frozen=True)
+class Green:
+    """A round that turned the tests green, with the kind of its change and why that change is risky."""
+
+    result: RoundResult
+    kind: str
+    risk: str
+    reason: str = ""  # why it was chosen (set by `choose`)
+
+
+def green_of(result: RoundResult, copy: WorkingCopy) -> Green:
+    """The round's green change judged: its kind (from the round's approach) and its risk."""
+    best = result.best
+    kind = (best.change_kind or result.approach.kind_of(best.index)) if best is not None else "model"
+    files = result.files or {}
+    before = {p: copy.read(p) or "" for p in files if copy.read(p) != _text(files[p])}
+    after = {p: _text(files[p]) for p in before}
+    return Green(result, kind, risk(kind, before, after))
+
+
+def hinted(approach: Approach, first: Green) -> Approach:
+    """The approach again, told of the risky green change."""
+    diff = first.result.best.diff if first.result.best is not None else ""
+    return with_feedback(approach, HINT.format(diff=diff.rstrip()[:1500], reason=first.risk))
+
+
+async def second_look(inputs: RoundInputs, hinted: Approach, copy: WorkingCopy, report: TestReport,
+                      first: Green) -> AsyncIterator[Event | Green]:
+    """The model's round with the risky green as a hint (`inputs.messages` ask `hinted`); yields its
+    events, then the Green the loop keeps."""
+    other: RoundResult | None = None
+    async for item in run_round(inputs, hinted, copy, report):
+        if isinstance(item, RoundResult):
+            other = item
+        else:
+            yield item
+    greens = [first]
+    if other is not None and other.ended == "green":
+        greens.append(green_of(other, copy))
+    yield choose(greens, copy)
+
+
+def choose(greens: list[Green], copy: WorkingCopy) -> Green:
+    """The green to keep: not risky, then agreed on by more candidates, then the smaller change."""
+    shapes = [_shape(g, copy) for g in greens]
+    votes = Counter(shapes)
+
+    def key(item: tuple[Green, str]) -> tuple[bool, int, int]:
+        green, shape = item
+        lines = green.result.best.diff_lines if green.result.best is not None else 0
+        return bool(green.risk), -votes[shape], lines
+
+    chosen, shape = min(zip(greens, shapes, strict=True), key=key)
+    if len(greens) == 1:
+        why = "the only green change" + (": the model's round gave none" if chosen.risk else "")
+    elif votes[shape] > 1:
+        why = f"{votes[shape]} independent candidates made this same change"
+    elif not chosen.risk:
+        why = "its shape is not one known to overfit; the other green " + next(g.risk for g in greens if g.risk)
+    else:
+        why = "the smaller of the green changes"
+    return Green(chosen.result, chosen.kind, chosen.risk, why)
+
+
+def _shape(green: Green, copy: WorkingCopy) -> str:
+    """The change as the files' syntax trees (python) or texts: equal for the same change written twice."""
+    files = green.result.files or {}
+    changed = sorted(p for p in files if copy.read(p) != _text(files[p]))
+    return "\n".join(f"{p}\n{(normal_tree(_text(files[p])) if p.endswith('.py') else None) or _text(files[p])}"
+                     for p in changed)
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
