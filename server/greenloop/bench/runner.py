@@ -290,6 +290,7 @@ async def consume(
             if event.kind == "done":
                 done = event.model_dump(mode="json", exclude={"changes"})
                 done["extra"] = cell_extra(candidates, [c.path for c in event.changes.files])
+                done["extra"].update(kind=event.changes.kind, risky=event.changes.risk_reason)
                 seen.update(done)
                 done["changes"] = event.changes  # for a caller that checks them (realbugs)
     finally:  # on cancel too: the agent stops its model calls and sandbox

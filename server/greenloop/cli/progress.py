@@ -72,6 +72,11 @@ class EventPrinter:
         c = self.console
         c.rule(Text(done.outcome, style=f"bold {STYLES[tone(done)]}"))
         c.print(Text(done.summary))
+        if done.changes.label:
+            c.print(Text(done.changes.label, style="bold yellow"))
+        if done.changes.kind:
+            c.print(Text(f"change: {done.changes.kind}" + (f"; chosen: {done.changes.reason}" if done.changes.reason
+                                                          else ""), style="dim"))
         if done.evidence and done.evidence != done.summary:
             c.print(Text(done.evidence, style="dim"))
         c.print(

@@ -177,7 +177,10 @@ def _event_detail(e: dict[str, Any]) -> str:
         plan = e.get("plan") or {}
         return f"{len(plan.get('actions', []))} action(s): {str(plan.get('diagnosis', ''))[:80]}"
     if kind == "done":
-        return f"{e.get('outcome')}: {e.get('summary', '')}"[:120]
+        changes = e.get("changes") or {}
+        made = f" [{changes['kind']}]" if changes.get("kind") else ""
+        label = f" plausible: {changes.get('risk_reason', '')}" if changes.get("risk") == "plausible" else ""
+        return f"{e.get('outcome')}: {e.get('summary', '')}"[:120] + made + label
     if kind in ("candidate_asked", "candidate_tested", "round_ended"):  # seed, temperature, result or reason
         try:
             return describe(TypeAdapter(Event).validate_python(e))[:160]

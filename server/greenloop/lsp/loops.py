@@ -162,10 +162,14 @@ class LoopRunner:
                 result.summary += " (changes not offered: the tests did not pass with them)"
             return
         server = self.server
+        label = done.changes.label
+        if label:  # a risky fix is said as such in the result and in the diff view (risk.py)
+            result.summary += f" ({label})"
+        description = result.diagnosis or done.summary
         edit = workspace_edit(
             server.root,
             done.changes,
-            description=result.diagnosis or done.summary,
+            description=f"{label}. {description}" if label else description,
             version_of=server.version_of,
             support=EditSupport.of(server.client_capabilities),
         )
@@ -177,7 +181,8 @@ class LoopRunner:
         result.edit = edit
         progress.report("waiting for you to review the changes")
         answer = await server.workspace_apply_edit_async(
-            types.ApplyWorkspaceEditParams(edit=edit, label=f"greenloop: {done.summary}"[:200])
+            types.ApplyWorkspaceEditParams(edit=edit, label=f"greenloop ({label}): {done.summary}"[:200] if label
+                                           else f"greenloop: {done.summary}"[:200])
         )
         result.applied = bool(answer and answer.applied)
         if answer and not answer.applied and answer.failure_reason:

@@ -50,7 +50,8 @@ def describe(event: BaseModel) -> str:
             if event.status == "rejected":
                 return f"candidate {event.index} rejected: {event.reason.splitlines()[0] if event.reason else '?'}"
             scope = "all tests" if event.scope == "all" else "the failing tests"
-            return (f"candidate {event.index}: {event.passed}/{event.passed + event.failed + event.errors} "
+            kind = f" ({event.change_kind})" if event.change_kind else ""
+            return (f"candidate {event.index}{kind}: {event.passed}/{event.passed + event.failed + event.errors} "
                     f"passing ({scope}){' - green' if event.green else ''}")
         case ev.RoundEnded():
             best = f"best: candidate {event.best}, {event.best_summary}" if event.best else "no candidate tested"
@@ -63,7 +64,8 @@ def describe(event: BaseModel) -> str:
         case ev.Message():
             return event.text
         case ev.Done():
-            return f"{event.outcome}: {event.summary}"
+            label = f" {event.changes.label}." if event.changes.label else ""
+            return f"{event.outcome}: {event.summary}{label}"
     return str(getattr(event, "kind", "event"))
 
 

@@ -143,11 +143,15 @@ async def candidate_rounds(
                     asked = replace(inputs, messages=repair_messages(
                         again, copy, state.prompt_code.index, report, state.tests, template=state.template,
                         workspace=state.workspace))
-                    async for looked in second_look(asked, again, copy, report, green):
-                        if isinstance(looked, Green):
-                            green = looked
-                        else:
-                            yield state.stamp(looked)
+                    try:
+                        async for looked in second_look(asked, again, copy, report, green):
+                            if isinstance(looked, Green):
+                                green = looked
+                            else:
+                                yield state.stamp(looked)
+                    except LLMError as exc:  # the green stays; only the second look is lost
+                        yield state.stamp(Message(text=f"The second look failed: {exc}", level="warning"))
+                        green = replace(green, reason="the only green change: the model could not be asked again")
                     result = green.result
                 state.chose(green.kind, green.risk, green.reason or "the first change that made the tests pass")
         except LLMError as exc:  # the model server failed for good: the state reached so far is kept
