@@ -260,6 +260,15 @@ class RetrievalSettings(_Section):
     )
 
 
+# The small edits' families (agent/repair/mutants.py), each of which `loop.edits_off` can turn off (ablations)
+EditFamily = Literal[
+    "unbound name", "comparison", "logic operator", "logic operator everywhere", "comparison everywhere",
+    "constant", "boolean", "boolean everywhere", "bound", "arithmetic", "arithmetic everywhere",
+    "operands swapped", "arguments swapped", "twin called", "none guard", "attribute default",
+    "exception suppressed", "regex", "operator dropped", "term dropped", "statement dropped", "local name",
+]
+
+
 class LoopSettings(_Section):
     """The test-fix loop: its budgets and its steps."""
 
@@ -290,6 +299,11 @@ class LoopSettings(_Section):
     )
     mutation_seconds: float = Field(
         default=150.0, gt=0, description="Longest time the small edits of one function are tested for."
+    )
+    edits_off: list[EditFamily] = Field(
+        default_factory=list,
+        description="Small-edit families not tried (for ablations: what a family adds, measured by taking "
+        "it away), e.g. [\"statement dropped\"].",
     )
     second_look: bool = Field(
         default=True,

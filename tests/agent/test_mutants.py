@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
+from pydantic import ValidationError
 
 from greenloop.agent import FixRequest, fix
 from greenloop.agent.events import CandidateAsked, CandidateTested, RoundEnded
 from greenloop.agent.repair.guard_edits import builtin_exceptions
 from greenloop.agent.repair.mutants import mutants, small_edits
 from greenloop.agent.repair.splice import Target, code_blocks, splice
+from greenloop.settings import EditFamily, LoopSettings
 from tests.agent.conftest import collect, fixed_by_edits, tree_bytes, write_project
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "calculator"
@@ -385,3 +387,19 @@ async def test_a_risky_green_small_edit_gets_a_second_look_and_the_models_right_
     assert greens == [("loop bound changed", "mutants"), ("model", "function")]
     [request] = scripted_llm.requests_for("repair_function")
     assert "+    while i <= int(n) + 1:" in "\n".join(m["content"] for m in request.messages)  # the hint
+
+
+def test_each_family_is_a_setting_and_a_family_turned_off_is_not_tried() -> None:
+    source = ("def f(xs, n):\n    out = []\n    for i in range(1, n + 1):\n        if xs[i] > 0 and i % 2 == 0:\n"
+              "            out.append(xs[i] * 2)\n    return out\n")
+    target = Target("f.py", "f", "function", 1, 6)
+    families = set(get_args(EditFamily))
+    refined = {"loop bound changed": "term dropped", "none guard returning another type": "none guard",
+               "none check skipping a statement": "none guard"}
+    kinds = {kind for _, kind in small_edits(source, target, 1000, hot={4})}
+    assert {"comparison", "bound", "statement dropped"} <= kinds
+    assert {refined.get(k, k) for k in kinds} <= families
+    without = {kind for _, kind in small_edits(source, target, 1000, hot={4}, off=["statement dropped", "bound"])}
+    assert without == kinds - {"statement dropped", "bound"}
+    with pytest.raises(ValidationError, match="edits_off"):
+        LoopSettings(edits_off=["no such family"])

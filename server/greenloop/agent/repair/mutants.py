@@ -74,14 +74,16 @@ def mutants(source: str, target: Target, limit: int, hot: Collection[int] = (),
 
 
 def small_edits(source: str, target: Target, limit: int, hot: Collection[int] = (),
-                raised: Collection[str] = (), scores: Mapping[int, float] | None = None) -> list[tuple[str, str]]:
+                raised: Collection[str] = (), scores: Mapping[int, float] | None = None,
+                off: Collection[str] = ()) -> list[tuple[str, str]]:
     """Up to `limit` (reply, kind) pairs, each reply the target function with one small edit, in a code block.
 
     `hot`: lines of the file (1-based) where the failure went through the function (its traceback's
     frames); edits on them come first. `scores`: how suspicious each line is (Ochiai over the
     coverage pass: run by the failing tests, not by the passing ones); then edits of the more
     suspicious statements come first. Each kind keeps its order among equals. `raised`: the built-in
-    exceptions the failures raised there (`ValueError`), for the `try` around the hot statement."""
+    exceptions the failures raised there (`ValueError`), for the `try` around the hot statement. `off`:
+    families not tried (`loop.edits_off`)."""
     if limit <= 0 or language_of(target.path) is None:
         return []
     tree = parse(target.path, source)
@@ -97,7 +99,7 @@ def small_edits(source: str, target: Target, limit: int, hot: Collection[int] = 
     out: list[tuple[str, str]] = []
     seen = {text}
     spans = _line_spans(data, hot)
-    edits = _ordered(list(_edits(node, language, spans, raised)), spans, _spread(node, scores or {}), data)
+    edits = _ordered(list(_edits(node, language, spans, raised, off)), spans, _spread(node, scores or {}), data)
     for kind, (start, end, new) in edits:
         before, after = text[: start - first], text[end - first :]
         edited = before + _spaced(before[-1:], new.encode("utf-8"), after[:1]) + after
@@ -173,7 +175,7 @@ def _broken(path: str, source: bytes) -> bool:
 
 
 def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]],
-           raised: Collection[str] = ()) -> Iterator[tuple[str, Edit]]:
+           raised: Collection[str] = (), off: Collection[str] = ()) -> Iterator[tuple[str, Edit]]:
     """Every edit with its kind (risk.py judges kinds), in order: unbound names, operators, literals, bounds,
     twins, guards, defaults, patterns, dropped parts, local names."""
     nodes = list(walk(definition))
@@ -197,7 +199,7 @@ def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]],
         ("statement dropped", _dropped_statements(body)), ("local name", _names(definition, body)),
     )
     for kind, edits in kinds:
-        for edit in edits:
+        for edit in edits if kind not in off else ():
             yield _refined(kind, edit, definition), edit
 
 

@@ -220,7 +220,8 @@ def _mutants_first(state: RunState, copy: WorkingCopy, approach: Approach, locat
             raised.update(dict.fromkeys(builtin_exceptions(f"{failure.message}\n{failure.traceback}")))
     spectrum = state.prompt_code.spectra.current(state.prompt_code.index)
     scores = line_scores(spectrum, target.path) if spectrum is not None else {}
-    edits = small_edits(copy.read(target.path) or "", target, state.settings.loop.mutants, hot, list(raised), scores)
+    loop = state.settings.loop
+    edits = small_edits(copy.read(target.path) or "", target, loop.mutants, hot, list(raised), scores, loop.edits_off)
     if not edits:
         return None
     return Approach("mutants", target, "small edits of the function, tested before the model is asked",
