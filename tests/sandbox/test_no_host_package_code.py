@@ -58,7 +58,7 @@ async def test_an_index_serving_another_file_than_it_lists_is_refused(index: Pac
     index.add_sdist(name, "1.0", tmp_path / "marker")
     filename = next(iter(index.files))
     index.listed[filename] = "0" * 64
-    with pytest.raises(SandboxError, match="different .* than the one it lists"):
+    with pytest.raises(SandboxError, match=r"different .* than the one it lists"):
         await fetch_sdist(name, tmp_path / "sdist", [index.url])
     assert not (tmp_path / "sdist" / filename).exists()
 
@@ -66,7 +66,7 @@ async def test_an_index_serving_another_file_than_it_lists_is_refused(index: Pac
 @pytest.mark.parametrize("spec", ["--index-url=http://evil", "-e .", "pkg @ https://example.org/pkg.tar.gz",
                                   "./local/pkg", "/abs/path/pkg.whl", "pkg @ file:///tmp/pkg"])
 def test_options_urls_and_paths_are_no_package_specs(spec: str) -> None:
-    with pytest.raises(SandboxError, match="not a package spec|URL or a local path"):
+    with pytest.raises(SandboxError, match=r"not a package spec|URL or a local path"):
         check_pip_specs([spec])
 
 

@@ -68,7 +68,7 @@ def serve(index: PackageIndex) -> Iterator[PackageIndex]:
     """The index on 127.0.0.1 (its `url` ends in /simple) for the block's duration."""
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        def do_GET(self) -> None:
             parts = [p for p in self.path.split("?")[0].split("/") if p]
             body = None
             if len(parts) == 2 and parts[0] == "simple":
