@@ -165,7 +165,8 @@ class LocalSandbox(Sandbox):
             report = await asyncio.to_thread(_read_optional, str(self.root / "pip-report.json"))
         if not res.ok and (no_wheel := NO_WHEEL.search(res.stderr + res.stdout)):
             return InstallResult(res.exit_code, res.stdout, SOURCE_ONLY.format(spec=no_wheel[1]), res.duration)
-        files = installed_from_report(report) if res.ok and report else ()
+        site = self.root / "site-packages" if self.root is not None else None
+        files = await asyncio.to_thread(installed_from_report, report, site) if res.ok and report else ()
         return InstallResult(res.exit_code, res.stdout, res.stderr, res.duration, res.timed_out, res.truncated, files)
 
     async def run_setup(self, command: str) -> ExecResult:

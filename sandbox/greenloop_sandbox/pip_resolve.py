@@ -113,8 +113,9 @@ def installed_files(folder: Path, built: dict[str, IndexFile] | None = None) -> 
     return tuple(records)
 
 
-def installed_from_report(text: str) -> tuple[InstalledFile, ...]:
-    """The records of a `pip install --report` (the local backend: wheels from the index, never built)."""
+def installed_from_report(text: str, site: Path | None = None) -> tuple[InstalledFile, ...]:
+    """The records of a `pip install --report` (the local backend: wheels from the index, never built);
+    the modules from the installed dist-info in `site`."""
     try:
         rows = json.loads(text).get("install", [])
     except (ValueError, AttributeError):
@@ -124,9 +125,24 @@ def installed_from_report(text: str) -> tuple[InstalledFile, ...]:
         meta, info = row.get("metadata", {}), row.get("download_info", {})
         url = str(info.get("url", ""))
         sha = str(info.get("archive_info", {}).get("hashes", {}).get("sha256", ""))
-        records.append(InstalledFile(str(meta.get("name", "")), str(meta.get("version", "")),
-                                     url.rsplit("/", 1)[-1], sha, "index"))
+        name, version = str(meta.get("name", "")), str(meta.get("version", ""))
+        modules = _site_modules(site, name, version) if site is not None else ()
+        records.append(InstalledFile(name, version, url.rsplit("/", 1)[-1], sha, "index", modules))
     return tuple(records)
+
+
+def _site_modules(site: Path, name: str, version: str) -> tuple[str, ...]:
+    """The top-level modules an installed distribution's dist-info names (top_level.txt, else RECORD)."""
+    folder = site / f"{re.sub(r'[-_.]+', '_', name)}-{version}.dist-info"
+    if (folder / "top_level.txt").is_file():
+        found = (folder / "top_level.txt").read_text(errors="replace").split()
+    elif (folder / "RECORD").is_file():
+        found = [PurePosixPath(row.split(",")[0]).parts[0].removesuffix(".py")
+                 for row in (folder / "RECORD").read_text(errors="replace").splitlines() if row.strip()]
+    else:
+        return ()
+    skip = (".dist-info", ".data", "__pycache__", "..")
+    return tuple(sorted({m for m in found if m and not m.endswith(skip) and not m.endswith(".pth")}))
 
 
 def wheel_modules(wheel: Path) -> tuple[str, ...]:

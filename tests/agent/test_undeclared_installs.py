@@ -132,3 +132,17 @@ async def test_the_local_backend_refuses_the_sdist_even_with_consent(
     tried = [e for e in events if isinstance(e, CandidateTested) and e.route == "install"]
     assert tried and "only a source distribution" in tried[0].reason and "Docker backend" in tried[0].reason
     assert not marker.exists()
+
+
+async def test_a_wheel_that_lacks_the_missing_module_is_said(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any, index: PackageIndex
+) -> None:
+    name = unique_name()
+    index.add_wheel(name, "1.0", module="something_else")
+    ws = typo_project(tmp_path / "ws", name.replace("-", "_"))
+    settings = make_settings(ws, "local", loop={"strategy": "candidates", "max_iterations": 1, "mutants": 0},
+                             sandbox={"install_undeclared": "always"})
+    events, done = await collect(fix(FixRequest(ws), settings))
+    tried = [e for e in events if isinstance(e, CandidateTested) and e.route == "install"]
+    assert tried and "none of it provides the module" in tried[0].reason and "something_else" in tried[0].reason
+    assert done.outcome != "green"
