@@ -54,6 +54,25 @@ class ExecResult:
         return self.exit_code == 0 and not self.timed_out
 
 
+@dataclass(frozen=True)
+class InstalledFile:
+    """One distribution an install put into the environment, and where its file came from."""
+
+    name: str
+    version: str
+    filename: str
+    sha256: str  # of the file fetched from the index (for one built in the sandbox: of its sdist)
+    built: str  # "index": a wheel the index served; "sandbox": built from its sdist in a container
+    modules: tuple[str, ...] = ()  # the top-level import names it provides (top_level.txt, else RECORD)
+
+
+@dataclass(frozen=True)
+class InstallResult(ExecResult):
+    """An install's outcome with what it installed (empty when it failed)."""
+
+    files: tuple[InstalledFile, ...] = ()
+
+
 class Sandbox(abc.ABC):
     """An isolated place to run one workspace's commands and tests.
 
@@ -122,7 +141,10 @@ class Sandbox(abc.ABC):
 
     @abc.abstractmethod
     async def install(self, packages: list[str]) -> ExecResult:
-        """Add packages to the environment (cached per package set); never touches the workspace."""
+        """Add packages to the environment (cached per package set); never touches the workspace.
+
+        No package code runs on the host: only files are fetched there (wheels; sdists as files),
+        and an sdist is built, if at all, in a container. The result is an InstallResult."""
 
     @abc.abstractmethod
     async def run_setup(self, command: str) -> ExecResult:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import io
+import json
 import logging
 import os
 import shlex
@@ -13,12 +14,20 @@ import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from greenloop_sandbox import images, packages
-from greenloop_sandbox.base import DEFAULT_LIMITS, ExecResult, Limits, Sandbox, SandboxError
+from greenloop_sandbox import images, packages, pip_resolve, sdist_build
+from greenloop_sandbox.base import (
+    DEFAULT_LIMITS,
+    ExecResult,
+    InstalledFile,
+    InstallResult,
+    Limits,
+    Sandbox,
+    SandboxError,
+)
 from greenloop_sandbox.docker_exec import USER, run_in_container
 from greenloop_sandbox.engine import docker_client
 from greenloop_sandbox.output import cap_text
@@ -39,6 +48,7 @@ WORKSPACE = "/workspace"
 # (docs/decisions/2026-11-sandbox-templates-and-images.md)
 _TIMED_OUT = 124
 START_ATTEMPTS = 3  # a container that vanishes between its create and start (see _run_container)
+INSTALLED_LABEL = "greenloop.installed"  # a pip layer's InstalledFile records (JSON), read back when it is cached
 REPORT_DIR = "/tmp/greenloop-report"
 _reaped: set[str | None] = set()  # engines whose leftovers this process has reaped
 
@@ -57,6 +67,7 @@ class DockerSandbox(Sandbox):
         self.engine = engine  # a Docker engine URL; None: the environment's (DOCKER_HOST or the local socket)
         self.session_id = uuid.uuid4().hex[:12]
         self.image: str | None = None
+        self._start_image: str | None = None  # the image before any layer: sdists are built from it
         self._client: Any = None
         self._container: Any = None
         self._state = SyncState()
@@ -80,6 +91,7 @@ class DockerSandbox(Sandbox):
             self.image = await asyncio.to_thread(build_project_image, self._client, self.template, self.project)
         else:
             self.image = await asyncio.to_thread(images.build_template_image, self._client, self.template)
+        self._start_image = self.image
         try:
             await self._start_container()
         except BaseException:
@@ -172,10 +184,15 @@ class DockerSandbox(Sandbox):
 
     # environment -----------------------------------------------------------------------
     async def install(self, packages_: list[str]) -> ExecResult:
-        pkgs = packages.check_packages(packages_)
         manager = self.template.package_manager
+        pkgs = packages.check_pip_specs(packages_) if manager == "pip" else packages.check_packages(packages_)
         step = f"install:{manager}:{' '.join(pkgs)}"
-        return await self._add_layer(step, lambda ctx: self._install_layer(ctx, manager, pkgs))
+        result = await self._add_layer(step, lambda ctx: self._install_layer(ctx, manager, pkgs))
+        if manager == "pip" and result.ok and not isinstance(result, InstallResult) and self.image is not None:
+            labels = await asyncio.to_thread(_image_labels, self._client, self.image)  # a cached layer
+            result = InstallResult(result.exit_code, result.stdout, result.stderr, result.duration,
+                                   files=_files_from_label(labels.get(INSTALLED_LABEL, "")))
+        return result
 
     async def run_setup(self, command: str) -> ExecResult:
         snap = hashlib.sha256(repr(sorted(self._state.hashes.items())).encode()).hexdigest()[:16]
@@ -196,9 +213,14 @@ class DockerSandbox(Sandbox):
             result = ExecResult(0, f"cached layer {tag}\n", "", 0.0)
             if not cached:
                 with tempfile.TemporaryDirectory(prefix="greenloop-layer-") as tmp:
-                    result = await make(Path(tmp))
-                    if result.exit_code == 0:
-                        result = await self._build_layer(tag, Path(tmp))
+                    made = await make(Path(tmp))
+                    result = made
+                    if made.exit_code == 0:
+                        files = made.files if isinstance(made, InstallResult) else None
+                        result = await self._build_layer(tag, Path(tmp), files)
+                        if files is not None and result.exit_code == 0:
+                            result = InstallResult(result.exit_code, result.stdout, result.stderr, result.duration,
+                                                   files=files)
             if result.exit_code == 0:
                 await self._switch(tag)
             return result
@@ -207,7 +229,13 @@ class DockerSandbox(Sandbox):
         assert self.image is not None
         dockerfile, folder = packages.layer_dockerfile(self.image, manager, pkgs)
         (ctx / folder).mkdir(exist_ok=True)
-        dest = ctx / folder if manager == "pip" else ctx / "resolve"
+        if manager == "pip":
+            with tempfile.TemporaryDirectory(prefix="greenloop-sdists-") as work:  # outside the build context
+                wheels = await pip_resolve.resolve_wheels(pkgs, ctx / folder, Path(work), self._build_sdist)
+            if wheels.ok:
+                (ctx / "Dockerfile").write_text(dockerfile)
+            return wheels
+        dest = ctx / "resolve"
         dest.mkdir(exist_ok=True)
         for argv in packages.resolve_argv(manager, pkgs, dest):
             res = await packages.run_host(argv, cwd=dest)
@@ -222,6 +250,12 @@ class DockerSandbox(Sandbox):
         (ctx / "Dockerfile").write_text(dockerfile)
         return ExecResult(0, "", "", 0.0)
 
+    async def _build_sdist(self, sdist: Path, build_wheels: Path, out: Path) -> ExecResult:
+        """An sdist built into a wheel in a container of the sandbox's first image (sdist_build.py)."""
+        assert self._start_image is not None
+        return await sdist_build.build_wheel(self._client, self._start_image, sdist, build_wheels, out,
+                                             limits=self.limits, timeout=self.limits.exec_timeout)
+
     async def _setup_layer(self, ctx: Path, command: str) -> ExecResult:
         assert self.image is not None
         await asyncio.to_thread(_write_tree, ctx / "ws", self._files)
@@ -231,14 +265,16 @@ class DockerSandbox(Sandbox):
             f" && chown -R 1000:1000 {WORKSPACE}\nUSER sandbox\n")
         return ExecResult(0, "", "", 0.0)
 
-    async def _build_layer(self, tag: str, ctx: Path) -> ExecResult:
+    async def _build_layer(self, tag: str, ctx: Path, installed: tuple[InstalledFile, ...] | None = None) -> ExecResult:
         dockerfile = await asyncio.to_thread((ctx / "Dockerfile").read_text)
         names = await asyncio.to_thread(lambda: [p for p in ctx.iterdir() if p.name != "Dockerfile"])
         files: dict[str, bytes | Path] = {p.name: p for p in names}
         loop = asyncio.get_running_loop()
         start = loop.time()
+        labels = {INSTALLED_LABEL: json.dumps([asdict(f) for f in installed])} if installed is not None else None
         ok, text = await asyncio.to_thread(images.build_image, self._client, tag, dockerfile, files,
-                                           memory=self.limits.memory, log_limit=self.limits.output_limit)
+                                           memory=self.limits.memory, log_limit=self.limits.output_limit,
+                                           labels=labels)
         out, cut = cap_text(text, self.limits.output_limit)
         return ExecResult(0 if ok else 1, out, "" if ok else out[-4000:], loop.time() - start, truncated=cut)
 
@@ -278,6 +314,21 @@ def _run_container(client: Any, image: str, kwargs: dict[str, Any]) -> Any:
             _remove_named(client, kwargs["name"])
             time.sleep(0.2 * attempt)
     return client.containers.run(image, **kwargs)
+
+
+def _image_labels(client: Any, tag: str) -> dict[str, str]:
+    try:
+        return dict(client.images.get(tag).labels or {})
+    except Exception:  # gone, or an engine that keeps no labels
+        return {}
+
+
+def _files_from_label(text: str) -> tuple[InstalledFile, ...]:
+    try:
+        rows = json.loads(text) if text else []
+        return tuple(InstalledFile(**{**row, "modules": tuple(row.get("modules", ()))}) for row in rows)
+    except (ValueError, TypeError):
+        return ()
 
 
 def _default_client() -> Any:

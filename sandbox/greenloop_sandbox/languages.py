@@ -12,13 +12,15 @@ import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from greenloop_sandbox.base import SandboxError
+from greenloop_sandbox.packages import normal_name
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
+DATA_DIR = Path(__file__).with_name("data")  # data files a template's `[language]` table names (package_map)
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ class Language:
     test_globs: tuple[str, ...] = ()  # where its tests are (fnmatch on workspace paths): the spec the fix keeps
     builtin_modules: frozenset[str] = frozenset()  # modules every environment has: no package to install
     missing_module: str = ""  # regex: a test run saying a module is not installed (group 1: its name)
-    packages: Mapping[str, str] = field(default_factory=dict)  # import name -> package name, where they differ
+    packages: Mapping[str, str] = field(default_factory=dict)  # import name -> package name (package_map + table)
     missing_fixture: str = ""  # regex: a test run saying a test fixture does not exist (group 1: its name)
     fixtures: Mapping[str, str] = field(default_factory=dict)  # fixture name -> the test-runner plugin giving it
     layout: ProjectLayout | None = None  # None: no projects are generated in it
@@ -71,8 +73,18 @@ class Language:
         return p.name.lower() in {m.lower() for m in self.manifests} or p.suffix.lower() in self.grammars
 
     def package_for(self, module: str) -> str:
-        """The package that provides the module imported as `module`."""
-        return self.packages.get(module, module)
+        """The package that provides the module imported as `module` (the module's own name when unknown,
+        or when the table only spells it otherwise: `requests` -> `Requests`)."""
+        found = self.packages.get(module, module)
+        return module if normal_name(found) == normal_name(module) else found
+
+    def well_known(self, package: str) -> bool:
+        """Whether `package` is one the language's tables name (a mapped import, a fixture's plugin)."""
+        return normal_name(package.split("[")[0]) in self._known
+
+    @cached_property
+    def _known(self) -> frozenset[str]:
+        return frozenset(normal_name(p) for p in (*self.packages.values(), *self.fixtures.values()))
 
 
 def template_names() -> list[str]:
@@ -127,11 +139,20 @@ def _language(name: str, data: Mapping[str, Any]) -> Language:
         test_globs=tuple(data.get("test_globs", [])),
         builtin_modules=builtins,
         missing_module=data.get("missing_module", ""),
-        packages={str(k): str(v) for k, v in data.get("packages", {}).items()},
+        packages={**_package_map(data.get("package_map", "")),
+                  **{str(k): str(v) for k, v in data.get("packages", {}).items()}},
         missing_fixture=data.get("missing_fixture", ""),
         fixtures={str(k): str(v) for k, v in data.get("fixtures", {}).items()},
         layout=None if layout is None else _layout(layout),
     )
+
+
+def _package_map(filename: str) -> dict[str, str]:
+    """`import:distribution` lines of a file in DATA_DIR ({} for no file name)."""
+    if not filename:
+        return {}
+    rows = (line.strip().split(":", 1) for line in (DATA_DIR / filename).read_text(encoding="utf-8").splitlines())
+    return {row[0]: row[1] for row in rows if len(row) == 2 and row[0] and row[1]}
 
 
 def _layout(data: Mapping[str, Any]) -> ProjectLayout:

@@ -13,12 +13,13 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from greenloop_sandbox.base import DEFAULT_LIMITS, ExecResult, Limits, Sandbox, SandboxError
+from greenloop_sandbox.base import DEFAULT_LIMITS, ExecResult, InstallResult, Limits, Sandbox, SandboxError
 from greenloop_sandbox.local_env import filtered_env, limits_preexec, probe_isolation
 from greenloop_sandbox.output import CappedOutput, cap_text
-from greenloop_sandbox.packages import check_packages, local_install_argv, run_host
+from greenloop_sandbox.packages import check_packages, check_pip_specs, local_install_argv, run_host
 from greenloop_sandbox.parsers import ParseInput, parse_report
 from greenloop_sandbox.parsers.common import mark_timed_out
+from greenloop_sandbox.pip_resolve import NO_WHEEL, SOURCE_ONLY, installed_from_report
 from greenloop_sandbox.project import ProjectEnv
 from greenloop_sandbox.reaper import process_start
 from greenloop_sandbox.report import TestReport
@@ -152,10 +153,21 @@ class LocalSandbox(Sandbox):
         return report
 
     async def install(self, packages: list[str]) -> ExecResult:
-        pkgs = check_packages(packages)
+        """Wheels only for pip: an sdist would run its setup code on this machine, so it is refused with a
+        message (docs/decisions/2026-11-no-host-package-code.md)."""
+        manager = self.template.package_manager
+        pkgs = check_pip_specs(packages) if manager == "pip" else check_packages(packages)
         async with self._lock:
             assert self.root is not None
-            return await run_host(local_install_argv(self.template.package_manager, pkgs, self.root), cwd=self.root)
+            res = await run_host(local_install_argv(manager, pkgs, self.root), cwd=self.root)
+            if manager != "pip":
+                return res
+            report = await asyncio.to_thread(_read_optional, str(self.root / "pip-report.json"))
+        if not res.ok and (no_wheel := NO_WHEEL.search(res.stderr + res.stdout)):
+            return InstallResult(res.exit_code, res.stdout, SOURCE_ONLY.format(spec=no_wheel[1]), res.duration)
+        site = self.root / "site-packages" if self.root is not None else None
+        files = await asyncio.to_thread(installed_from_report, report, site) if res.ok and report else ()
+        return InstallResult(res.exit_code, res.stdout, res.stderr, res.duration, res.timed_out, res.truncated, files)
 
     async def run_setup(self, command: str) -> ExecResult:
         return await self.exec(command)

@@ -1,9 +1,10 @@
-"""Package installs without network in the sandbox: resolve on the host, then install offline.
+"""Package installs without network in the sandbox: fetch files on the host, then install offline.
 
-`resolve` fetches a package set on the host into a folder (pip wheelhouse, npm
-node_modules, cargo vendor dir); `layer_dockerfile` installs that folder into a
-new image layer with no network. `local_install_argv` is the local backend's
-equivalent (installs into the sandbox folder, not the host's environment).
+No package code runs on the host. `resolve_argv` fetches an npm or cargo package set into a folder
+(`npm install --ignore-scripts`: no lifecycle scripts; `cargo vendor`: sources only, no build
+scripts); pip's wheelhouse is pip_resolve.py's (wheels only, sdists built in a container).
+`layer_dockerfile` installs that folder into a new image layer with no network.
+`local_install_argv` is the local backend's equivalent (into the sandbox folder, wheels only).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
 
 from greenloop_sandbox.base import ExecResult, SandboxError
 from greenloop_sandbox.output import cap_text
@@ -33,6 +36,20 @@ def check_packages(packages: list[str]) -> list[str]:
         if p.startswith("-") or not _SAFE.match(p):
             raise SandboxError(f"{p!r} is not a package spec (name, optionally with a version).")
     return sorted(set(out))
+
+
+def check_pip_specs(packages: list[str]) -> list[str]:
+    """`check_packages`, and each a requirement by name from the index: SandboxError for a URL or a local path."""
+    out = check_packages(packages)
+    for spec in out:
+        if "/" in spec or "\\" in spec or spec.startswith("."):
+            raise SandboxError(f"{spec!r} is a URL or a local path: greenloop installs packages by name from the "
+                               "package index only (declare the package by name, or install it in project.setup).")
+        try:
+            Requirement(spec)
+        except InvalidRequirement as exc:
+            raise SandboxError(f"{spec!r} is not a package spec (name, optionally with a version): {exc}") from None
+    return out
 
 
 def package_name(spec: str) -> str:
@@ -83,12 +100,7 @@ async def run_host(argv: list[str], cwd: Path, limit: int = 200_000, timeout: fl
 
 
 def resolve_argv(manager: str, packages: list[str], dest: Path) -> list[list[str]]:
-    """Host commands that fetch `packages` into `dest` for an offline install."""
-    if manager == "pip":
-        argv = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "-q", "-d", str(dest)]
-        if sys.version_info[:2] != (3, 11):  # the image's python (Debian bookworm)
-            argv += ["--python-version", "3.11", "--only-binary=:all:"]
-        return [argv + packages]
+    """Host commands that fetch npm or cargo `packages` into `dest` for an offline install (pip: pip_resolve.py)."""
     if manager == "npm":
         return [["npm", "install", "--prefix", str(dest), "--no-audit", "--no-fund", "--ignore-scripts",
                  "--no-package-lock", "--loglevel=error", *packages]]
@@ -120,7 +132,7 @@ def layer_dockerfile(parent: str, manager: str, packages: list[str]) -> tuple[st
     tail = "USER sandbox\n"
     if manager == "pip":
         return head + ("COPY wheels /opt/greenloop/wheels\n"
-                       "RUN python3 -m pip install --no-index --find-links /opt/greenloop/wheels "
+                       "RUN python3 -m pip install --no-index --only-binary=:all: --find-links /opt/greenloop/wheels "
                        f"--break-system-packages --disable-pip-version-check -q {quoted}\n") + tail, "wheels"
     if manager == "npm":
         return head + "COPY node_modules /node_modules/\n" + tail, "node_modules"
@@ -132,13 +144,16 @@ def layer_dockerfile(parent: str, manager: str, packages: list[str]) -> tuple[st
 
 
 def local_install_argv(manager: str, packages: list[str], prefix: Path) -> list[str]:
-    """The local backend's install: into the sandbox folder (site-packages / node_modules / cargo cache)."""
+    """The local backend's install: into the sandbox folder (site-packages / node_modules / cargo cache).
+
+    pip takes wheels only (an sdist would be built, its setup.py run, on this machine) and writes what it
+    installed to `pip-report.json`; npm runs no lifecycle scripts; `cargo fetch` runs no build scripts."""
     if manager == "pip":
-        return [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "-q",
-                "--target", str(prefix / "site-packages"), *packages]
+        return [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "-q", "--only-binary=:all:",
+                "--report", str(prefix / "pip-report.json"), "--target", str(prefix / "site-packages"), *packages]
     if manager == "npm":
-        return ["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--no-package-lock",
-                "--loglevel=error", *packages]
+        return ["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--ignore-scripts",
+                "--no-package-lock", "--loglevel=error", *packages]
     if manager == "cargo":
         _write_cargo_manifest(prefix / "cargo-fetch", packages)
         return ["cargo", "fetch", "--manifest-path", str(prefix / "cargo-fetch" / "Cargo.toml")]

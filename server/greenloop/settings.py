@@ -194,6 +194,18 @@ class SandboxSettings(_Section):
         description="Docker engines (DOCKER_HOST URLs: unix:///..., tcp://..., ssh://host) the sandboxes run on; "
         "empty: the environment's engine. One that does not answer is skipped with a warning.",
     )
+    install_undeclared: Literal["ask", "never", "always"] = Field(
+        default="ask",
+        description="A package the project does not declare and no well-known import name maps to (a typo "
+        "such as `reqests`, or a name a model made up): 'ask' the editor asks you first (where nobody can be "
+        "asked, as in the CLI, it is not installed); 'never'; 'always'. Whatever is installed is built, if "
+        "at all, inside the sandbox: no package code runs on this machine.",
+    )
+    allow_install: list[str] = Field(
+        default_factory=list,
+        description="Packages installed when asked for even though nobody declared them "
+        "(`greenloop fix --allow-install NAME` adds to it for one run).",
+    )
 
 
 class ProjectSettings(_Section):

@@ -315,11 +315,13 @@ async def test_a_missing_module_is_installed_without_a_model_call(
     ws = write_project(tmp_path / "ws", {
         "dump.py": "import tomli_w\n\n\ndef dump(d):\n    return tomli_w.dumps(d)\n",
         "test_dump.py": "from dump import dump\n\n\ndef test_dump():\n    assert dump({'a': 1}) == 'a = 1\\n'\n",
+        "requirements.txt": "tomli-w\n",  # declared: installed without asking
     })
     settings = make_settings(ws, loop=candidates())
     _, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", done.summary + done.evidence
     assert done.changes.packages == ["tomli_w"] and done.changes.files == []
+    assert [(i.name, i.origin) for i in done.changes.installs] == [("tomli-w", "declared")]
     assert scripted_llm.requests == []
 
 

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from greenloop.agent import FixRequest, fix
+from greenloop.agent.changes.declared import declared_packages
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import CandidateAsked, CandidateTested, RoundEnded
 from greenloop.agent.orchestration.describe import describe
 from greenloop.agent.plan import InstallAction
-from greenloop.agent.repair.declared import declared_packages
 from greenloop.agent.repair.routes import ladder, read_reply
 from greenloop.retrieval import Location
 from greenloop_sandbox import TestFailure, TestReport
@@ -157,7 +157,8 @@ async def test_a_declared_package_that_does_not_install_leaves_the_missing_one_i
         "test_dump.py": "from dump import dump\n\n\ndef test_dump():\n    assert dump({'a': 1}) == 'a = 1\\n'\n",
         "requirements.txt": "greenloop-no-such-package-on-any-index==0.0.1\n",
     })
-    settings = make_settings(ws, loop={"strategy": "candidates", "max_iterations": 1})
+    settings = make_settings(ws, loop={"strategy": "candidates", "max_iterations": 1},
+                             sandbox={"allow_install": ["tomli-w"]})  # consent: tomli_w is declared nowhere
     events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", "\n".join(describe(e) for e in events)
     asked = [e.target for e in events if isinstance(e, CandidateAsked)]
@@ -176,10 +177,13 @@ async def test_a_second_missing_module_is_installed_in_the_next_round_not_refuse
         "dump.py": "import tomli_w\nimport six\n\n\ndef dump(d):\n    return six.ensure_str(tomli_w.dumps(d))\n",
         "test_dump.py": "from dump import dump\n\n\ndef test_dump():\n    assert dump({'a': 1}) == 'a = 1\\n'\n",
     })
-    settings = make_settings(ws, loop={"strategy": "candidates", "max_iterations": 2})
+    settings = make_settings(ws, loop={"strategy": "candidates", "max_iterations": 2},
+                             sandbox={"install_undeclared": "always"})
     events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", "\n".join(describe(e) for e in events)
     assert [e.approach for e in events if isinstance(e, RoundEnded)] == ["install tomli_w", "install six"]
+    assert [(i.name, i.origin, i.built) for i in done.changes.installs] == [
+        ("tomli-w", "consented", "index"), ("six", "consented", "index")]
     assert done.changes.packages == ["tomli_w", "six"]
 
 
@@ -191,7 +195,8 @@ async def test_a_run_that_installed_something_does_not_say_nothing_was_better(
         "dump.py": "import tomli_w\nimport six\n\n\ndef dump(d):\n    return six.ensure_str(tomli_w.dumps(d))\n",
         "test_dump.py": "from dump import dump\n\n\ndef test_dump():\n    assert dump({'a': 1}) == 'a = 1\\n'\n",
     })
-    settings = make_settings(ws, loop={"strategy": "candidates", "max_iterations": 1})
+    settings = make_settings(ws, loop={"strategy": "candidates", "max_iterations": 1},
+                             sandbox={"install_undeclared": "always"})
     _, done = await collect(fix(FixRequest(ws), settings))
     assert (done.outcome, done.changes.packages) == ("budget", ["tomli_w"])
     assert "No candidate was better" not in done.summary  # the install is its change set (a red run offers none)
@@ -210,3 +215,4 @@ async def test_a_test_asking_for_the_mocker_fixture_gets_pytest_mock_installed(
     events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", "\n".join(describe(e) for e in events)
     assert done.changes.packages == ["pytest-mock"] and scripted_llm.requests == []
+    assert [(i.name, i.origin) for i in done.changes.installs if i.origin != "dependency"] == [("pytest-mock", "mapped")]

@@ -74,10 +74,12 @@ async def test_missing_package_fixed_by_install_action(tmp_path: Path, scripted_
         plan({"kind": "install", "packages": ["tomli-w==1.0.0"]}, diagnosis="tomli_w is not installed"),
         step="debug_plan",
     )
-    events, done = await collect(fix(FixRequest(ws), make_settings(ws, loop={"diagnosis": False})))
+    settings = make_settings(ws, loop={"diagnosis": False}, sandbox={"allow_install": ["tomli-w"]})
+    events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", done.summary + done.evidence
     env = [e for e in events if isinstance(e, EnvironmentChanged)]
     assert env and env[0].ok and env[0].action == "install"
+    assert [(i.name, i.version, i.origin) for i in env[0].installed] == [("tomli-w", "1.0.0", "consented")]
     assert done.changes.packages == ["tomli-w==1.0.0"]
     assert done.changes.files == []
 

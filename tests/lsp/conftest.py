@@ -27,6 +27,7 @@ class EditorSide:
 
     apply: bool = True  # answer applyEdit with applied=true (and write the edit to disk)
     verdict: str | None = "Works"  # the button clicked on the verdict question (None: dismissed)
+    install: str | None = "Don't install"  # the button clicked when asked to install an undeclared package
     edits: list[types.ApplyWorkspaceEditParams] = field(default_factory=list)
     questions: list[types.ShowMessageRequestParams] = field(default_factory=list)
     loop_events: list[Any] = field(default_factory=list)
@@ -68,7 +69,8 @@ async def open_client(env: dict[str, str], editor: EditorSide) -> LanguageClient
     @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
     def ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
         editor.questions.append(params)
-        return types.MessageActionItem(title=editor.verdict) if editor.verdict else None
+        title = editor.install if params.message.startswith("greenloop: install") else editor.verdict
+        return types.MessageActionItem(title=title) if title else None
 
     @client.feature("greenloop/loopEvent")
     def loop_event(params: Any) -> None:

@@ -85,6 +85,22 @@ class EditRejected(_Event):
     reason: str
 
 
+class InstalledPackage(BaseModel):
+    """One distribution an install put into the sandbox: what, from which file, why, and where it was built."""
+
+    name: str
+    version: str
+    filename: str = ""
+    sha256: str = ""  # of the file the index served (for one built in the sandbox: its sdist)
+    origin: Literal["declared", "mapped", "consented", "dependency"] = "dependency"
+    built: Literal["index", "sandbox"] = "index"  # a wheel from the index, or built from its sdist in a container
+    modules: list[str] = Field(default_factory=list)  # the top-level import names it provides
+
+    def describe(self) -> str:
+        where = "built in the sandbox from its sdist" if self.built == "sandbox" else "wheel from the index"
+        return f"{self.name} {self.version} ({self.origin}; {where}; sha256 {self.sha256[:12]})"
+
+
 class EnvironmentChanged(_Event):
     kind: Literal["environment_changed"] = "environment_changed"
     iteration: int
@@ -92,6 +108,7 @@ class EnvironmentChanged(_Event):
     detail: str
     ok: bool
     output: str = ""
+    installed: list[InstalledPackage] = Field(default_factory=list)  # an install's distributions
 
 
 class CandidateAsked(_Event):
@@ -175,6 +192,7 @@ class ChangeSet(BaseModel):
 
     files: list[FileChange] = Field(default_factory=list)
     packages: list[str] = Field(default_factory=list)
+    installs: list[InstalledPackage] = Field(default_factory=list)  # what `packages` put in, file by file
     commands: list[str] = Field(default_factory=list)
     diff: str = ""
     kind: str = ""  # how the change that made the tests pass was made: a small edit's kind, or "model"

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from greenloop.agent.install_gate import InstallGate
 from greenloop.errors import GreenloopError
 from greenloop.llm import LLMClient, open_llm
 from greenloop.settings import Settings
@@ -38,7 +39,9 @@ from greenloop_sandbox import (
     run_spectrum,
 )
 from greenloop_sandbox import Snapshot as FileTree
+from greenloop_sandbox.languages import Language, load_language
 from greenloop_sandbox.offline import leave_out
+from greenloop_sandbox.packages import check_packages, check_pip_specs
 
 log = logging.getLogger(__name__)
 
@@ -63,8 +66,9 @@ class SandboxPort:
     """A started sandbox as the agent and the front ends use it; see the module docstring."""
 
     def __init__(self, sandbox: Sandbox, extra: tuple[Sandbox, ...] = (), skipped: tuple[str, ...] = (), *,
-                 ran: bool = False, left_out: set[str] | None = None) -> None:
+                 ran: bool = False, left_out: set[str] | None = None, gate: InstallGate | None = None) -> None:
         self._sandbox = sandbox
+        self.gate = gate or InstallGate()  # which packages may be installed (install_gate.py)
         self._left_out = left_out if left_out is not None else set()  # shared with the pool's other sandboxes
         self._ran = ran  # a leased sandbox's first run is a candidate's: the project's command was checked
         self._extra = list(extra)  # more sandboxes (other engines or containers) a round may lease
@@ -86,7 +90,7 @@ class SandboxPort:
             self._free = asyncio.Queue()
             for box in [self._sandbox, *self._extra]:
                 self._free.put_nowait(self if box is self._sandbox else
-                                      SandboxPort(box, ran=True, left_out=self._left_out))
+                                      SandboxPort(box, ran=True, left_out=self._left_out, gate=self.gate))
         port = await self._free.get()
         try:
             yield port
@@ -96,6 +100,14 @@ class SandboxPort:
     @property
     def template(self) -> EnvTemplate:
         return self._sandbox.template
+
+    @property
+    def language(self) -> Language | None:
+        """The template's language record (its import-name tables), None for a template without one."""
+        try:
+            return load_language(self._sandbox.template.name)
+        except SandboxError:
+            return None
 
     @property
     def backend(self) -> str:
@@ -153,6 +165,15 @@ class SandboxPort:
         except SandboxError:
             return None
         return None if result.timed_out else result.stdout + result.stderr
+
+    def refusal(self, packages: list[str]) -> Refused | None:
+        """Why the sandbox would refuse these specs outright (an option, a URL, a path), else None."""
+        try:
+            check = check_pip_specs if self.template.package_manager == "pip" else check_packages
+            check(packages)
+        except SandboxError as exc:
+            return Refused(str(exc))
+        return None
 
     async def install(self, packages: list[str]) -> ExecResult | Refused:
         try:
@@ -279,7 +300,8 @@ async def open_sandbox_for(settings: Settings, template: str, *, label: str | No
                 log.warning("sandbox engine %s is skipped: %s", engine, exc)
         if not started:
             raise GreenloopError("No sandbox engine in sandbox.engines answers: " + "; ".join(skipped))
-        yield SandboxPort(started[0], tuple(started[1:]), tuple(skipped))
+        gate = InstallGate.of(settings.sandbox.install_undeclared, settings.sandbox.allow_install)
+        yield SandboxPort(started[0], tuple(started[1:]), tuple(skipped), gate=gate)
 
 
 @asynccontextmanager

@@ -27,6 +27,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("fix", parents=[common], help="make failing tests pass", description=__doc__)
     p.add_argument("workspace", nargs="?", default=".", type=Path, help="project folder (default: .)")
     p.add_argument("--test", dest="tests", action="append", metavar="ID", help="only this test (repeatable)")
+    p.add_argument("--allow-install", dest="allow_install", action="append", default=[], metavar="NAME",
+                   help="install this package when the run needs it, though the project does not declare it "
+                   "(repeatable; sandbox.allow_install)")
     add_result_flags(p)
     p.set_defaults(func=run)
 
@@ -39,6 +42,7 @@ def add_result_flags(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     workspace = resolve_workspace(args.workspace)
     settings = settings_from_args(args, workspace)
+    settings.sandbox.allow_install = [*settings.sandbox.allow_install, *args.allow_install]
     request = FixRequest(workspace=workspace, test_ids=args.tests)
     return drive(lambda: fix(request, settings), args, settings, workspace)
 

@@ -89,6 +89,8 @@ class EventPrinter:
             c.print(Syntax(done.changes.diff, "diff", theme="ansi_dark", word_wrap=True))
         if done.changes.packages:
             c.print(Text(f"packages the fix needs: {' '.join(done.changes.packages)}"))
+        for installed in done.changes.installs:
+            c.print(Text(f"  installed {installed.describe()}", style="dim"))
         if done.changes.commands:
             c.print(Text(f"environment commands: {'; '.join(done.changes.commands)}"))
 

@@ -150,6 +150,14 @@ def _show(d: RunDetail, console: Console) -> None:
     for e in d.events:
         events.add_row(f"{float(e.get('at', 0.0)):.1f}", str(e.get("kind")), _event_detail(e))
     console.print(events)
+    installs = _installs(d.events)
+    if installs:
+        table = Table("package", "version", "why", "built", "file", "sha256", title="installs")
+        for row in installs:
+            built = "in the sandbox, from its sdist" if row.get("built") == "sandbox" else "wheel from the index"
+            table.add_row(str(row.get("name")), str(row.get("version")), str(row.get("origin")), built,
+                          str(row.get("filename", "")), str(row.get("sha256", "")))
+        console.print(table)
     calls = Table("iter", "step", "model", "tokens", "latency", "outcome", title="model calls")
     for c in d.calls:
         tokens = f"{c.get('prompt_tokens', 0)}+{c.get('completion_tokens', 0)}"
@@ -169,6 +177,17 @@ def _show(d: RunDetail, console: Console) -> None:
     console.print(execs)
 
 
+def _installs(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every distribution the run installed (its install events, its change set), each once."""
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for e in events:
+        found = e.get("installed") if e.get("kind") == "environment_changed" else (
+            (e.get("changes") or {}).get("installs") if e.get("kind") == "done" else None)
+        for row in found or []:
+            rows.setdefault((str(row.get("name")), str(row.get("version"))), row)
+    return list(rows.values())
+
+
 def _event_detail(e: dict[str, Any]) -> str:
     kind = e.get("kind")
     if kind == "tests_ran":
@@ -181,7 +200,7 @@ def _event_detail(e: dict[str, Any]) -> str:
         made = f" [{changes['kind']}]" if changes.get("kind") else ""
         label = f" plausible: {changes.get('risk_reason', '')}" if changes.get("risk") == "plausible" else ""
         return f"{e.get('outcome')}: {e.get('summary', '')}"[:120] + made + label
-    if kind in ("candidate_asked", "candidate_tested", "round_ended"):  # seed, temperature, result or reason
+    if kind in ("candidate_asked", "candidate_tested", "round_ended", "environment_changed"):  # seed, temperature, result or reason
         try:
             return describe(TypeAdapter(Event).validate_python(e))[:160]
         except ValidationError:

@@ -13,11 +13,19 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 
 from greenloop.agent.events import Diagnosis, Done, Event, TestsRan
+from greenloop.agent.install_gate import ask_user
 from greenloop.errors import GreenloopError
 from greenloop.lsp import diagnostics as diag
 from greenloop.lsp.edits import EditSupport, workspace_edit
 from greenloop.lsp.progress import LoopProgress
-from greenloop.lsp.protocol import BUSY_MESSAGE, VERDICT_QUESTION, VERDICTS
+from greenloop.lsp.protocol import (
+    BUSY_MESSAGE,
+    INSTALL_NO,
+    INSTALL_QUESTION,
+    INSTALL_YES,
+    VERDICT_QUESTION,
+    VERDICTS,
+)
 from greenloop.runs import record_verdict
 from greenloop.settings import Settings
 from greenloop_sandbox.report import TestFailure
@@ -128,6 +136,7 @@ class LoopRunner:
     async def _drive(self, progress: LoopProgress, events: AsyncIterator[Event], offer: bool) -> RunResult:
         """Consume the run's events; a cancel (of this task) ends it with outcome "cancelled"."""
         result = RunResult(run_id="", outcome="cancelled", summary="cancelled")
+        ask_user.set(self.ask_install)  # this task's context: the run's installs ask through the editor
         try:
             async for event in events:
                 progress.on_event(event)
@@ -191,6 +200,19 @@ class LoopRunner:
     async def refresh_diagnostics(self, tests: TestsRan, scope: list[str] | None) -> None:
         failures = [TestFailure.model_validate(item) for item in tests.failures]
         await publish_failures(self.server, failures, scope)
+
+    async def ask_install(self, spec: str) -> bool:
+        """The person's yes to installing a package nobody declared; a dismissed question is a no."""
+        params = types.ShowMessageRequestParams(
+            type=types.MessageType.Warning, message=INSTALL_QUESTION.format(name=spec),
+            actions=[types.MessageActionItem(title=INSTALL_YES), types.MessageActionItem(title=INSTALL_NO)],
+        )
+        try:
+            answer = await self.server.window_show_message_request_async(params)
+        except Exception as exc:  # the client cannot ask: not installed
+            log.info("install question not answered: %s", exc)
+            return False
+        return bool(answer and answer.title == INSTALL_YES)
 
     async def ask_verdict(self, settings: Settings, workspace: Path, run_id: str) -> None:
         """'Did it run / work / perfect?' -> the run store; a dismissed question is a skip."""

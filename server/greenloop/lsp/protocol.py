@@ -36,6 +36,9 @@ SOURCE = "greenloop"
 BUSY_MESSAGE = "greenloop is already running a loop; cancel it first or wait"
 
 VERDICT_QUESTION = "Did it run / work / perfect?"
+# A package nobody declared (agent/install_gate.py): asked with window/showMessageRequest during a run.
+INSTALL_QUESTION = "greenloop: install `{name}`, which this project does not declare?"
+INSTALL_YES, INSTALL_NO = "Install", "Don't install"
 # Button title -> the run store's verdict name.
 VERDICTS = {
     "Perfect": "perfect",

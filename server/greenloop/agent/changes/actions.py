@@ -3,19 +3,30 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from greenloop.agent.changes.declared import declared_packages
 from greenloop.agent.changes.edits import EditMiss, apply_search_replace
 from greenloop.agent.changes.paths import UnsafePath, safe_relpath
 from greenloop.agent.changes.syntax import introduced_error
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.events import EditApplied, EditRejected, EnvironmentChanged, Event, Message
+from greenloop.agent.events import (
+    EditApplied,
+    EditRejected,
+    EnvironmentChanged,
+    Event,
+    InstalledPackage,
+    Message,
+)
+from greenloop.agent.install_gate import Origin
 from greenloop.agent.plan import Action, DebugPlan, EditAction, InstallAction, RunAction, WriteAction
 from greenloop.agent.ports import Refused, SandboxPort
-from greenloop_sandbox import TestFailure
-from greenloop_sandbox.packages import without
+from greenloop_sandbox import ExecResult, TestFailure
+from greenloop_sandbox.base import InstallResult
+from greenloop_sandbox.packages import normal_name, package_name, without
 
 _HEADING = re.compile(r"^(.+?):\d+(-\d+)?(\W.*)?$")  # `calc.py:3-9 add (function)`, `calc.py:4: 'assert ...'`
 
@@ -26,6 +37,7 @@ class ApplyOutcome:
     problems: list[str] = field(default_factory=list)  # rejected actions, said so the model can repair them
     applied: int = 0
     packages: list[str] = field(default_factory=list)
+    installs: list[InstalledPackage] = field(default_factory=list)  # what `packages` put in, with origins
     commands: list[str] = field(default_factory=list)
     env_failed: bool = False
 
@@ -37,17 +49,21 @@ async def apply_plan(
     iteration: int,
     failures: list[TestFailure] | None = None,
     tests: TestFiles | None = None,
+    module: str = "",
 ) -> ApplyOutcome:
     """Apply every action in order; rejected ones are reported, never half-applied.
 
     `failures` (the report the plan answers) lets a search miss say that its text came from the report.
     `tests` says which files are tests; an edit or write to one is refused unless they are writable.
+    `module` is the missing module an install is for: a package that does not provide it is said.
     """
     out = ApplyOutcome()
     aliases = tuple(d for d in (sandbox.workspace_dir(),) if d)
     for action in plan.actions:
         if isinstance(action, EditAction | WriteAction):
             _apply_file_action(action, copy, iteration, out, failures or [], aliases, tests)
+        elif isinstance(action, InstallAction):
+            await _apply_install(action, sandbox, iteration, out, copy, module)
         else:
             await _apply_env_action(action, sandbox, iteration, out, _own_names(copy))
     return out
@@ -114,15 +130,52 @@ def _heading_path(copy: WorkingCopy, path: str) -> str | None:
     return match.group(1)
 
 
+async def _apply_install(action: InstallAction, sandbox: SandboxPort, iteration: int, out: ApplyOutcome,
+                         copy: WorkingCopy, module: str) -> None:
+    """An install through the gate (install_gate.py): the refused specs are said and go back to the model,
+    the rest are installed and recorded with their origin; a package that lacks `module` is said."""
+    wanted = _installable(action.packages, sandbox, _own_names(copy), out)
+    if not wanted:
+        return
+    if sandbox.refusal(wanted) is not None:  # `-e .`, a URL: the sandbox's own reason, before any question
+        await _apply_env_action(InstallAction(packages=wanted), sandbox, iteration, out, set())
+        return
+    language = sandbox.language
+    gate = await sandbox.gate.decide(wanted, declared_packages(copy), language)
+    refusals = [f"- install {spec!r} refused: {why}" for spec, why in gate.refused.items()]
+    out.events.extend(Message(level="warning", text=why) for why in gate.refused.values())
+    if not gate.allowed:
+        out.events.append(EnvironmentChanged(iteration=iteration, action="install", detail=" ".join(wanted),
+                                             ok=False, output="refused: " + " ".join(gate.refused.values())))
+        out.problems.extend(refusals)
+        return
+    before = len(out.installs)
+    await _apply_env_action(InstallAction(packages=list(gate.allowed)), sandbox, iteration, out, set(), gate.allowed)
+    installed = out.installs[before:]
+    if not module or not installed or (language is not None and module in language.fixtures):
+        out.problems.extend(refusals)
+        return
+    provides = {m for f in installed for m in f.modules}
+    if provides and module not in provides:  # no module known (a record without them): the tests will tell
+        out.problems.extend(refusals)
+        what = ", ".join(sorted(provides)) or "no module"
+        text = f"installed {' '.join(gate.allowed)}, but none of it provides the module `{module}` (it gives {what})"
+        out.events.append(Message(level="warning", text=text))
+        out.problems.append(f"- {text}")
+
+
 async def _apply_env_action(
-    action: InstallAction | RunAction | Action, sandbox: SandboxPort, iteration: int, out: ApplyOutcome, own: set[str]
+    action: InstallAction | RunAction | Action, sandbox: SandboxPort, iteration: int, out: ApplyOutcome,
+    own: set[str], origins: Mapping[str, Origin] | None = None,
 ) -> None:
+    installed: list[InstalledPackage] = []
     if isinstance(action, InstallAction):
         wanted = _installable(action.packages, sandbox, own, out)
         if not wanted:
             return
         result = await sandbox.install(wanted)
         detail = " ".join(wanted)
+        installed = _records(result, origins or {}) if not isinstance(result, Refused) and result.ok else []
     elif isinstance(action, RunAction):
         result = await sandbox.run_setup(action.command)
         detail = action.command
@@ -134,19 +187,29 @@ async def _apply_env_action(
         out.problems.append(f"- {action.kind} {detail!r} refused: {result.reason}")
         return
     output = (result.stdout + result.stderr)[-2000:]
-    out.events.append(
-        EnvironmentChanged(iteration=iteration, action=action.kind, detail=detail, ok=result.ok, output=output)
-    )
+    out.events.append(EnvironmentChanged(iteration=iteration, action=action.kind, detail=detail, ok=result.ok,
+                                         output=output, installed=installed))
     if result.ok:
         out.applied += 1
         if isinstance(action, InstallAction):
             out.packages.extend(wanted)
+            out.installs.extend(installed)
         else:
             out.commands.append(detail)
     else:
         out.env_failed = True
         why = "timed out" if result.timed_out else f"exit code {result.exit_code}"
         out.problems.append(f"- {action.kind} {detail!r} failed ({why}):\n{output[-800:]}")
+
+
+def _records(result: ExecResult, origins: Mapping[str, Origin]) -> list[InstalledPackage]:
+    """The install's distributions, each with why it was installed (a spec's origin, else a dependency)."""
+    by_name = {package_name(spec): origin for spec, origin in origins.items()}
+    files = result.files if isinstance(result, InstallResult) else ()
+    return [InstalledPackage(name=f.name, version=f.version, filename=f.filename, sha256=f.sha256,
+                             origin=by_name.get(normal_name(f.name), "dependency"),
+                             built="sandbox" if f.built == "sandbox" else "index", modules=list(f.modules))
+            for f in files]
 
 
 def _installable(packages: list[str], sandbox: SandboxPort, own: set[str], out: ApplyOutcome) -> list[str]:

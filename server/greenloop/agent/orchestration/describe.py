@@ -39,7 +39,8 @@ def describe(event: BaseModel) -> str:
             reason = event.reason.strip()
             return f"rejected {event.path}: {reason.splitlines()[0] if reason else 'no reason given'}"
         case ev.EnvironmentChanged():
-            return f"{event.action} {event.detail}: {'ok' if event.ok else 'failed'}"
+            said = f"{event.action} {event.detail}: {'ok' if event.ok else 'failed'}"
+            return said + "".join(f"; {p.describe()}" for p in event.installed)
         case ev.CandidateAsked() if event.route == "mutants":  # asked of no model: no temperature, no seed
             return f"candidate {event.index}/{event.of}: {event.target}"
         case ev.CandidateAsked():

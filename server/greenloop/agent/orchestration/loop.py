@@ -374,6 +374,7 @@ class _Step:
     def _absorb(self, plan: DebugPlan, outcome: ApplyOutcome) -> None:
         self.attempt.actions.extend(describe_action(a) for a in plan.actions)
         self.state.packages.extend(p for p in outcome.packages if p not in self.state.packages)
+        self.state.installs.extend(outcome.installs)
         self.state.commands.extend(outcome.commands)
         if outcome.problems:
             self.attempt.outcome = f"{len(outcome.problems)} action(s) rejected: " + "; ".join(

@@ -11,7 +11,7 @@ from typing import Any
 
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.events import BudgetUsed, Done, Outcome
+from greenloop.agent.events import BudgetUsed, Done, InstalledPackage, Outcome
 from greenloop.agent.orchestration.budget import Budget
 from greenloop.agent.orchestration.history import History
 from greenloop.agent.ports import Ports
@@ -34,6 +34,7 @@ class RunState:
     history: History = field(default_factory=History)
     prompt_code: PromptCodeBuilder = field(init=False)
     packages: list[str] = field(default_factory=list)
+    installs: list[InstalledPackage] = field(default_factory=list)  # what `packages` put in, file by file
     commands: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
     goal: str = ""  # a generated project's request: its tests are the model's too, and may be wrong
@@ -96,6 +97,7 @@ class RunState:
             kind, risk, reason = self.chosen
             changes = changes.model_copy(update={"kind": kind, "risk": "plausible" if risk else "", "risk_reason": risk,
                                                  "reason": reason})
+        changes.installs = list(self.installs)
         return self.stamp(
             Done(
                 outcome=outcome,

@@ -21,7 +21,7 @@ from typing import Literal
 from greenloop.agent.changes.actions import apply_plan
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.events import CandidateAsked, CandidateTested, Event
+from greenloop.agent.events import CandidateAsked, CandidateTested, Event, InstalledPackage
 from greenloop.agent.ports import SandboxPort
 from greenloop.agent.repair.checks import COLLECTION_ERROR
 from greenloop.agent.repair.progress import further, reached
@@ -41,6 +41,7 @@ TRIED_BEFORE = ("That change was tested already, and the tests then said: {failu
 FUNCTION_TOKENS = 1024  # a function reply's least room; a reply that runs on past its room has lost its way
 CHECKS_TOKENS = 600  # a sentence per check and the checks again: a few lines each
 Ended = Literal["green", "better", "nothing_better", "no_candidates", "budget"]
+Environment = tuple[tuple[str, ...], tuple[str, ...], tuple[InstalledPackage, ...]]  # packages, commands, installs
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ class RoundResult:
     files: Mapping[str, bytes] | None = None  # the best candidate's files
     packages: tuple[str, ...] = ()  # what the best candidate installed (the change set lists it)
     commands: tuple[str, ...] = ()
+    installs: tuple[InstalledPackage, ...] = ()  # the distributions `packages` put in, with their origins
 
     @property
     def moved(self) -> bool:
@@ -128,7 +130,7 @@ async def run_round(
     limit = reply_limit(approach, copy, inputs.llm.settings.max_tokens)  # one target per round
     tried: list[Tried] = []
     kept: dict[int, tuple[WorkingCopy, TestReport, int]] = {}  # index -> (fork, its tests, tokens)
-    environment: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}  # index -> (packages, commands)
+    environment: dict[int, Environment] = {}  # index -> (packages, commands, installs)
     fingerprints: dict[int, int] = {}
     ended: Ended = "nothing_better"
     testing: list[Testing] = []  # candidates being tested, in the order asked (one per free sandbox)
@@ -207,9 +209,9 @@ async def run_round(
         return
     best = max(tested, key=lambda t: (t.green, t.passed, -t.errors, -t.failed, t.further, -t.diff_lines))
     fork, result, _ = kept[best.index]
-    packages, commands = environment.get(best.index, ((), ()))
+    packages, commands, installs = environment.get(best.index, ((), (), ()))
     if ended == "green":
-        yield RoundResult(approach, tuple(tried), best, "green", result, fork.files(), packages, commands)
+        yield RoundResult(approach, tuple(tried), best, "green", result, fork.files(), packages, commands, installs)
         return
     full: TestReport | None = result if best.scope == "all" else None
     if full is None and (best.passed > 0 or best.errors < _errors(report, failing) or best.further > 0):
@@ -218,7 +220,7 @@ async def run_round(
     gains = approach.route != "mutants" or (full is not None and full.passed > report.passed)
     if gains and full is not None and full.total and better(full, report, _further(full, report, copy, fork)):
         yield RoundResult(approach, tuple(tried), best, "green" if full.green else "better", full, fork.files(),
-                          packages, commands)
+                          packages, commands, installs)
         return
     yield RoundResult(approach, tuple(tried), best, "budget" if ended == "budget" else "nothing_better", full)
 
@@ -260,25 +262,27 @@ async def _ask(inputs: RoundInputs, approach: Approach, limit: int | None, seed:
 async def _read(
     inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport, reply: str, start: int,
     fingerprints: dict[int, int], tried: list[Tried],
-) -> tuple[WorkingCopy, str, tuple[tuple[str, ...], tuple[str, ...]], int, str, bool]:
+) -> tuple[WorkingCopy, str, Environment, int, str, bool]:
     """A reply applied to a fork: (fork, why it is rejected or "", its installs and commands, fingerprint,
     what to ask the model once more when the reply is the file's code or a change already tested,
     whether the reply is the file's code)."""
     fork = copy.fork()
-    environment: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    environment: Environment = ((), (), ())
     reason, unchanged = "", False
     try:
         plan = read_reply(approach, copy, reply, inputs.tests.is_test)
-        applied = await apply_plan(plan, fork, inputs.sandbox, inputs.iteration, report.failures, inputs.tests)
+        missing = approach.target.name if approach.route == "install" else ""
+        applied = await apply_plan(plan, fork, inputs.sandbox, inputs.iteration, report.failures, inputs.tests,
+                                   module=missing)
         reason = applied.problems[0].removeprefix("- ").split("\nCurrent content")[0] if applied.problems else ""
-        environment = (tuple(applied.packages), tuple(applied.commands))
+        environment = (tuple(applied.packages), tuple(applied.commands), tuple(applied.installs))
     except ReplyUnchanged as exc:
         reason, unchanged = str(exc), True
     except ReplyRejected as exc:
         reason = str(exc)
     fingerprint = fork.fingerprint()
-    if environment != ((), ()):  # an install changes no file: what it installed tells two installs apart
-        fingerprint = hash((fingerprint, environment))
+    if environment[:2] != ((), ()):  # an install changes no file: what it installed tells two installs apart
+        fingerprint = hash((fingerprint, environment[:2]))
     if not reason and fingerprint == start and approach.route != "install":
         reason, unchanged = "it changes nothing", True
     again = ""

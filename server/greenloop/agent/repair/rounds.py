@@ -16,11 +16,11 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from greenloop.agent.changes.declared import declared_packages
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Event, IterationStarted, LocationsFound, Message, TestsRan
 from greenloop.agent.prompting.material import coverage_note
 from greenloop.agent.repair.checks import failing_checks
-from greenloop.agent.repair.declared import declared_packages
 from greenloop.agent.repair.guard_edits import builtin_exceptions
 from greenloop.agent.repair.mutants import small_edits
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
@@ -167,6 +167,7 @@ async def candidate_rounds(
         if result.moved and result.files is not None and result.report is not None:
             copy.restore(result.files)
             state.packages.extend(p for p in result.packages if p not in state.packages)
+            state.installs.extend(result.installs)
             state.commands.extend(result.commands)
             report = result.report
             yield state.stamp(TestsRan(iteration=iteration, passed=report.passed, failed=report.failed,

@@ -1,0 +1,183 @@
+"""Source distributions fetched from a PEP 503 index as files: no metadata prepared, no package code run.
+
+`pip download` of an sdist builds its metadata (runs its `setup.py`) on the host, so an sdist is
+fetched here instead: the index's page for the name is read, the newest file the spec allows is
+downloaded, and its sha256 must be the one the page lists (a file without one, or with another, is
+refused). `build_requires` reads the sdist's `[build-system] requires` from its pyproject.toml
+without unpacking anything else. Building happens in a container (sdist_build.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import os
+import re
+import sys
+import tarfile
+import tomllib
+import zipfile
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urldefrag, urljoin
+
+import httpx
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import InvalidSdistFilename, canonicalize_name, parse_sdist_filename
+from packaging.version import Version
+
+from greenloop_sandbox.base import SandboxError
+
+PYPI = "https://pypi.org/simple"
+MAX_SDIST = 200 << 20  # bytes; a larger download is refused
+DEFAULT_BUILD_REQUIRES = ("setuptools>=40.8.0", "wheel")  # PEP 517's fallback for a setup.py-only sdist
+
+
+@dataclass(frozen=True)
+class IndexFile:
+    """One sdist an index lists: its file name, version, URL and the sha256 the page gives for it."""
+
+    filename: str
+    version: Version
+    url: str
+    sha256: str
+
+
+def index_urls() -> list[str]:
+    """The http(s) indexes pip on this host uses (`PIP_INDEX_URL`, `PIP_EXTRA_INDEX_URL`, pip's config), main first."""
+    main = os.environ.get("PIP_INDEX_URL", "")
+    extra = os.environ.get("PIP_EXTRA_INDEX_URL", "").split()
+    if not main or not extra:
+        config = _pip_config()
+        main = main or config.get("index-url", "")
+        extra = extra or config.get("extra-index-url", "").split()
+    return [u.rstrip("/") for u in [main or PYPI, *extra] if u.startswith(("http://", "https://"))]
+
+
+def _pip_config() -> dict[str, str]:
+    import subprocess
+
+    try:
+        out = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True,
+                             timeout=30, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    found: dict[str, str] = {}
+    for line in out.splitlines():
+        key, _, value = line.partition("=")
+        found.setdefault(key.rsplit(".", 1)[-1], value.strip().strip("'\""))
+    return found
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "a" and found.get("href"):
+            self.links.append((str(found["href"]), found))
+
+
+def listed_sdists(page: str, page_url: str, name: str) -> list[IndexFile]:
+    """The sdists of `name` on a PEP 503 page (yanked ones left out), each with the sha256 it lists ("" if none)."""
+    parser = _Links()
+    parser.feed(page)
+    files = []
+    for href, attrs in parser.links:
+        if "data-yanked" in attrs:
+            continue
+        url, fragment = urldefrag(urljoin(page_url, href))
+        filename = url.rsplit("/", 1)[-1]
+        try:
+            found, version = parse_sdist_filename(filename)
+        except InvalidSdistFilename:
+            continue
+        if found != canonicalize_name(name):
+            continue
+        sha = fragment.removeprefix("sha256=") if fragment.startswith("sha256=") else ""
+        files.append(IndexFile(filename, version, url, sha.lower()))
+    return files
+
+
+async def fetch_sdist(spec: str, dest: Path, indexes: list[str] | None = None,
+                      timeout: float = 120) -> IndexFile:  # noqa: ASYNC109 (the HTTP client's timeout)
+    """Download the newest sdist `spec` allows into `dest` and check its hash; SandboxError says why not."""
+    try:
+        req = Requirement(spec)
+    except InvalidRequirement as exc:
+        raise SandboxError(f"{spec!r} is not a requirement: {exc}") from None
+    urls = indexes if indexes is not None else await asyncio.to_thread(index_urls)
+    async with httpx.AsyncClient(timeout=timeout, follow_redirects=True) as client:
+        for index in urls:
+            page_url = f"{index}/{canonicalize_name(req.name)}/"
+            try:
+                page = await client.get(page_url, headers={"Accept": "text/html"})
+            except httpx.HTTPError:
+                continue
+            if page.status_code != 200:
+                continue
+            listed = listed_sdists(page.text, str(page.url), req.name)
+            allowed = ([f for f in listed if req.specifier.contains(f.version)]
+                       or [f for f in listed if req.specifier.contains(f.version, prereleases=True)])
+            if allowed:
+                return await _download(client, max(allowed, key=lambda f: f.version), dest)
+    raise SandboxError(f"no source distribution of {spec!r} on the package index either "
+                       f"({', '.join(urls) or 'no http index configured'}): check the name and the version.")
+
+
+async def _download(client: httpx.AsyncClient, file: IndexFile, dest: Path) -> IndexFile:
+    if not re.fullmatch(r"[0-9a-f]{64}", file.sha256):
+        raise SandboxError(f"the index lists {file.filename} without a sha256 hash, so what it serves cannot be "
+                           "checked; not installed.")
+    digest, data = hashlib.sha256(), io.BytesIO()
+    async with client.stream("GET", file.url) as resp:
+        if resp.status_code != 200:
+            raise SandboxError(f"downloading {file.filename} failed: HTTP {resp.status_code}")
+        async for chunk in resp.aiter_bytes():
+            digest.update(chunk)
+            data.write(chunk)
+            if data.tell() > MAX_SDIST:
+                raise SandboxError(f"{file.filename} is larger than {MAX_SDIST >> 20} MB; not installed.")
+    if digest.hexdigest() != file.sha256:
+        raise SandboxError(f"the index served a different {file.filename} than the one it lists (sha256 "
+                           f"{digest.hexdigest()[:16]}..., listed {file.sha256[:16]}...); refused, nothing installed.")
+    await asyncio.to_thread(_write, dest / file.filename, data.getvalue())
+    return file
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def build_requires(sdist: Path) -> list[str]:
+    """What building `sdist` needs (its pyproject.toml's `[build-system] requires`, else setuptools and wheel),
+    read from the archive without unpacking it; "wheel" always, which older setuptools asks for."""
+    text = _pyproject_text(sdist)
+    requires: list[str] = list(DEFAULT_BUILD_REQUIRES)
+    if text is not None:
+        try:
+            found = tomllib.loads(text).get("build-system", {}).get("requires")
+        except tomllib.TOMLDecodeError:
+            found = None
+        if isinstance(found, list):
+            requires = [str(r) for r in found if isinstance(r, str)] + ["wheel"]
+    return sorted(set(requires))
+
+
+def _pyproject_text(sdist: Path) -> str | None:
+    top_level = re.compile(r"^[^/]+/pyproject\.toml$")
+    if sdist.name.endswith(".zip"):
+        with zipfile.ZipFile(sdist) as zf:
+            names = [n for n in zf.namelist() if top_level.match(n)]
+            return zf.read(names[0])[:1 << 20].decode(errors="replace") if names else None
+    with tarfile.open(sdist) as tar:
+        for member in tar:
+            if member.isfile() and top_level.match(member.name):
+                fh = tar.extractfile(member)
+                return fh.read(1 << 20).decode(errors="replace") if fh else None
+    return None
