@@ -133,3 +133,11 @@ def test_compare_leaves_out_calls_that_differ_between_two_reference_runs() -> No
     assert compare(ref, again, fixed).name == "equivalent"
     assert compare(ref, ref, fixed).name == "differs"
     assert compare(dict(list(ref.items())[:5]), ref, ref).name == "unknown"
+
+
+def test_a_timeout_where_the_reference_is_slow_too_is_not_a_difference() -> None:
+    ref = {i: {"i": i, "h": f"h{i}", "o": "returned", "s": 0.001} for i in range(25)}
+    slow = {**ref, 7: {"i": 7, "h": "h7", "o": "returned", "s": 1.5}}  # near the 2 s timer
+    fixed = {**ref, 7: {"i": 7, "h": "t", "o": "timeout", "s": 2.0}}
+    assert compare(slow, slow, fixed).name == "equivalent"
+    assert compare(ref, ref, fixed).name == "differs"

@@ -5,12 +5,13 @@ comments and docstrings aside). Otherwise a differential replay in the sandbox (
 every definition either fix changed are captured while the tests run on the reference tree (plus, for
 HumanEvalFix, `variants` type-preserving changes of their arguments), then replayed on the reference
 tree twice (calls whose outcome differs between the two are non-deterministic and left out) and on
-the fixed tree. Any call that returns or raises something else, or times out where the reference does
-not, makes it `differs`, and so does 3x or more of the reference's time over the calls
+the fixed tree. Any call that returns or raises something else, or times out where the reference takes
+under a third of the timer, makes it `differs`, and so does 3x or more of the reference's time over the calls
 (`SLOWER` in total and in at least `SLOW_CALLS` calls each, by `SLOW_CALL` s or more; a call's reference
 time is the faster of its two runs): an O(n) loop for an O(sqrt n) one is a
 different fix. A generated input on which the reference raises is outside the function's domain
-(`factorize(-44)`) and is left out; on a captured one, raising something else differs too. At least `ENOUGH` agreeing calls make it `equivalent`; fewer, `unknown` with the reason.
+(`factorize(-44)`) and is left out; on a captured one, raising something else differs too. At least
+`ENOUGH` agreeing calls make it `equivalent`; fewer, `unknown` with the reason.
 """
 
 from __future__ import annotations
@@ -157,12 +158,15 @@ def compare(reference: dict[int, dict[str, Any]], again: dict[int, dict[str, Any
             continue  # not deterministic, not reached, or too slow on the reference itself
         if ref.get("v") and ref.get("o") == "raised":
             continue  # a generated input the reference refuses is outside the function's domain
+        took = min(float(ref.get("s", 0.0)), float(other.get("s", 0.0)))
+        if mine.get("o") == "timeout" and took * SLOWER > PER_CALL:
+            continue  # the reference is slow on it too: a timeout here says nothing of 3x
         if mine.get("h") != ref.get("h"):
             what = "timed out" if mine.get("o") == "timeout" else "gave another result"
             return Verdict("differs", f"call {i} {what}: {str(mine.get('t', ''))[:120]} against the reference's "
                                       f"{str(ref.get('t', ''))[:120]}", agree + 1)
         agree += 1
-        took, takes = min(float(ref.get("s", 0.0)), float(other.get("s", 0.0))), float(mine.get("s", 0.0))
+        takes = float(mine.get("s", 0.0))
         slow_ref, slow_fix = slow_ref + took, slow_fix + takes
         slow_calls += takes >= SLOWER * took and takes - took >= SLOW_CALL
     if slow_calls >= SLOW_CALLS and slow_fix >= SLOWER * slow_ref:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from greenloop.agent import ChangeSet, FixRequest, Ports, WorkingCopy, fix, open_ports
+from greenloop.agent.ports import SandboxPort
 from greenloop.bench.correctness import Verdict, after, judge, patched, texts
 from greenloop.bench.realbugs import CASE_TIMEOUT, expected_error, unpack
 from greenloop.bench.runner import consume
@@ -102,11 +103,11 @@ async def _check(done: dict[str, Any], ports: Ports, files: dict[str, bytes], te
     if not rerun.green:
         done.update(outcome="unverified", evidence=f"the change set rerun: {rerun.summary()}")
         return
-    done["extra"]["verdict"] = (await _verdict(ports, files, changes, tests, reference)).to_json()
+    done["extra"]["verdict"] = (await verdict_in(ports.sandbox, files, changes, tests, reference)).to_json()
 
 
-async def _verdict(ports: Ports, files: dict[str, bytes], changes: ChangeSet, tests: list[str],
-                   reference: Path) -> Verdict:
+async def verdict_in(sandbox: SandboxPort, files: dict[str, bytes], changes: ChangeSet, tests: list[str],
+                     reference: Path) -> Verdict:
     """The green fix against the developers' fix (`fix.patch`), on the calls the named tests' files make."""
     buggy = texts(files)
     try:
@@ -114,7 +115,7 @@ async def _verdict(ports: Ports, files: dict[str, bytes], changes: ChangeSet, te
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return Verdict("unknown", str(exc)[:300])
     test_files = list(dict.fromkeys(t.split("::")[0] for t in tests))
-    return await judge(ports.sandbox, buggy, after(buggy, changes), theirs, test_files)
+    return await judge(sandbox, buggy, after(buggy, changes), theirs, test_files)
 
 
 def _not_run(task: Task, outcome: str, why: str) -> dict[str, Any]:
