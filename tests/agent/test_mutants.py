@@ -403,3 +403,12 @@ def test_each_family_is_a_setting_and_a_family_turned_off_is_not_tried() -> None
     assert without == kinds - {"statement dropped", "bound"}
     with pytest.raises(ValidationError, match="edits_off"):
         LoopSettings(edits_off=["no such family"])
+
+
+def test_a_comparison_is_replaced_by_its_negation_then_its_bound_one_off_first() -> None:
+    source = "def f(q, i, j):\n    if q[i] == q[j]:\n        return False\n    return i < j\n"
+    edits = [(reply, kind) for reply, kind in small_edits(source, Target("f.py", "f", "function", 1, 4), 200)
+             if kind == "comparison"]
+    assert "if q[i] != q[j]:" in edits[0][0]
+    after_less = [reply for reply, _ in edits if "return i < j" not in reply]
+    assert "return i <= j" in after_less[0] and "return i >= j" in after_less[1]

@@ -39,6 +39,10 @@ from greenloop.retrieval import language_of
 
 _COMPARE = ("<", "<=", ">", ">=", "==", "!=")
 _STRICT = ("===", "!==")
+# a comparison's likely replacements first: its negation, then the bound one off (relational operator
+# replacement in mutation testing; `==` for `!=` is the negated condition, `<` for `<=` the off-by-one)
+_LIKELY = {"==": ("!=",), "!=": ("==",), "<": ("<=", ">="), "<=": ("<", ">"), ">": (">=", "<="), ">=": (">", "<"),
+           "===": ("!==",), "!==": ("===",)}
 _ARITH = {"python": ("+", "-", "*", "/", "//", "%"), "": ("+", "-", "*", "/", "%")}
 _AUGMENTED = ("+=", "-=", "*=", "/=")
 _LOGIC = {"python": ("and", "or"), "": ("&&", "||")}
@@ -237,7 +241,9 @@ def _swaps(nodes: list[ts.Node], group: tuple[str, ...], parents: set[str]) -> I
         if text in group:
             right = node.parent.child_by_field_name("right")
             same = _IDENTITY.get(node_text(right) if right is not None else "", ())  # `x * 1`: the dropped term's edit
-            yield from ((node.start_byte, node.end_byte, other) for other in group if other not in (text, *same))
+            likely = [o for o in _LIKELY.get(text, ()) if o in group]
+            others = [*likely, *(o for o in group if o not in likely)]
+            yield from ((node.start_byte, node.end_byte, other) for other in others if other not in (text, *same))
 
 
 def _all_swapped(nodes: list[ts.Node], group: tuple[str, ...]) -> Iterator[Edit]:
