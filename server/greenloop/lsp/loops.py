@@ -15,7 +15,7 @@ from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from greenloop.agent.events import Diagnosis, Done, Event, TestsRan
 from greenloop.errors import GreenloopError
 from greenloop.lsp import diagnostics as diag
-from greenloop.lsp.edits import EditSupport, workspace_edit
+from greenloop.lsp.edits import EditSupport, preview_description, workspace_edit
 from greenloop.lsp.progress import LoopProgress
 from greenloop.lsp.protocol import BUSY_MESSAGE, VERDICT_QUESTION, VERDICTS
 from greenloop.runs import record_verdict
@@ -165,7 +165,7 @@ class LoopRunner:
         edit = workspace_edit(
             server.root,
             done.changes,
-            description=result.diagnosis or done.summary,
+            description=preview_description(done, result.diagnosis),
             version_of=server.version_of,
             support=EditSupport.of(server.client_capabilities),
         )
