@@ -58,3 +58,22 @@ async def test_collect_in_a_real_local_sandbox(tmp_path: Path) -> None:
     assert [t.test_id for t in found.tests] == ["tests/test_x.py::test_x", "tests/test_x.py::test_y"]
     assert (found.errors, found.ran) == ([], False)
     assert (empty.tests, empty.errors) == ([], [])
+
+
+@pytest.mark.docker
+@pytest.mark.usefixtures("docker_images")
+async def test_collect_in_docker_python_and_node() -> None:
+    """python through its collect command, node (no collect command) through one test run."""
+    from greenloop_sandbox import DockerSandbox
+
+    from tests.sandbox.conftest import project
+
+    async with DockerSandbox(load_template("python")) as box:
+        await box.sync(project("python-fail"))
+        python = await collect_tests(box)
+    ids = [t.test_id for t in python.tests]
+    assert "tests/test_calc.py::TestDiv::test_div" in ids and not python.ran
+    async with DockerSandbox(load_template("node")) as box:
+        await box.sync(project("node-fail"))
+        node = await collect_tests(box)
+    assert node.ran and node.tests and all(t.test_id for t in node.tests)
