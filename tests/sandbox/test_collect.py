@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from greenloop_sandbox import LocalSandbox, collect_tests, load_template
+from greenloop_sandbox import DockerSandbox, LocalSandbox, collect_tests, load_template
 from greenloop_sandbox.collect import parse_pytest_collect
 from greenloop_sandbox.parsers.assertion import split_equality
+from tests.sandbox.conftest import project
 
 
 @pytest.mark.parametrize(("message", "sides"), [
@@ -64,10 +65,6 @@ async def test_collect_in_a_real_local_sandbox(tmp_path: Path) -> None:
 @pytest.mark.usefixtures("docker_images")
 async def test_collect_in_docker_python_and_node() -> None:
     """python through its collect command, node (no collect command) through one test run."""
-    from greenloop_sandbox import DockerSandbox
-
-    from tests.sandbox.conftest import project
-
     async with DockerSandbox(load_template("python")) as box:
         await box.sync(project("python-fail"))
         python = await collect_tests(box)
