@@ -74,7 +74,8 @@ export class TestExplorer implements vscode.Disposable {
   }
 
   async discoverAll(): Promise<void> {
-    await Promise.all(this.servers.all.map((server) => this.discover(server)));
+    // A window without folders has no tests to list (its server is there for Generate Project).
+    await Promise.all(this.servers.all.filter((server) => server.folder).map((server) => this.discover(server)));
   }
 
   async discover(server: GreenloopServer): Promise<void> {
