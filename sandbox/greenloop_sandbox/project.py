@@ -46,6 +46,7 @@ class ProjectEnv:
             report="", workspace_report=report, selects_tests=False, case_timeout="", case_timeout_probe="",
             own_command=self.test_command.strip(),
             spectrum_command="",  # the coverage runner is pytest's; a project's own command may not be
+            collect_command="",  # so is the collector: a project's own command's tests are found by running it
         )
 
 

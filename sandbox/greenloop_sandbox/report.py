@@ -16,6 +16,8 @@ class TestFailure(BaseModel):
     message: str = Field(default="", description="Short failure message (assertion text, error).")
     traceback: str = Field(default="", description="Full failure text: traceback, panic, stack.")
     kind: str = Field(default="failure", description="'failure' or 'error' (collection/setup).")
+    expected: str | None = Field(default=None, description="The assertion's expected value, where the report has it.")
+    actual: str | None = Field(default=None, description="The value the test got instead, where the report has it.")
 
 
 class TestCase(BaseModel):

@@ -38,6 +38,7 @@ class EnvTemplate:
     workspace_report: str = ""  # a report the command writes in the workspace (a project's `test_report`)
     own_command: str = ""  # the project's own test command as written ("": the template's; project.py)
     spectrum_command: str = ""  # chosen tests under coverage, per test (spectrum.py); "" if none
+    collect_command: str = ""  # lists the test ids without running them (collect.py); "" if none
     # The folder's other files (a test runner): in the image under SUPPORT_DIR, `{support}` in commands
     support: tuple[tuple[str, bytes], ...] = ()
     env: dict[str, str] = field(default_factory=dict)
@@ -114,6 +115,7 @@ def load_template(name: str) -> EnvTemplate:
             case_timeout_probe=data.get("case_timeout_probe", ""),
             selects_tests=bool(data.get("selects_tests", False)),
             spectrum_command=data.get("spectrum_command", ""),
+            collect_command=data.get("collect_command", ""),
             support=tuple((p.name, p.read_bytes()) for p in sorted(folder.iterdir())
                           if p.is_file() and p.name not in _RECIPE),
             env={str(k): str(v) for k, v in data.get("env", {}).items()},

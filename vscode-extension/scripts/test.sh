@@ -10,4 +10,4 @@ echo "== eslint"; npx eslint src test e2e scripts esbuild.mjs eslint.config.mjs
 echo "== tsc"; npx tsc --noEmit -p .
 echo "== vitest"; npx vitest run
 echo "== esbuild"; node esbuild.mjs --production
-echo "== vsce package"; npx vsce package --no-dependencies --allow-missing-repository --out dist/greenloop.vsix
+echo "== vsce package"; npx vsce package --no-dependencies --allow-missing-repository --no-rewrite-relative-links --out dist/greenloop.vsix

@@ -10,6 +10,8 @@ import type { GreenloopServer } from './languageServer';
 import { openInstallTerminal } from './missingServerNotice';
 import { ServerCommand, type ImproveArgs } from './protocol';
 import { describeCancel, describeLoop, describeTests, fixArgs, type UserMessage } from './results';
+import { fixWithGreenloop } from './fixTest';
+import type { TestExplorer } from './testExplorer';
 import type { TrustGuard } from './workspaceTrust';
 
 export interface CommandDeps {
@@ -18,6 +20,7 @@ export interface CommandDeps {
   apiKeys: ApiKeyStore;
   feedback: FeedbackThreads;
   output: vscode.LogOutputChannel;
+  explorer: TestExplorer;
 }
 
 function show(message: UserMessage): void {
@@ -128,6 +131,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     'greenloop.generateProject': trusted(() => generateProject(execute)),
     'greenloop.fixFailingTests': trusted((arg) => fixFailingTests(deps, arg)),
     'greenloop.runTests': trusted(() => runTests(deps)),
+    'greenloop.fixTest': trusted((arg) => fixWithGreenloop(arg, { explorer: deps.explorer, servers: deps.servers, show })),
     'greenloop.improveSelection': trusted(() => improveSelection(deps)),
     'greenloop.cancel': () => cancel(deps),
     'greenloop.showOutput': async () => deps.output.show(),

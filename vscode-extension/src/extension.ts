@@ -9,6 +9,8 @@ import { GreenloopServer } from './languageServer';
 import { MissingServerNotice, openInstallTerminal } from './missingServerNotice';
 import { serverKeys } from './settings';
 import { LoopStatusBar } from './statusBar';
+import type { TestResultsParams } from './protocol';
+import { TestExplorer } from './testExplorer';
 import { TrustGuard } from './workspaceTrust';
 
 let servers: FolderServers<GreenloopServer> | undefined;
@@ -52,6 +54,8 @@ export function activate(context: vscode.ExtensionContext): void {
   if (!trust.trusted) trust.allows(); // says once why nothing starts
   // Feedback goes to the folder of the commented file (sent only on a user's action, after activation).
   const feedback = new FeedbackThreads({ sendFeedback: (params) => folderServers.sendFeedback(params, vscode.Uri.parse) });
+  // The Testing view's controller needs the servers, and each server's results go to it: bound once both exist.
+  let showResults: (server: GreenloopServer, params: TestResultsParams) => void = () => undefined;
   const folderServers = new FolderServers<GreenloopServer>(
     {
       create: (folder) => new GreenloopServer(ctx, folder),
@@ -59,6 +63,7 @@ export function activate(context: vscode.ExtensionContext): void {
         const key = folderKey(server.folder);
         return vscode.Disposable.from(
           server.onDidChangeState((state) => status.setServerState(key, server.label, state)),
+          server.onTestResults((params) => showResults(server, params)),
           server.onLoopEvent((event) => {
             status.onLoopEvent(key, server.label, event);
             feedback.showProgress(event);
@@ -71,6 +76,8 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.workspaceFolders,
   );
   servers = folderServers;
+  const explorer = new TestExplorer(folderServers, output);
+  showResults = (server, params) => void explorer.showResults(server, params);
   status.focus(activeFolderKey());
   context.subscriptions.push(
     output,
@@ -80,7 +87,8 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.onDidChangeWorkspaceFolders((event) => void folderServers.change(event)),
     vscode.workspace.onDidGrantWorkspaceTrust(() => void folderServers.startAll()),
     vscode.window.onDidChangeActiveTextEditor(() => status.focus(activeFolderKey())),
-    ...registerCommands({ servers: folderServers, trust, apiKeys, feedback, output }),
+    explorer,
+    ...registerCommands({ servers: folderServers, trust, apiKeys, feedback, output, explorer }),
   );
 }
 

@@ -16,10 +16,12 @@ import type { ServerState } from './loopStatus';
 import {
   FEEDBACK,
   LOOP_EVENT,
+  TEST_RESULTS,
   type FeedbackParams,
   type FeedbackResult,
   type LoopEventParams,
   type ServerCommandTypes,
+  type TestResultsParams,
 } from './protocol';
 import { folderDocumentSelector, type FolderServer } from './folderServers';
 import { locateServer, probeCommand, isExecutableFile, ServerNotFoundError, type ServerCommand } from './serverLocator';
@@ -61,9 +63,12 @@ export class GreenloopServer implements FolderServer {
   private startError: string | undefined;
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
   private readonly loopEmitter = new vscode.EventEmitter<LoopEventParams>();
-  private readonly disposables: vscode.Disposable[] = [this.stateEmitter, this.loopEmitter];
+  private readonly resultsEmitter = new vscode.EventEmitter<TestResultsParams>();
+  private readonly disposables: vscode.Disposable[] = [this.stateEmitter, this.loopEmitter, this.resultsEmitter];
   readonly onDidChangeState = this.stateEmitter.event;
   readonly onLoopEvent = this.loopEmitter.event;
+  /** `greenloop/testResults`: a test run the Testing view did not start (Run Tests, a save, a fix). */
+  readonly onTestResults = this.resultsEmitter.event;
 
   constructor(
     private readonly ctx: ServerContext,
@@ -126,6 +131,12 @@ export class GreenloopServer implements FolderServer {
   async sendFeedback(params: FeedbackParams): Promise<FeedbackResult> {
     const client = await this.runningClient();
     return client.sendRequest<FeedbackResult>(FEEDBACK, params);
+  }
+
+  /** A custom `greenloop/*` request; cancelling `token` sends `$/cancelRequest` (the server stops the run). */
+  async request<R>(method: string, params: unknown, token?: vscode.CancellationToken): Promise<R> {
+    const client = await this.runningClient();
+    return token ? client.sendRequest<R>(method, params, token) : client.sendRequest<R>(method, params);
   }
 
   /** For converting editor objects into protocol objects. */
@@ -236,6 +247,7 @@ export class GreenloopServer implements FolderServer {
     };
     const client = new GreenloopLanguageClient('greenloop', this.label, serverOptions, clientOptions);
     client.onNotification(LOOP_EVENT, (event: LoopEventParams) => this.loopEmitter.fire(event));
+    client.onNotification(TEST_RESULTS, (params: TestResultsParams) => this.resultsEmitter.fire(params));
     client.onDidChangeState((event) => {
       if (event.newState === State.Stopped && this.client === client) this.stateEmitter.fire('stopped');
       if (event.newState === State.Running && this.client === client) this.stateEmitter.fire('running');

@@ -33,9 +33,20 @@ export const FEEDBACK = 'greenloop/feedback';
 /** `greenloop/runs` request (client -> server): RunsParams -> RunsResult. */
 export const RUNS = 'greenloop/runs';
 
+/** `greenloop/discoverTests` request (client -> server): DiscoverTestsParams -> DiscoverTestsResult. */
+export const DISCOVER_TESTS = 'greenloop/discoverTests';
+
+/** `greenloop/runTestItems` request (client -> server): RunTestItemsParams -> TestResultsParams. */
+export const RUN_TEST_ITEMS = 'greenloop/runTestItems';
+
+/** `greenloop/testResults` notification (server -> client) with TestResultsParams. */
+export const TEST_RESULTS = 'greenloop/testResults';
+
 export type Template = 'python' | 'node' | 'rust';
 
 export type FeedbackStatus = 'applied' | 'declined' | 'no_change' | 'failed' | 'cancelled';
+
+export type TestOutcome = 'passed' | 'failed' | 'error' | 'skipped';
 
 /** `greenloop.runTests` takes `[{}]`. */
 export type RunTestsArgs = Record<string, never>;
@@ -132,4 +143,64 @@ export interface RunSummary {
 
 export interface RunsResult {
   runs: RunSummary[];
+}
+
+/** `greenloop/discoverTests` takes `{}`: the tests of the server's workspace folder. */
+export type DiscoverTestsParams = Record<string, never>;
+
+/** One test the runner collects: `id` is the runner's (`tests/test_x.py::TestK::test_p[1]`). */
+export interface DiscoveredTest {
+  id: string;
+  label: string;
+  uri: string | null;
+  line: number | null;
+}
+
+/** What kept tests from loading or running: a file that does not import, a run that failed whole. */
+export interface TestProblem {
+  id: string;
+  uri: string | null;
+  line: number | null;
+  message: string;
+  text: string;
+}
+
+export interface DiscoverTestsResult {
+  folderUri: string;
+  tests: DiscoveredTest[];
+  problems: TestProblem[];
+  message: string;
+}
+
+/** `greenloop/runTestItems`: run these ids (none: all) in the sandbox. */
+export interface RunTestItemsParams {
+  testIds?: string[] | null;
+}
+
+export interface StackFrame {
+  label: string;
+  uri: string;
+  line: number;
+}
+
+export interface TestResult {
+  id: string;
+  outcome: TestOutcome;
+  duration: number;
+  message: string;
+  expected: string | null;
+  actual: string | null;
+  uri: string | null;
+  line: number | null;
+  frames: StackFrame[];
+  output: string;
+}
+
+/** The answer of `greenloop/runTestItems`, and `greenloop/testResults` after any other test run. */
+export interface TestResultsParams {
+  folderUri: string;
+  scope: string[] | null;
+  results: TestResult[];
+  missing: string[];
+  problems: TestProblem[];
 }

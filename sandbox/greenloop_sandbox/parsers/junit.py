@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from greenloop_sandbox.parsers.assertion import split_equality
 from greenloop_sandbox.parsers.common import ParseInput, no_report, relpath
 from greenloop_sandbox.report import TestCase, TestFailure, TestReport
 
@@ -53,9 +54,11 @@ def _add_case(report: TestReport, case: ET.Element, root: str) -> None:
         line = _line_in(text, file)
         if line is None and case.get("line", "").isdigit():
             line = int(case.get("line", "0")) + 1
+        message = (node.get("message") or "").strip()[:2000]
+        sides = split_equality(message) if kind == "failure" else None
         report.failures.append(TestFailure(
-            test_id=test_id, file=file, line=line, kind=kind,
-            message=(node.get("message") or "").strip()[:2000], traceback=text,
+            test_id=test_id, file=file, line=line, kind=kind, message=message, traceback=text,
+            expected=sides[0] if sides else None, actual=sides[1] if sides else None,
         ))
         break
     if outcome == "passed" and case.find("skipped") is not None:

@@ -125,6 +125,7 @@ def _add(report: TestReport, t: _Tap, parents: list[str], root: str) -> None:
     report.failures.append(TestFailure(
         test_id=test_id, file=file or path, line=line, message=error.strip()[:2000] if error else t.name,
         traceback="\n".join(x for x in (error, stack) if x), kind=kind,
+        expected=t.yaml.get("expected"), actual=t.yaml.get("actual"),
     ))
     if kind == "failure":
         report.failed += 1

@@ -10,6 +10,7 @@ from greenloop.agent.orchestration.loop import Focus, fix_loop
 from greenloop.agent.orchestration.recorded_run import new_run_id
 from greenloop.agent.orchestration.run_state import RunState
 from greenloop.agent.orchestration.session import FixRequest, apply_changes, fix, improve, run_tests
+from greenloop.agent.orchestration.test_items import TestItemsRun, list_tests, run_test_items
 from greenloop.agent.plan import DebugPlan
 from greenloop.agent.ports import Ports, open_ports
 
@@ -23,12 +24,15 @@ __all__ = [
     "Focus",
     "Ports",
     "RunState",
+    "TestItemsRun",
     "WorkingCopy",
     "apply_changes",
     "fix",
     "fix_loop",
     "improve",
+    "list_tests",
     "new_run_id",
     "open_ports",
+    "run_test_items",
     "run_tests",
 ]

@@ -31,7 +31,9 @@ from greenloop_sandbox import (
     Sandbox,
     SandboxError,
     Spectrum,
+    TestCollection,
     TestReport,
+    collect_tests,
     detect_template,
     open_sandbox,
     read_dockerfile,
@@ -133,6 +135,11 @@ class SandboxPort:
         if first and self.template.own_command:
             check_own_command(self.template.own_command, report)
         return leave_out(report, self._left_out) if self._left_out else report
+
+    async def collect_tests(self, *, timeout: float | None = None) -> TestCollection:  # noqa: ASYNC109
+        """The synced workspace's test ids (collection errors included), without running them where it can."""
+        with sandbox_errors():
+            return await collect_tests(self._sandbox, timeout=timeout)
 
     def leave_out(self, test_ids: list[str]) -> None:
         """From now on, count these tests' failures as skipped (tests that need the network, offline.py)."""

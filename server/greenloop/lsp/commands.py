@@ -13,6 +13,7 @@ from greenloop.errors import GreenloopError
 from greenloop.lsp import protocol as p
 from greenloop.lsp.loops import RunResult, publish_failures
 from greenloop.lsp.server import GreenloopServer
+from greenloop.lsp.test_explorer import announce
 from greenloop_sandbox.report import TestReport
 
 
@@ -34,6 +35,7 @@ async def run_tests(ls: GreenloopServer, test_ids: list[str] | None = None) -> T
     except GreenloopError as exc:
         raise JsonRpcInternalError(f"the tests could not run: {exc}") from exc
     await publish_failures(ls, list(report.failures), test_ids)
+    await announce(ls, report, test_ids)
     return report
 
 

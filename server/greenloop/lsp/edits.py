@@ -11,7 +11,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from greenloop.agent.changes.text import split_lines
-from greenloop.agent.events import ChangeSet, FileChange
+from greenloop.agent.events import ChangeSet, Done, FileChange
 from greenloop.lsp.diagnostics import utf16_len
 
 ANNOTATION_ID = "greenloop-fix"
@@ -85,6 +85,13 @@ def text_edits(
     return [
         types.AnnotatedTextEdit(range=e.range, new_text=e.new_text, annotation_id=annotation) for e in edits
     ]
+
+
+def preview_description(done: Done, diagnosis: str) -> str:
+    """What the Refactor Preview says about a change: its label when it is only plausible (risk.py), then
+    the model's diagnosis, else the run's summary."""
+    text = diagnosis or done.summary
+    return f"{done.changes.label}. {text}" if done.changes.label else text
 
 
 def workspace_edit(

@@ -16,7 +16,7 @@ from greenloop.agent.events import Diagnosis, Done, Event, TestsRan
 from greenloop.agent.install_gate import ask_user
 from greenloop.errors import GreenloopError
 from greenloop.lsp import diagnostics as diag
-from greenloop.lsp.edits import EditSupport, workspace_edit
+from greenloop.lsp.edits import EditSupport, preview_description, workspace_edit
 from greenloop.lsp.progress import LoopProgress
 from greenloop.lsp.protocol import (
     BUSY_MESSAGE,
@@ -174,11 +174,10 @@ class LoopRunner:
         label = done.changes.label
         if label:  # a risky fix is said as such in the result and in the diff view (risk.py)
             result.summary += f" ({label})"
-        description = result.diagnosis or done.summary
         edit = workspace_edit(
             server.root,
             done.changes,
-            description=f"{label}. {description}" if label else description,
+            description=preview_description(done, result.diagnosis),
             version_of=server.version_of,
             support=EditSupport.of(server.client_capabilities),
         )

@@ -22,6 +22,9 @@ from pygls.protocol import default_converter
 LOOP_EVENT = "greenloop/loopEvent"
 FEEDBACK = "greenloop/feedback"
 RUNS = "greenloop/runs"
+DISCOVER_TESTS = "greenloop/discoverTests"
+RUN_TEST_ITEMS = "greenloop/runTestItems"
+TEST_RESULTS = "greenloop/testResults"
 
 # workspace/executeCommand commands.
 CMD_RUN_TESTS = "greenloop.runTests"
@@ -184,6 +187,82 @@ class RunsResult:
     runs: list[RunSummary]
 
 
+@attrs.define
+class DiscoverTestsParams:
+    """`greenloop/discoverTests` takes `{}`: the tests of the server's workspace folder."""
+
+
+@attrs.define
+class DiscoveredTest:
+    """One test the runner collects: `id` is the runner's (`tests/test_x.py::TestK::test_p[1]`)."""
+
+    id: str
+    label: str
+    uri: str | None
+    line: int | None  # 0-based line of its definition, when found
+
+
+@attrs.define
+class TestProblem:
+    """What kept tests from loading or running: a file that does not import, a run that failed whole."""
+
+    id: str  # the file (`tests/test_x.py`) or `<collection>` / `<test run>`
+    uri: str | None
+    line: int | None
+    message: str
+    text: str
+
+
+@attrs.define
+class DiscoverTestsResult:
+    folder_uri: str
+    tests: list[DiscoveredTest]
+    problems: list[TestProblem]
+    message: str  # "" or what the Testing view says instead of tests ("no tests found ...")
+
+
+@attrs.define
+class RunTestItemsParams:
+    """`greenloop/runTestItems`: run these ids (none: all) in the sandbox."""
+
+    test_ids: list[str] | None = None
+
+
+@attrs.define
+class StackFrame:
+    label: str
+    uri: str
+    line: int  # 0-based
+
+
+TestOutcome = Literal["passed", "failed", "error", "skipped"]
+
+
+@attrs.define
+class TestResult:
+    id: str
+    outcome: TestOutcome
+    duration: float  # seconds
+    message: str
+    expected: str | None
+    actual: str | None
+    uri: str | None  # where it failed (else its definition)
+    line: int | None
+    frames: list[StackFrame]
+    output: str  # the failure's full text
+
+
+@attrs.define
+class TestResultsParams:
+    """The answer of `greenloop/runTestItems`, and `greenloop/testResults` after any other test run."""
+
+    folder_uri: str
+    scope: list[str] | None  # the ids the run covered (null: every test)
+    results: list[TestResult]
+    missing: list[str]  # ids asked for that the workspace no longer has
+    problems: list[TestProblem]
+
+
 # JSON-RPC envelopes, so pygls (de)serialises our methods like lsprotocol's own.
 
 
@@ -224,6 +303,43 @@ class RunsResponse:
     jsonrpc: str = "2.0"
 
 
+@attrs.define
+class DiscoverTestsRequest:
+    id: int | str
+    params: DiscoverTestsParams | None = None
+    method: str = DISCOVER_TESTS
+    jsonrpc: str = "2.0"
+
+
+@attrs.define
+class DiscoverTestsResponse:
+    id: int | str | None
+    result: DiscoverTestsResult | None = None
+    jsonrpc: str = "2.0"
+
+
+@attrs.define
+class RunTestItemsRequest:
+    id: int | str
+    params: RunTestItemsParams | None = None
+    method: str = RUN_TEST_ITEMS
+    jsonrpc: str = "2.0"
+
+
+@attrs.define
+class RunTestItemsResponse:
+    id: int | str | None
+    result: TestResultsParams | None = None
+    jsonrpc: str = "2.0"
+
+
+@attrs.define
+class TestResultsNotification:
+    params: TestResultsParams
+    method: str = TEST_RESULTS
+    jsonrpc: str = "2.0"
+
+
 # command -> (argument type, result type); the extension's protocol.ts is generated from these tables.
 COMMAND_TYPES: dict[str, tuple[type, type]] = {
     CMD_RUN_TESTS: (RunTestsArgs, RunTestsResult),
@@ -238,6 +354,9 @@ CUSTOM_METHOD_TYPES: dict[str, tuple[type, type | None]] = {
     LOOP_EVENT: (LoopEventNotification, None),
     FEEDBACK: (FeedbackRequest, FeedbackResponse),
     RUNS: (RunsRequest, RunsResponse),
+    DISCOVER_TESTS: (DiscoverTestsRequest, DiscoverTestsResponse),
+    RUN_TEST_ITEMS: (RunTestItemsRequest, RunTestItemsResponse),
+    TEST_RESULTS: (TestResultsNotification, None),
 }
 
 _PAYLOADS: tuple[type, ...] = (
@@ -245,6 +364,9 @@ _PAYLOADS: tuple[type, ...] = (
     RunTestsResult, LoopResult, GenerateResult, CancelResult,
     LoopEventParams, FeedbackParams, FeedbackResult, RunsParams, RunSummary, RunsResult,
     LoopEventNotification, FeedbackRequest, FeedbackResponse, RunsRequest, RunsResponse,
+    DiscoverTestsParams, DiscoveredTest, TestProblem, DiscoverTestsResult, RunTestItemsParams, StackFrame,
+    TestResult, TestResultsParams, DiscoverTestsRequest, DiscoverTestsResponse, RunTestItemsRequest,
+    RunTestItemsResponse, TestResultsNotification,
 )  # fmt: skip
 
 

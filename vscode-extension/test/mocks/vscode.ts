@@ -99,3 +99,7 @@ export const workspace = {
 
 export const extensions = { getExtension: vi.fn(() => undefined) };
 export const commands = { executeCommand: vi.fn(async () => undefined), registerCommand: vi.fn() };
+
+export class TestRunRequest {
+  constructor(readonly include?: readonly unknown[]) {}
+}
