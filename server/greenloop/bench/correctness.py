@@ -37,7 +37,7 @@ SLOW_CALLS = 3  # calls that must each be that much slower (one slow call is a p
 PROBE_DIR = ".greenloop-probe"
 PER_CALL = 2.0
 REPLAY_BUDGET = 90.0
-VARIANTS = 200  # generated inputs per HumanEvalFix task, besides its own tests' calls
+VARIANTS = 200  # generated inputs per task (HumanEvalFix, realbugs), besides the calls its tests make
 
 
 @dataclass(frozen=True)

@@ -25,10 +25,11 @@ from typing import Any
 
 from greenloop.agent import ChangeSet, FixRequest, Ports, WorkingCopy, fix, open_ports
 from greenloop.agent.ports import SandboxPort
-from greenloop.bench.correctness import Verdict, after, judge, patched, texts
+from greenloop.bench.correctness import VARIANTS, Verdict, after, changed, judge, patched, texts
 from greenloop.bench.realbugs import CASE_TIMEOUT, expected_error, unpack
 from greenloop.bench.runner import consume
 from greenloop.bench.suites import Task
+from greenloop.retrieval.index import is_test_path
 from greenloop.settings import Settings
 from greenloop_sandbox import TestReport
 
@@ -108,14 +109,19 @@ async def _check(done: dict[str, Any], ports: Ports, files: dict[str, bytes], te
 
 async def verdict_in(sandbox: SandboxPort, files: dict[str, bytes], changes: ChangeSet, tests: list[str],
                      reference: Path) -> Verdict:
-    """The green fix against the developers' fix (`fix.patch`), on the calls the named tests' files make."""
+    """The green fix against the developers' fix (`fix.patch`), on the calls that the named tests' files and
+    every test file naming a changed definition make, and `VARIANTS` seeded variants of them."""
     buggy = texts(files)
     try:
         theirs = await asyncio.to_thread(lambda: patched(buggy, reference.read_text(encoding="utf-8")))
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return Verdict("unknown", str(exc)[:300])
-    test_files = list(dict.fromkeys(t.split("::")[0] for t in tests))
-    return await judge(sandbox, buggy, after(buggy, changes), theirs, test_files)
+    fixed = after(buggy, changes)
+    names = {name.rsplit(".", 1)[-1] for _, name in [*changed(buggy, fixed), *changed(buggy, theirs)]}
+    naming = [p for p, text in buggy.items() if p.endswith(".py") and is_test_path(p) and any(
+        re.search(rf"\b{re.escape(n)}\b", text) for n in names)]
+    test_files = list(dict.fromkeys([*(t.split("::")[0] for t in tests), *sorted(naming)]))
+    return await judge(sandbox, buggy, fixed, theirs, test_files, variants=VARIANTS)
 
 
 def _not_run(task: Task, outcome: str, why: str) -> dict[str, Any]:
