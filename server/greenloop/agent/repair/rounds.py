@@ -134,26 +134,11 @@ async def candidate_rounds(
                     else:
                         yield state.stamp(item)
             if result is not None and result.ended == "green" and not oneshot:
-                green = green_of(result, copy)
-                if green.risk and approach.route in ("function", "file") and not approach.test \
-                        and state.settings.loop.second_look and state.over_budget() is None:
-                    yield state.stamp(Message(text=f"A {green.kind} makes the tests pass, but it {green.risk}: "
-                                                   "the model is asked once more, shown that change."))
-                    again = hinted(approach, green)
-                    asked = replace(inputs, messages=repair_messages(
-                        again, copy, state.prompt_code.index, report, state.tests, template=state.template,
-                        workspace=state.workspace))
-                    try:
-                        async for looked in second_look(asked, again, copy, report, green):
-                            if isinstance(looked, Green):
-                                green = looked
-                            else:
-                                yield state.stamp(looked)
-                    except LLMError as exc:  # the green stays; only the second look is lost
-                        yield state.stamp(Message(text=f"The second look failed: {exc}", level="warning"))
-                        green = replace(green, reason="the only green change: the model could not be asked again")
-                    result = green.result
-                state.chose(green.kind, green.risk, green.reason or "the first change that made the tests pass")
+                async for item in _kept_green(state, inputs, approach, copy, report, result):
+                    if isinstance(item, RoundResult):
+                        result = item
+                    else:
+                        yield state.stamp(item)
         except LLMError as exc:  # the model server failed for good: the state reached so far is kept
             yield state.stamp(Message(text=f"The model call failed: {exc}", level="error"))
             yield state.done(copy, "error", f"Stopped in round {iteration}: the model call failed; "
@@ -190,6 +175,31 @@ async def candidate_rounds(
     unchanged = "" if moved else " No candidate was better than the code as it was."
     yield state.done(copy, "budget", f"Stopped after {max_it} rounds; {report.summary()}.{unchanged}", max_it,
                    "max iterations reached")
+
+
+async def _kept_green(state: RunState, inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport,
+                      result: RoundResult) -> AsyncIterator[Event | RoundResult]:
+    """A green round judged (risk.py); a risky one gets the model's second look (second_look.py). Yields the
+    events, then the round to keep; the run state keeps its kind, risk and why it was chosen."""
+    green = green_of(result, copy)
+    if green.risk and approach.route in ("function", "file") and not approach.test \
+            and state.settings.loop.second_look and state.over_budget() is None:
+        yield Message(text=f"A {green.kind} makes the tests pass, but it {green.risk}: the model is asked once "
+                           "more, shown that change.")
+        again = hinted(approach, green)
+        asked = replace(inputs, messages=repair_messages(again, copy, state.prompt_code.index, report, state.tests,
+                                                         template=state.template, workspace=state.workspace))
+        try:
+            async for looked in second_look(asked, again, copy, report, green):
+                if isinstance(looked, Green):
+                    green = looked
+                else:
+                    yield looked
+        except LLMError as exc:  # the green stays; only the second look is lost
+            yield Message(text=f"The second look failed: {exc}", level="warning")
+            green = replace(green, reason="the only green change: the model could not be asked again")
+    state.chose(green.kind, green.risk, green.reason or "the first change that made the tests pass")
+    yield green.result
 
 
 def _mutants_first(state: RunState, copy: WorkingCopy, approach: Approach, locations: list[Location],
