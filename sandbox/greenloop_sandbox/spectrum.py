@@ -68,14 +68,14 @@ async def run_spectrum(
         return Spectrum(note="no failing test")
     focus = focus[:MAX_FOCUS]  # the failing tests always run: many of them, each up to its timeout, is a long pass
     started = time.monotonic()
-    case_timeout = await sandbox.per_test_timeout(sandbox.limits.test_case_timeout)
+    case_timeout, env = await sandbox.case_limits(focus)  # the tests' own limits, as in a test run
     command = sandbox.template.spectrum_argv(
         focus, max_tests=max_tests, seconds=seconds, case_timeout=case_timeout,
         support=support or sandbox.support_dir(),
     )
     # the whole run: the passing tests' time, then the focus tests and one more test at their timeout
     limit = seconds + (len(focus) + 1) * max(case_timeout, 10) + 60
-    res = await sandbox.exec(command, timeout=limit)
+    res = await sandbox.exec(command, timeout=limit, env=env)
     spectrum = parse_spectrum(res.stdout)
     spectrum.seconds = round(time.monotonic() - started, 3)
     if spectrum.note == "no spectrum in the output":
