@@ -46,6 +46,10 @@ class ConfigSummary:
     fixes_per_minute: float = 0.0  # runs made green per minute of wall time
     by_group: dict[str, list[int]] = field(default_factory=dict)  # project -> [passed, runs] (realbugs)
     not_run: dict[str, str] = field(default_factory=dict)  # task -> "outcome: why"; not in `runs`
+    # time to green: wall seconds of the runs that ended green (median, 90th percentile; None: none green)
+    median_seconds_to_green: float | None = None
+    p90_seconds_to_green: float | None = None
+    candidates_per_minute: float = 0.0  # candidates tested per minute of wall time, all runs
 
 
 def summarize(results: list[CellResult], configs: list[str], max_iterations: int) -> list[ConfigSummary]:
@@ -88,7 +92,32 @@ def _summary(name: str, every: list[CellResult], max_iterations: int) -> ConfigS
         fixes_per_minute=passed / (sum(seconds) / 60) if sum(seconds) > 0 else 0.0,
         by_group=_by_group(rows),
         not_run={r.task: f"{r.outcome}: {r.error}" for r in every if not r.counted},
+        **_time_to_green(rows),
     )
+
+
+def _time_to_green(rows: list[CellResult]) -> dict[str, Any]:
+    """Median and 90th-percentile wall seconds of the green runs, and candidates tested per minute."""
+    green = sorted(r.seconds for r in rows if r.passed)
+    minutes = sum(r.seconds for r in rows) / 60
+    tested = sum(int(r.extra.get("candidates", 0)) for r in rows)
+    return {
+        "median_seconds_to_green": statistics.median(green) if green else None,
+        "p90_seconds_to_green": green[max(0, math.ceil(0.9 * len(green)) - 1)] if green else None,
+        "candidates_per_minute": tested / minutes if minutes > 0 else 0.0,
+    }
+
+
+def _time_lines(summaries: list[ConfigSummary]) -> list[str]:
+    """Time to green beside the fix rate: what a user waits for a fix, and how fast candidates are tested."""
+    lines = ["", "Time to green (wall seconds of the runs that ended green):", "",
+             "| config | fixed | median s to green | p90 s to green | candidates tested / min |",
+             "|---|---:|---:|---:|---:|"]
+    for s in summaries:
+        median = "-" if s.median_seconds_to_green is None else f"{s.median_seconds_to_green:.1f}"
+        p90 = "-" if s.p90_seconds_to_green is None else f"{s.p90_seconds_to_green:.1f}"
+        lines.append(f"| {s.config} | {s.passed}/{s.runs} | {median} | {p90} | {s.candidates_per_minute:.1f} |")
+    return lines
 
 
 def _by_group(rows: list[CellResult]) -> dict[str, list[int]]:
@@ -166,6 +195,7 @@ def report_markdown(meta: dict[str, Any], summaries: list[ConfigSummary], plot_n
             f"| {s.median_seconds:.1f} | {s.fixes_per_minute:.2f} | {s.median_candidates:g} | {s.tests_edited} "
             f"| {s.errors} |"
         )
+    lines += _time_lines(summaries)
     curves = [s for s in summaries if s.pass_at_k]
     if curves:
         lines += ["", "pass@k (share of runs green by their k-th tested candidate):", ""]
