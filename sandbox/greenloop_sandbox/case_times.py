@@ -44,6 +44,7 @@ class EarlyStop:
 
     max_failures: int | None = None
     hung: tuple[str, ...] = ()
+    report: bool = True  # the tests left out are reported (a test run), or just not run (the coverage pass)
 
 
 def early_stop(state: TestReport, *, whole: bool) -> EarlyStop:
@@ -92,6 +93,7 @@ class CaseTimes:
             "hung": sorted(self.hung), "passed_any": bool(self.took),
             "max_failures": stop.max_failures if stop else None,
             "stop_on_hang": list(stop.hung) if stop and self.factor > 0 else [],
+            "report_not_run": stop.report if stop else True,
         }
 
 

@@ -7,7 +7,15 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from greenloop_sandbox import DockerSandbox, EarlyStop, Limits, LocalSandbox, Sandbox, load_template
+from greenloop_sandbox import (
+    DockerSandbox,
+    EarlyStop,
+    Limits,
+    LocalSandbox,
+    Sandbox,
+    load_template,
+    run_spectrum,
+)
 from greenloop_sandbox.case_times import FLOOR, CaseTimes, early_stop, limit
 from greenloop_sandbox.report import TestCase, TestFailure, TestReport
 
@@ -61,6 +69,19 @@ async def test_a_looping_bug_costs_the_cap_once_then_the_floor_and_a_candidate_s
     fixed = await sandbox.run_tests(ids, stop=early_stop(first, whole=False))
     assert fixed.green and fixed.passed == 5  # a fix is not cut short: the early stop waits for a hang
     assert set(sandbox.case_times.took) == set(ids) and not sandbox.case_times.hung
+
+
+@pytest.mark.parametrize("backend", [pytest.param("docker", marks=pytest.mark.docker)])  # coverage: in the image
+async def test_the_coverage_pass_takes_the_same_limits_and_runs_one_test_that_loops_again(sandbox: Sandbox) -> None:
+    await sandbox.sync({"bitcount.py": LOOPS, "tests/test_bitcount.py": TESTS})
+    first = await sandbox.run_tests()
+    ids = [f.test_id for f in first.failures]
+    start = time.monotonic()
+    spectrum = await run_spectrum(sandbox, ids, seconds=10)
+    assert time.monotonic() - start < 2 * FLOOR + 15  # not 5 x 4 s: once one hangs again, the rest are not run
+    assert len(spectrum.tests) == 1, spectrum.note
+    [looped] = spectrum.tests
+    assert looped.test_id == ids[0] and looped.outcome == "failed" and looped.lines.get("bitcount.py")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -74,6 +74,7 @@ class CaseLimits:
         self.passed_any = bool(data.get("passed_any"))
         self.max_failures: int | None = data.get("max_failures")
         self.stop_on_hang = set(data.get("stop_on_hang", []))
+        self.report_not_run = bool(data.get("report_not_run", True))
         self.hung_now = False
         self.passed_now = False
         self.failed: set[str] = set()
@@ -117,6 +118,8 @@ class StopEarly:
     def pytest_runtest_protocol(self, item: pytest.Item) -> bool | None:
         if not self.limits.stopped:
             return None
+        if not self.limits.report_not_run:
+            return True  # the coverage pass: a test not run has no lines to give
         why = f"not run: the run stopped early ({self.limits.stopped})"
         item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
         for when, outcome in (("setup", "passed"), ("call", "failed"), ("teardown", "passed")):
