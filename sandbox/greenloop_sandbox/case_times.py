@@ -48,11 +48,16 @@ class EarlyStop:
 
 
 def early_stop(state: TestReport, *, whole: bool) -> EarlyStop:
-    """The early stop of a candidate's run against `state` (the best state so far, the whole suite's
-    report): its hung tests; on a whole-suite run also its count of failing tests. (A run of the state's
-    failing tests alone has nothing to count: all of them failed there.)"""
-    hung = tuple(f.test_id for f in state.failures if HUNG.search(f.message))
-    return EarlyStop(max_failures=state.failed + state.errors if whole else None, hung=hung)
+    """The early stop of a candidate's run against `state` (the best state so far, the whole suite's report).
+
+    A run of the state's failing tests stops at the first that hung there and hangs again (there is
+    nothing to count: all of them failed there). A whole-suite run stops once more tests failed than
+    the state's: it decides whether the candidate becomes the state, so every test in it ran, or counts
+    as failed for a reason that makes it no better.
+    """
+    if whole:
+        return EarlyStop(max_failures=state.failed + state.errors)
+    return EarlyStop(hung=tuple(f.test_id for f in state.failures if HUNG.search(f.message)))
 
 
 class CaseTimes:
