@@ -73,6 +73,7 @@ class Sandbox(abc.ABC):
     note: str = ""  # what a user should know about this sandbox's isolation or tools
     _per_test: bool | None = None  # the template's per-test timeout works here (None: not probed yet)
     _times: CaseTimes | None = None  # what its tests took when they passed (the adaptive per-test timeout)
+    _cases: tuple[bytes, str] | None = None  # the limits file last written, and where
 
     def workspace_dir(self) -> str | None:
         """The workspace root as the sandbox's commands see it (tracebacks name files under it),
@@ -123,8 +124,10 @@ class Sandbox(abc.ABC):
         data = self.case_times.payload(test_ids, cap, stop)
         if not cap:
             data.update(factor=0, stop_on_hang=[])
-        path = await self._put_cases(json.dumps(data).encode())
-        return cap, {CASES_ENV: path}
+        text = json.dumps(data, sort_keys=True).encode()
+        if self._cases is None or self._cases[0] != text:  # a round's small edits send the same file: once
+            self._cases = (text, await self._put_cases(text))
+        return cap, {CASES_ENV: self._cases[1]}
 
     async def _put_cases(self, data: bytes) -> str:
         """Write the runner's limits file where the sandbox's commands can read it; return its path."""

@@ -90,6 +90,7 @@ class DockerSandbox(Sandbox):
 
     async def _start_container(self) -> None:
         assert self.image is not None
+        self._cases = None  # a new container has no limits file yet
         ncpu = os.cpu_count() or 1
         kwargs: dict[str, Any] = dict(
             command=["sleep", "infinity"], detach=True, init=True, user="0:0", network_mode="none",

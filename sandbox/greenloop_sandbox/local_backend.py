@@ -68,6 +68,7 @@ class LocalSandbox(Sandbox):
                   "here the tests run with this machine's tools") if self.project.builds_image else ""
         self.note = "; ".join(n for n in (iso.note, unused) if n)
         await asyncio.to_thread(reap_local_dirs)
+        self._cases = None  # a new folder has no limits file yet
         root = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-{process_start(os.getpid())}-"))
         for sub in ("workspace", "report", "target", "site-packages"):
             (root / sub).mkdir()

@@ -130,3 +130,13 @@ def test_the_rule() -> None:
                                                      TestFailure(test_id="d", message="assert 1 == 2")])
     assert early_stop(state, whole=True) == EarlyStop(max_failures=3)  # the run that decides: counted only
     assert early_stop(state, whole=False) == EarlyStop(hung=("c",))
+
+
+@pytest.mark.parametrize("backend", [pytest.param("docker", marks=pytest.mark.docker)])
+async def test_the_limits_reach_the_runner_after_the_container_is_replaced(sandbox: Sandbox) -> None:
+    await sandbox.sync({"bitcount.py": LOOPS, "tests/test_bitcount.py": TESTS})
+    first = await sandbox.run_tests(["tests/test_bitcount.py::test_127"])
+    assert _limits(first) == ["4.0s"] or _limits(first)[0].startswith("4")
+    assert (await sandbox.run_setup("true")).ok  # a setup layer: a new container, without the limits file
+    again = await sandbox.run_tests(["tests/test_bitcount.py::test_127"])
+    assert _limits(again)[0].startswith("1")  # it hung before: the floor, so the runner read the limits
