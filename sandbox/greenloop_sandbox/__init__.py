@@ -5,6 +5,7 @@ async interface (`Sandbox`); templates describe a language's environment.
 """
 
 from greenloop_sandbox.base import DEFAULT_LIMITS, ExecResult, Limits, Sandbox, SandboxError
+from greenloop_sandbox.case_times import EarlyStop
 from greenloop_sandbox.collect import CollectedTest, TestCollection, collect_tests
 from greenloop_sandbox.docker_backend import DockerSandbox
 from greenloop_sandbox.engine import docker_available
@@ -36,8 +37,9 @@ def open_sandbox(template: str, *, backend: str = "auto", limits: Limits = DEFAU
 
 
 __all__ = [
-    "CollectedTest", "DockerSandbox", "EnvTemplate", "ExecResult", "Limits", "LocalSandbox", "ProjectEnv", "Sandbox",
-    "SandboxError", "Snapshot", "Spectrum", "TestCase", "TestCollection", "TestFailure", "TestLines", "TestReport", "collect_tests", "detect_template",
+    "CollectedTest", "DockerSandbox", "EarlyStop", "EnvTemplate", "ExecResult", "Limits", "LocalSandbox", "ProjectEnv",
+    "Sandbox", "SandboxError", "Snapshot", "Spectrum", "TestCase", "TestCollection", "TestFailure", "TestLines",
+    "TestReport", "collect_tests", "detect_template",
     "docker_available", "load_template", "open_sandbox", "read_dockerfile", "read_tree", "run_spectrum",
     "template_names",
 ]

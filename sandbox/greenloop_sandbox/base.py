@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import abc
+import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from greenloop_sandbox.case_times import CaseTimes, EarlyStop
 from greenloop_sandbox.report import TestReport
 
 if TYPE_CHECKING:
     from greenloop_sandbox.templates import EnvTemplate
 
 log = logging.getLogger(__name__)
+CASES_ENV = "GREENLOOP_CASES"  # names the JSON file of per-test limits the python runner reads
 
 
 class SandboxError(Exception):
@@ -31,6 +34,7 @@ class Limits:
     exec_timeout: float = 120
     test_timeout: float = 300
     test_case_timeout: float = 15  # one test (where the template has a per-test timeout); 0: none
+    case_timeout_factor: float = 20  # a test's limit: this many times what it took when it passed (case_times.py); 0: the cap
     output_limit: int = 1_000_000
     file_size: int = 1 << 30
 
@@ -87,6 +91,8 @@ class Sandbox(abc.ABC):
     limits: Limits = DEFAULT_LIMITS
     note: str = ""  # what a user should know about this sandbox's isolation or tools
     _per_test: bool | None = None  # the template's per-test timeout works here (None: not probed yet)
+    _times: CaseTimes | None = None  # what its tests took when they passed (the adaptive per-test timeout)
+    _cases: tuple[bytes, str] | None = None  # the limits file last written, and where
 
     def workspace_dir(self) -> str | None:
         """The workspace root as the sandbox's commands see it (tracebacks name files under it),
@@ -117,7 +123,34 @@ class Sandbox(abc.ABC):
     ) -> ExecResult: ...
 
     @abc.abstractmethod
-    async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None) -> TestReport: ...  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
+    async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None,  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
+                        stop: EarlyStop | None = None) -> TestReport:
+        """Run the tests (all, or `test_ids`); `stop`: when the run may end early (case_times.EarlyStop)."""
+
+    @property
+    def case_times(self) -> CaseTimes:
+        """What this sandbox's tests took when they passed, and which hung (learnt from every run)."""
+        if self._times is None:
+            self._times = CaseTimes(self.limits.case_timeout_factor)
+        return self._times
+
+    async def case_limits(self, test_ids: list[str] | None, stop: EarlyStop | None = None) -> tuple[float, dict[str, str]]:
+        """The per-test timeout argument for a run of `test_ids`, and the environment that carries each
+        test's own limit and the early stop to a runner that reads them (`case_limits` templates)."""
+        cap = await self.per_test_timeout(self.limits.test_case_timeout)
+        if not self.template.case_limits:
+            return (self.case_times.run_limit(test_ids, cap) if cap else 0), {}
+        data = self.case_times.payload(test_ids, cap, stop)
+        if not cap:
+            data.update(factor=0, stop_on_hang=[])
+        text = json.dumps(data, sort_keys=True).encode()
+        if self._cases is None or self._cases[0] != text:  # a round's small edits send the same file: once
+            self._cases = (text, await self._put_cases(text))
+        return cap, {CASES_ENV: self._cases[1]}
+
+    async def _put_cases(self, data: bytes) -> str:
+        """Write the runner's limits file where the sandbox's commands can read it; return its path."""
+        raise NotImplementedError
 
     async def per_test_timeout(self, seconds: float) -> float:
         """`seconds` where the template's per-test timeout works in this sandbox, else 0 (probed once).

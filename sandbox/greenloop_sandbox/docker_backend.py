@@ -28,6 +28,7 @@ from greenloop_sandbox.base import (
     Sandbox,
     SandboxError,
 )
+from greenloop_sandbox.case_times import EarlyStop
 from greenloop_sandbox.docker_exec import USER, run_in_container
 from greenloop_sandbox.engine import docker_client
 from greenloop_sandbox.output import cap_text
@@ -50,6 +51,7 @@ _TIMED_OUT = 124
 START_ATTEMPTS = 3  # a container that vanishes between its create and start (see _run_container)
 INSTALLED_LABEL = "greenloop.installed"  # a pip layer's InstalledFile records (JSON), read back when it is cached
 REPORT_DIR = "/tmp/greenloop-report"
+CASES_FILE = "greenloop-cases.json"  # per-test limits and the early stop, for the template's runner (case_times.py)
 _reaped: set[str | None] = set()  # engines whose leftovers this process has reaped
 
 
@@ -100,6 +102,7 @@ class DockerSandbox(Sandbox):
 
     async def _start_container(self) -> None:
         assert self.image is not None
+        self._cases = None  # a new container has no limits file yet
         ncpu = os.cpu_count() or 1
         kwargs: dict[str, Any] = dict(
             command=["sleep", "infinity"], detach=True, init=True, user="0:0", network_mode="none",
@@ -158,17 +161,31 @@ class DockerSandbox(Sandbox):
         return await run_in_container(self._client, self._container.id, command, timeout=timeout, env=full_env,
                                       workdir=cwd, output_limit=self.limits.output_limit)
 
-    async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None) -> TestReport:  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
+    async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None,  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
+                        stop: EarlyStop | None = None) -> TestReport:
         report_path = self.template.report_path(REPORT_DIR, WORKSPACE)
-        case_timeout = await self.per_test_timeout(self.limits.test_case_timeout)
+        case_timeout, env = await self.case_limits(test_ids, stop)
         stale = f"rm -f {shlex.quote(report_path)}; " if self.template.workspace_report else ""
         command = f"rm -rf {REPORT_DIR}; mkdir -p {REPORT_DIR}; {stale}" + self.template.test_argv(
             report_path, test_ids, case_timeout)
         async with self._lock:
             self._require()
-            res = await self._run(command, timeout=timeout or self.limits.test_timeout)
+            res = await self._run(command, timeout=timeout or self.limits.test_timeout, env=env)
             report_text = await asyncio.to_thread(self._read_file, report_path) if report_path else None
-        return await asyncio.to_thread(_build_report, self.template, res, report_text, self.limits.output_limit)
+        report = await asyncio.to_thread(_build_report, self.template, res, report_text, self.limits.output_limit)
+        self.case_times.record(report)
+        return report
+
+    async def _put_cases(self, data: bytes) -> str:
+        async with self._lock:
+            self._require()
+            buf = io.BytesIO()
+            with tarfile.open(fileobj=buf, mode="w") as tar:
+                info = _info(CASES_FILE, tarfile.REGTYPE, 0o644)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+            await asyncio.to_thread(self._container.put_archive, "/tmp", buf.getvalue())
+        return f"/tmp/{CASES_FILE}"
 
     def _read_file(self, path: str) -> str | None:
         import docker.errors

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from greenloop_sandbox.base import DEFAULT_LIMITS, ExecResult, InstallResult, Limits, Sandbox, SandboxError
+from greenloop_sandbox.case_times import EarlyStop
 from greenloop_sandbox.local_env import filtered_env, limits_preexec, probe_isolation
 from greenloop_sandbox.output import CappedOutput, cap_text
 from greenloop_sandbox.packages import check_packages, check_pip_specs, local_install_argv, run_host
@@ -68,6 +69,7 @@ class LocalSandbox(Sandbox):
                   "here the tests run with this machine's tools") if self.project.builds_image else ""
         self.note = "; ".join(n for n in (iso.note, unused) if n)
         await asyncio.to_thread(reap_local_dirs)
+        self._cases = None  # a new folder has no limits file yet
         root = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-{process_start(os.getpid())}-"))
         for sub in ("workspace", "report", "target", "site-packages"):
             (root / sub).mkdir()
@@ -129,8 +131,9 @@ class LocalSandbox(Sandbox):
         return ExecResult(137 if code < 0 else code, out.text(), err.text(), time.monotonic() - start,
                           timed_out=timed_out, truncated=out.truncated or err.truncated)
 
-    async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None) -> TestReport:  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
-        case_timeout = await self.per_test_timeout(self.limits.test_case_timeout)
+    async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None,  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
+                        stop: EarlyStop | None = None) -> TestReport:
+        case_timeout, env = await self.case_limits(test_ids, stop)
         async with self._lock:
             assert self.root is not None
             report_dir = self.root / "report"
@@ -140,8 +143,7 @@ class LocalSandbox(Sandbox):
             if self.template.workspace_report:  # a report left by an earlier run is not this run's
                 await asyncio.to_thread(_remove_file, report_path)
             command = self.template.test_argv(report_path, test_ids, case_timeout, self.support_dir())
-            res = await self._run(command,
-                                  timeout or self.limits.test_timeout, None, None)
+            res = await self._run(command, timeout or self.limits.test_timeout, env, None)
             text = await asyncio.to_thread(_read_optional, report_path)
         raw, _ = cap_text(res.stdout + ("\n" + res.stderr if res.stderr else ""), self.limits.output_limit)
         data = ParseInput(output=raw, report=text, exit_code=res.exit_code, root=str(self.workspace.resolve()))
@@ -150,7 +152,14 @@ class LocalSandbox(Sandbox):
             res.duration
         if res.timed_out:
             mark_timed_out(report, res.duration, text or raw)
+        self.case_times.record(report)
         return report
+
+    async def _put_cases(self, data: bytes) -> str:
+        assert self.root is not None
+        path = self.root / "cases.json"
+        await asyncio.to_thread(path.write_bytes, data)
+        return str(path)
 
     async def install(self, packages: list[str]) -> ExecResult:
         """Wheels only for pip: an sdist would run its setup code on this machine, so it is refused with a

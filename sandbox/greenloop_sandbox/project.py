@@ -43,7 +43,7 @@ class ProjectEnv:
         report = check_relpath(self.test_report) if self.test_report else ""
         return replace(
             template, test_command=self.test_command.replace("{", "{{").replace("}", "}}"), parser="auto",
-            report="", workspace_report=report, selects_tests=False, case_timeout="", case_timeout_probe="",
+            report="", workspace_report=report, selects_tests=False, case_timeout="", case_limits=False, case_timeout_probe="",
             own_command=self.test_command.strip(),
             spectrum_command="",  # the coverage runner is pytest's; a project's own command may not be
             collect_command="",  # so is the collector: a project's own command's tests are found by running it

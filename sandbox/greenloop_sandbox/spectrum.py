@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from greenloop_sandbox.case_times import EarlyStop
+
 if TYPE_CHECKING:
     from greenloop_sandbox.base import Sandbox
 
@@ -68,14 +70,17 @@ async def run_spectrum(
         return Spectrum(note="no failing test")
     focus = focus[:MAX_FOCUS]  # the failing tests always run: many of them, each up to its timeout, is a long pass
     started = time.monotonic()
-    case_timeout = await sandbox.per_test_timeout(sandbox.limits.test_case_timeout)
+    # the tests' own limits, as in a test run; once a focus test that hung before hangs again, the others
+    # that hung before are not run (they would each wait out their limit in the same loop, case_times.py)
+    again = EarlyStop(hung=tuple(t for t in focus if t in sandbox.case_times.hung), report=False)
+    case_timeout, env = await sandbox.case_limits(focus, again)
     command = sandbox.template.spectrum_argv(
         focus, max_tests=max_tests, seconds=seconds, case_timeout=case_timeout,
         support=support or sandbox.support_dir(),
     )
     # the whole run: the passing tests' time, then the focus tests and one more test at their timeout
     limit = seconds + (len(focus) + 1) * max(case_timeout, 10) + 60
-    res = await sandbox.exec(command, timeout=limit)
+    res = await sandbox.exec(command, timeout=limit, env=env)
     spectrum = parse_spectrum(res.stdout)
     spectrum.seconds = round(time.monotonic() - started, 3)
     if spectrum.note == "no spectrum in the output":

@@ -34,6 +34,7 @@ class EnvTemplate:
     tools: tuple[str, ...] = ()  # packages the image has already (`pytest`), that an install must not replace
     case_timeout: str = ""  # test-command arguments for a per-test timeout ({seconds}, {ms}); "" if none
     case_timeout_probe: str = ""  # a command that succeeds where `case_timeout` works (the local backend's host)
+    case_limits: bool = False  # the runner reads per-test limits and the early stop (GREENLOOP_CASES)
     selects_tests: bool = False  # {tests} takes the test ids of a report: just those tests run
     workspace_report: str = ""  # a report the command writes in the workspace (a project's `test_report`)
     own_command: str = ""  # the project's own test command as written ("": the template's; project.py)
@@ -114,6 +115,7 @@ def load_template(name: str) -> EnvTemplate:
             case_timeout=data.get("case_timeout", ""),
             case_timeout_probe=data.get("case_timeout_probe", ""),
             selects_tests=bool(data.get("selects_tests", False)),
+            case_limits=bool(data.get("case_limits", False)),
             spectrum_command=data.get("spectrum_command", ""),
             collect_command=data.get("collect_command", ""),
             support=tuple((p.name, p.read_bytes()) for p in sorted(folder.iterdir())

@@ -177,7 +177,11 @@ class SandboxSettings(_Section):
     test_timeout: float = Field(default=300.0, gt=0, description="Seconds before a test run is killed.")
     test_case_timeout: float = Field(
         default=15.0, ge=0, description="Seconds before one hung test is ended with its stack (python: "
-        "pytest-timeout); 0: only the whole run's `test_timeout`."
+        "pytest-timeout); 0: only the whole run's `test_timeout`. The cap of each test's own limit."
+    )
+    case_timeout_factor: float = Field(
+        default=20.0, ge=0, description="A test's own limit: this many times what it took when it passed (else "
+        "the suite's median), at least 1 s, at most `test_case_timeout`; 0: every test gets `test_case_timeout`."
     )
     exec_timeout: float = Field(default=120.0, gt=0, description="Seconds before any other command is killed.")
     memory: str = Field(default="2g", description="Container memory limit.")

@@ -117,3 +117,23 @@ def test_two_configs_with_one_name(tmp_path: Path) -> None:
     with pytest.raises(GreenloopError, match="share the name"):
         load_configs([tmp_path / "a" / "same.toml", tmp_path / "b" / "same.toml"])
     assert [c.name for c in load_configs([])] == ["default"]
+
+
+def test_time_to_green_is_reported_beside_the_fix_rate() -> None:
+    seconds = [30.0, 10.0, 20.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0]
+    results = []
+    for i, s in enumerate(seconds):
+        row = _result("a", f"t{i}", "green", 1)
+        row.seconds, row.extra = s, {"candidates": 6}
+        results.append(row)
+    red = _result("a", "red", "budget", 3)
+    red.seconds, red.extra = 600.0, {"candidates": 30}
+    (a,) = summarize([*results, red], ["a"], max_iterations=3)
+    assert a.median_seconds_to_green == 55.0 and a.p90_seconds_to_green == 90.0  # the red run is no time to green
+    assert a.candidates_per_minute == pytest.approx(90 / (1150 / 60))
+    (none,) = summarize([red], ["a"], max_iterations=3)
+    assert none.median_seconds_to_green is None and none.p90_seconds_to_green is None
+    meta = {"suite": "s", "tasks": 11, "repeat": 1, "model": "m", "sandbox": "docker", "jobs": 1, "max_iterations": 3,
+            "seed": 1, "suite_file": "f", "finished": "now", "version": "0", "command": "greenloop bench"}
+    md = report_markdown(meta, [a, none], None)
+    assert "| a | 10/11 | 55.0 | 90.0 | 4.7 |" in md and "| a | 0/1 | - | - | 3.0 |" in md

@@ -15,7 +15,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from greenloop.errors import GreenloopError
 from greenloop.llm import LLMClient, open_llm
 from greenloop.settings import Settings
 from greenloop_sandbox import (
+    EarlyStop,
     EnvTemplate,
     ExecResult,
     Limits,
@@ -128,9 +129,14 @@ class SandboxPort:
         with sandbox_errors():
             return await self._sandbox.sync(files, deleted)
 
-    async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None) -> TestReport:  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
+    async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None,  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
+                        stop: EarlyStop | None = None) -> TestReport:
+        """The tests (all, or `test_ids`); `stop`: when the run may end early, counted without the tests
+        left out (their failures are skipped here, but the runner counts them)."""
+        if stop is not None and stop.max_failures is not None and self._left_out:
+            stop = replace(stop, max_failures=stop.max_failures + len(self._left_out))
         with sandbox_errors():
-            report = await self._sandbox.run_tests(test_ids, timeout=timeout)
+            report = await self._sandbox.run_tests(test_ids, timeout=timeout, stop=stop)
         first, self._ran = not self._ran, True
         if first and self.template.own_command:
             check_own_command(self.template.own_command, report)
@@ -247,6 +253,7 @@ def limits_from(settings: Settings) -> Limits:
         exec_timeout=s.exec_timeout,
         test_timeout=s.test_timeout,
         test_case_timeout=s.test_case_timeout,
+        case_timeout_factor=s.case_timeout_factor,
         output_limit=s.output_limit,
     )
 

@@ -52,6 +52,10 @@ class ConfigSummary:
     correct_low: float = 0.0  # Wilson 95% interval of correct / runs
     correct_high: float = 0.0
     greens: dict[str, str] = field(default_factory=dict)  # task -> "verdict (kind): reason", per green run
+    # time to green: wall seconds of the runs that ended green (median, 90th percentile; None: none green)
+    median_seconds_to_green: float | None = None
+    p90_seconds_to_green: float | None = None
+    candidates_per_minute: float = 0.0  # candidates tested per minute of wall time, all runs
 
 
 def summarize(results: list[CellResult], configs: list[str], max_iterations: int) -> list[ConfigSummary]:
@@ -106,6 +110,7 @@ def _summary(name: str, every: list[CellResult], max_iterations: int) -> ConfigS
         correct_low=right_low,
         correct_high=right_high,
         greens={f"{r.task}#{r.repeat}": _green_line(r) for r in rows if r.passed},
+        **_time_to_green(rows),
     )
 
 
@@ -121,6 +126,30 @@ def _green_line(result: CellResult) -> str:
     kind = result.extra.get("kind") or "?"
     risky = ", plausible" if result.extra.get("risky") else ""
     return f"{verdict_of(result)} ({kind}{risky}): {str(verdict.get('reason', ''))[:160]}"
+
+
+def _time_to_green(rows: list[CellResult]) -> dict[str, Any]:
+    """Median and 90th-percentile wall seconds of the green runs, and candidates tested per minute."""
+    green = sorted(r.seconds for r in rows if r.passed)
+    minutes = sum(r.seconds for r in rows) / 60
+    tested = sum(int(r.extra.get("candidates", 0)) for r in rows)
+    return {
+        "median_seconds_to_green": statistics.median(green) if green else None,
+        "p90_seconds_to_green": green[max(0, math.ceil(0.9 * len(green)) - 1)] if green else None,
+        "candidates_per_minute": tested / minutes if minutes > 0 else 0.0,
+    }
+
+
+def _time_lines(summaries: list[ConfigSummary]) -> list[str]:
+    """Time to green beside the fix rate: what a user waits for a fix, and how fast candidates are tested."""
+    lines = ["", "Time to green (wall seconds of the runs that ended green):", "",
+             "| config | fixed | median s to green | p90 s to green | candidates tested / min |",
+             "|---|---:|---:|---:|---:|"]
+    for s in summaries:
+        median = "-" if s.median_seconds_to_green is None else f"{s.median_seconds_to_green:.1f}"
+        p90 = "-" if s.p90_seconds_to_green is None else f"{s.p90_seconds_to_green:.1f}"
+        lines.append(f"| {s.config} | {s.passed}/{s.runs} | {median} | {p90} | {s.candidates_per_minute:.1f} |")
+    return lines
 
 
 def _by_group(rows: list[CellResult]) -> dict[str, list[int]]:
@@ -198,6 +227,7 @@ def report_markdown(meta: dict[str, Any], summaries: list[ConfigSummary], plot_n
             f"| {s.median_seconds:.1f} | {s.fixes_per_minute:.2f} | {s.median_candidates:g} | {s.tests_edited} "
             f"| {s.errors} |"
         )
+    lines += _time_lines(summaries)
     lines += ["", "Green and right (verdicts of the green runs against the reference fix, bench/correctness.py):", "",
               "| config | green | correct (same + equivalent) | correct rate, 95% CI | same | equivalent | differs "
               "| unknown | unjudged |",

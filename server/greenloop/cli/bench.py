@@ -115,7 +115,8 @@ def progress_line(result: CellResult, finished: int, total: int) -> str:
 
 
 def _print_summary(console: Console, files: ReportFiles) -> None:
-    table = Table("config", "runs", "pass rate", "95% CI", "mean it", "mean tokens", "mean cost", "mean s")
+    table = Table("config", "runs", "pass rate", "95% CI", "mean it", "mean tokens", "mean cost", "mean s",
+                  "median s to green", "p90 s to green", "cand/min")
     for s in files.summaries:
         table.add_row(
             s.config,
@@ -126,6 +127,9 @@ def _print_summary(console: Console, files: ReportFiles) -> None:
             f"{s.mean_tokens:.0f}",
             f"{s.mean_cost:.4f}",
             f"{s.mean_seconds:.1f}",
+            "-" if s.median_seconds_to_green is None else f"{s.median_seconds_to_green:.1f}",
+            "-" if s.p90_seconds_to_green is None else f"{s.p90_seconds_to_green:.1f}",
+            f"{s.candidates_per_minute:.1f}",
         )
     console.print(table)
     console.print(f"report: {files.markdown}\n        {files.json}")

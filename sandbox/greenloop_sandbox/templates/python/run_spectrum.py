@@ -27,7 +27,7 @@ from collections.abc import Generator
 from typing import Any
 
 import pytest
-from run_pytest import ImportTimeout
+from run_pytest import plugins
 
 MARK = "SPECTRUM "
 _MAX_BYTES = 600_000  # the encoded line stays well under the sandbox's output cap
@@ -133,7 +133,7 @@ def main() -> None:
     cov.start()
     try:
         code = pytest.main([*pytest_args, "-p", "no:cacheprovider", "--capture=no", "-q", *files],
-                           plugins=[ImportTimeout(), plugin])
+                           plugins=[*plugins(), plugin])
     finally:
         cov.stop()
     lines = per_test(cov.get_data(), root)

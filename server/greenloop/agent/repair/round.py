@@ -31,6 +31,7 @@ from greenloop.agent.repair.splice import has_code_block
 from greenloop.llm import ContextOverflow, LLMClient
 from greenloop.tokens import count_text
 from greenloop_sandbox import TestReport
+from greenloop_sandbox.case_times import early_stop
 
 CODE_PLEASE = "Now give the whole corrected {what} in one code block."
 CHECKS_PLEASE = "Now give the {count} check(s), corrected or as they are, in one code block."
@@ -190,7 +191,7 @@ async def run_round(
             diff, lines = _diff(copy, fork)
             testing.append(Testing(Tried(index, seed, temperature, "tested", diff=diff, diff_lines=lines,
                                          change_kind=approach.kind_of(index)), fork,
-                                   tokens, asyncio.ensure_future(_test_candidate(inputs, fork, failing, subset))))
+                                   tokens, asyncio.ensure_future(_test_candidate(inputs, fork, failing, subset, report))))
         while testing and ended != "green":
             done = await _finish(testing.pop(0), tried, kept, copy, report)
             yield _tested_event(inputs, approach, done, kept[done.index][2])
@@ -215,7 +216,7 @@ async def run_round(
         return
     full: TestReport | None = result if best.scope == "all" else None
     if full is None and (best.passed > 0 or best.errors < _errors(report, failing) or best.further > 0):
-        full, _ = await _test(inputs, fork, None)  # worth a whole-suite run: it may be better
+        full, _ = await _test(inputs, fork, None, state=report)  # worth a whole-suite run: it may be better
     # a mutant is taken only for more tests passing (one too few or too many steps in may look like progress)
     gains = approach.route != "mutants" or (full is not None and full.passed > report.passed)
     if gains and full is not None and full.total and better(full, report, _further(full, report, copy, fork)):
@@ -333,13 +334,14 @@ class Testing:
     task: asyncio.Future[tuple[TestReport, Literal["failing", "all"]]]
 
 
-async def _test_candidate(inputs: RoundInputs, fork: WorkingCopy, failing: list[str],
-                          subset: bool) -> tuple[TestReport, Literal["failing", "all"]]:
-    """The failing tests first (when they can be selected), the whole suite when they pass; one sandbox."""
+async def _test_candidate(inputs: RoundInputs, fork: WorkingCopy, failing: list[str], subset: bool,
+                          state: TestReport) -> tuple[TestReport, Literal["failing", "all"]]:
+    """The failing tests first (when they can be selected), the whole suite when they pass; one sandbox.
+    Each run stops once it can no longer beat the state (case_times.early_stop)."""
     async with inputs.sandbox.lease() as sandbox:
-        result, scope = await _test(inputs, fork, failing if subset else None, sandbox)
+        result, scope = await _test(inputs, fork, failing if subset else None, sandbox, state)
         if scope == "failing" and result.failures == [] and result.passed > 0:
-            result, scope = await _test(inputs, fork, None, sandbox)  # the failing tests pass: now the whole suite
+            result, scope = await _test(inputs, fork, None, sandbox, state)  # the failing tests pass: the whole suite
         return result, scope
 
 
@@ -355,11 +357,12 @@ async def _finish(testing: Testing, tried: list[Tried], kept: dict[int, tuple[Wo
     return done
 
 
-async def _test(inputs: RoundInputs, fork: WorkingCopy, ids: list[str] | None,
-                sandbox: SandboxPort | None = None) -> tuple[TestReport, Literal["failing", "all"]]:
+async def _test(inputs: RoundInputs, fork: WorkingCopy, ids: list[str] | None, sandbox: SandboxPort | None = None,
+                state: TestReport | None = None) -> tuple[TestReport, Literal["failing", "all"]]:
     sandbox = sandbox or inputs.sandbox
     await sandbox.sync(fork.files(), fork.deleted())
-    report = await sandbox.run_tests(ids or inputs.suite, timeout=inputs.test_timeout)
+    stop = early_stop(state, whole=not ids) if state is not None else None
+    report = await sandbox.run_tests(ids or inputs.suite, timeout=inputs.test_timeout, stop=stop)
     return report, ("failing" if ids else "all")
 
 
