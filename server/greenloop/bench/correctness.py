@@ -123,13 +123,25 @@ async def _replayed(sandbox: SandboxPort, fixed: Mapping[str, str], reference: M
     theirs = await sandbox.run_command(replay, seconds=REPLAY_BUDGET + 60)
     if first is None or again is None or theirs is None:
         return Verdict("unknown", "the replay did not finish")
-    return compare(_rows(first), _rows(again), _rows(theirs), captured[-300:])
+    return compare(_rows(first), _rows(again), _rows(theirs), _capture_note(first) or captured[-300:])
 
 
 async def _sync(sandbox: SandboxPort, tree: Mapping[str, str], extra: Mapping[str, bytes],
                 deleted: frozenset[str] = frozenset()) -> None:
     files = {p: t.encode("utf-8", "surrogateescape") for p, t in tree.items()}
     await sandbox.sync({**files, **extra}, deleted)
+
+
+def _capture_note(output: str) -> str:
+    """What the capture kept, from the replay's first line: "12 captured, 3 with arguments that cannot be pickled"."""
+    for line in output.splitlines():
+        try:
+            meta = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(meta, dict) and "captured" in meta:
+            return f"{meta['captured']} captured, {meta.get('not_picklable', 0)} with arguments that cannot be pickled"
+    return ""
 
 
 def _rows(output: str) -> dict[int, dict[str, Any]]:
@@ -177,7 +189,7 @@ def compare(reference: dict[int, dict[str, Any]], again: dict[int, dict[str, Any
     if skipped:
         why += "; " + "; ".join(sorted(skipped))[:200]
     elif not reference:
-        why += f"; the capture saw none ({' '.join(capture_note.split())[-160:]})"
+        why += f"; the capture kept none ({' '.join(capture_note.split())[-160:]})"
     return Verdict("unknown", why, agree)
 
 

@@ -221,6 +221,7 @@ def replay(calls_file: str, seconds: float, budget: float) -> None:
     with open(calls_file, "rb") as f:
         data = pickle.load(f)
     targets = data["targets"]
+    print(json.dumps({"captured": data.get("captured", 0), "not_picklable": data.get("skipped", 0)}), flush=True)
     functions: dict[int, Any] = {}
     signal.signal(signal.SIGALRM, _alarm)
     started = time.monotonic()
