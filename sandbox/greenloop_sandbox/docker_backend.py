@@ -203,7 +203,8 @@ class DockerSandbox(Sandbox):
     async def install(self, packages_: list[str]) -> ExecResult:
         manager = self.template.package_manager
         pkgs = packages.check_pip_specs(packages_) if manager == "pip" else packages.check_packages(packages_)
-        step = f"install:{manager}:{' '.join(pkgs)}"
+        # pip layers from before wheels-only installs (no records, maybe sdists built on the host) are not reused
+        step = f"install:{manager}:{'wheels-only:' if manager == 'pip' else ''}{' '.join(pkgs)}"
         result = await self._add_layer(step, lambda ctx: self._install_layer(ctx, manager, pkgs))
         if manager == "pip" and result.ok and not isinstance(result, InstallResult) and self.image is not None:
             labels = await asyncio.to_thread(_image_labels, self._client, self.image)  # a cached layer
