@@ -32,7 +32,7 @@ from greenloop.agent.repair.risk import functions, normal_tree
 Name = Literal["same", "equivalent", "differs", "unknown"]
 ENOUGH = 20  # agreeing calls for `equivalent`
 SLOWER = 3.0
-SLOW_CALL = 0.002  # seconds more than the reference's in one call, below which a ratio is noise
+SLOW_CALL = 0.001  # seconds more than the reference's in one call, below which a ratio is noise
 SLOW_CALLS = 3  # calls that must each be that much slower (one slow call is a pause, not the code)
 PROBE_DIR = ".greenloop-probe"
 PER_CALL = 2.0
