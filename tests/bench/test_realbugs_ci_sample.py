@@ -20,7 +20,7 @@ from greenloop.bench.suites import load_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 SET = ROOT / "benchmarks" / "data" / "realbugs" / "cases.jsonl"
-SAMPLE = ["youtube-dl-3", "tqdm-1", "black-3", "cookiecutter-2", "tornado-14"]
+SAMPLE = ["youtube-dl-3", "tqdm-1", "black-3", "cookiecutter-4", "tornado-14"]
 
 pytestmark = pytest.mark.docker
 
