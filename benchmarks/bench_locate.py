@@ -2,7 +2,7 @@
 
     python benchmarks/bench_locate.py [--write docs/benchmarks/retrieval.md] [--suites realbugs,hef,index]
 
-1. realbugs (../shared/data/realbugs, 49 real bugs of real multi-module
+1. realbugs (benchmarks/data/realbugs or $REALBUGS_DATA: real bugs of real multi-module
    projects, real pytest output): top-1/top-3 of `locate` with the set's hit
    rule, next to its README's two baselines (deepest frame, Okapi BM25), all
    computed in this run; per project; the misses with their top 3; context
@@ -340,7 +340,7 @@ async def main() -> int:
     ok = True
     if "realbugs" in suites:
         if not realbugs.available():
-            raise SystemExit(f"{realbugs.DATA} is missing: the realbugs set lives in shared/data next to the repo")
+            raise SystemExit(f"{realbugs.DATA} is missing: build it with benchmarks/data/realbugs/build.py or set REALBUGS_DATA")
         rows, summary = await realbugs_suite(set(args.cases.split(",")) if args.cases else None)
         parts += ["## 1. realbugs (real bugs, real pytest output)", "", *rows, ""]
         ok &= summary["top1"] >= 0.85 and summary["top3"] >= 0.95

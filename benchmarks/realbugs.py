@@ -1,4 +1,4 @@
-"""The realbugs development set (../shared/data/realbugs): cases, workspaces, hit rule, baselines.
+"""The realbugs development set (benchmarks/data/realbugs, or $REALBUGS_DATA): cases, workspaces, hit rule, baselines.
 
 A case's workspace is read straight from its tarball into memory (paths
 relative to the workspace root). The hit rule and the two baselines (deepest
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import statistics
 import tarfile
@@ -18,7 +19,10 @@ from pathlib import Path
 
 from greenloop.retrieval.model import Definition
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "realbugs"
+_INSIDE = Path(__file__).resolve().parent / "data" / "realbugs"  # the set in the repository (issue 39)
+_SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "realbugs"  # the older 49-case set
+# $REALBUGS_DATA picks a set folder; else the repository's, else the shared one
+DATA = Path(os.environ.get("REALBUGS_DATA") or (_INSIDE if (_INSIDE / "cases.jsonl").is_file() else _SHARED))
 _SUFFIXES = (".py", ".pyi", ".js", ".ts", ".rs", ".toml", ".cfg", ".ini", ".txt", ".md")
 
 
