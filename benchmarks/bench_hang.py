@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 from tests.support.scripted_llm import ScriptedLLM  # noqa: E402
 
 from greenloop.agent import FixRequest, fix  # noqa: E402
+from greenloop.agent.events import Done  # noqa: E402
 from greenloop.settings import Settings  # noqa: E402
 
 PROJECT = ROOT / "tests" / "fixtures" / "projects" / "python-loops"
@@ -56,8 +57,8 @@ async def one_run(llm: ScriptedLLM, factor: float, backend: str, budget: float) 
         outcome, events = "none", 0
         async for event in fix(FixRequest(workspace=PROJECT), settings):
             events += 1
-            if getattr(event, "kind", "") == "done":
-                outcome = event.outcome  # type: ignore[attr-defined]
+            if isinstance(event, Done):
+                outcome = event.outcome
         end = time.monotonic()
     llm.rules.clear()
     return {"first_call": (asked[0] - start) if asked else None, "total": end - start, "outcome": outcome}
