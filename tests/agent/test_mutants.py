@@ -13,6 +13,7 @@ from greenloop.agent import FixRequest, fix
 from greenloop.agent.events import CandidateAsked, CandidateTested, RoundEnded
 from greenloop.agent.repair.guard_edits import builtin_exceptions
 from greenloop.agent.repair.mutants import mutants, small_edits
+from greenloop.agent.repair.second_look import keeps
 from greenloop.agent.repair.splice import Target, code_blocks, splice
 from greenloop.settings import EditFamily, LoopSettings
 from tests.agent.conftest import collect, fixed_by_edits, tree_bytes, write_project
@@ -412,3 +413,10 @@ def test_a_comparison_is_replaced_by_its_negation_then_its_bound_one_off_first()
     assert "if q[i] != q[j]:" in edits[0][0]
     after_less = [reply for reply, _ in edits if "return i < j" not in reply]
     assert "return i <= j" in after_less[0] and "return i >= j" in after_less[1]
+
+
+def test_a_second_look_reply_that_copies_the_hinted_change_is_not_independent() -> None:
+    hint = "--- a/u.py\n+++ b/u.py\n@@ -1,2 +1,2 @@\n for r in t:\n-    m = re.match(r, v)\n+    m = re.match(v, r)\n"
+    copied = hint + "-    return v\n+    else:\n+        return v\n"
+    other = "--- a/u.py\n+++ b/u.py\n@@ -1,2 +1,2 @@\n-    m = re.match(r, v)\n+    m = re.match(r, v.strip())\n"
+    assert keeps(copied, hint) and not keeps(other, hint) and not keeps(copied, "")

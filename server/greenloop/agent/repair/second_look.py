@@ -3,8 +3,9 @@ loop keeps the best of the greens.
 
 A small edit (or a reply) that turns the tests green with a shape known to overfit (risk.py) is shown to
 the model as a hint ("this change makes the tests pass; write the fix the function needs"); its
-candidates are tested as any round's. Among the greens the loop keeps, in order: the one whose shape is
-not risky, the one that independent candidates agree on (the same syntax tree: the Agentless vote),
+candidates are tested as any round's; a reply that makes the hinted change again is no independent fix
+and shares its risk (the 1.5B model copied a hinted `re.match(v, regex)`). Among the greens the loop
+keeps, in order: the one whose shape is not risky, the one that independent candidates agree on (the same syntax tree: the Agentless vote),
 then the smaller change. The records keep both.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Event
@@ -63,8 +64,22 @@ async def second_look(inputs: RoundInputs, hinted: Approach, copy: WorkingCopy, 
             yield item
     greens = [first]
     if other is not None and other.ended == "green":
-        greens.append(green_of(other, copy))
+        looked = green_of(other, copy)
+        hint = first.result.best.diff if first.result.best is not None else ""
+        if other.best is not None and keeps(other.best.diff, hint):  # the hint copied is no independent fix
+            looked = replace(looked, risk=looked.risk or f"keeps the change it was shown, which {first.risk}")
+        greens.append(looked)
     yield choose(greens, copy)
+
+
+def keeps(diff: str, hint: str) -> bool:
+    """Every line the hint's diff removes and adds, the diff removes and adds too (a reply that copied it)."""
+    def changed(text: str) -> set[str]:
+        return {line[0] + line[1:].strip() for line in text.splitlines()
+                if line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip()}
+
+    wanted = changed(hint)
+    return bool(wanted) and wanted <= changed(diff)
 
 
 def choose(greens: list[Green], copy: WorkingCopy) -> Green:
