@@ -29,7 +29,7 @@ from greenloop_sandbox.base import (
     SandboxError,
 )
 from greenloop_sandbox.case_times import EarlyStop
-from greenloop_sandbox.docker_exec import USER, run_in_container
+from greenloop_sandbox.docker_exec import USER, run_in_container, tar_entry
 from greenloop_sandbox.engine import docker_client
 from greenloop_sandbox.output import cap_text
 from greenloop_sandbox.parsers import ParseInput, parse_report
@@ -181,7 +181,7 @@ class DockerSandbox(Sandbox):
             self._require()
             buf = io.BytesIO()
             with tarfile.open(fileobj=buf, mode="w") as tar:
-                info = _info(CASES_FILE, tarfile.REGTYPE, 0o644)
+                info = tar_entry(CASES_FILE, tarfile.REGTYPE, 0o644)
                 info.size = len(data)
                 tar.addfile(info, io.BytesIO(data))
             await asyncio.to_thread(self._container.put_archive, "/tmp", buf.getvalue())
@@ -377,18 +377,12 @@ def _tar_files(files: Mapping[str, bytes]) -> bytes:
             for parent in reversed(PurePosixPath(rel).parents[:-1]):
                 if str(parent) not in dirs:
                     dirs.add(str(parent))
-                    tar.addfile(_info(str(parent), tarfile.DIRTYPE, 0o755))
-            info = _info(rel, tarfile.REGTYPE, 0o755 if is_executable_text(data) else 0o644)
+                    tar.addfile(tar_entry(str(parent), tarfile.DIRTYPE, 0o755))
+            info = tar_entry(rel, tarfile.REGTYPE, 0o755 if is_executable_text(data) else 0o644)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     return buf.getvalue()
 
-
-def _info(name: str, kind: bytes, mode: int) -> tarfile.TarInfo:
-    info = tarfile.TarInfo(name)
-    info.type, info.mode, info.uid, info.gid = kind, mode, 1000, 1000
-    info.uname = info.gname = "sandbox"
-    return info
 
 
 def _write_tree(root: Path, files: Mapping[str, bytes]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+import tarfile
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -81,3 +82,11 @@ async def _settle(task: asyncio.Future[int]) -> int:
 
 def shell_join(argv: list[str]) -> str:
     return " ".join(shlex.quote(a) for a in argv)
+
+
+def tar_entry(name: str, kind: bytes, mode: int) -> tarfile.TarInfo:
+    """A tar member owned by the sandbox user (uid/gid 1000), for files put into a container."""
+    info = tarfile.TarInfo(name)
+    info.type, info.mode, info.uid, info.gid = kind, mode, 1000, 1000
+    info.uname = info.gname = "sandbox"
+    return info

@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from greenloop_sandbox.base import ExecResult, Limits
-from greenloop_sandbox.docker_exec import run_in_container
+from greenloop_sandbox.docker_exec import run_in_container, tar_entry
 from greenloop_sandbox.reaper import owner_labels
 
 BUILD_DIR = "/tmp/greenloop-build"
@@ -57,21 +57,16 @@ def _context_tar(sdist: Path, build_wheels: Path) -> bytes:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         for folder in ("", "/sdist", "/wheels", "/out", "/home"):
-            tar.addfile(_info(f"greenloop-build{folder}", tarfile.DIRTYPE, 0o755))
+            tar.addfile(tar_entry(f"greenloop-build{folder}", tarfile.DIRTYPE, 0o755))
         files = [(f"greenloop-build/sdist/{sdist.name}", sdist)]
         files += [(f"greenloop-build/wheels/{w.name}", w) for w in sorted(build_wheels.glob("*.whl"))]
         for arcname, path in files:
             data = path.read_bytes()
-            info = _info(arcname, tarfile.REGTYPE, 0o644)
+            info = tar_entry(arcname, tarfile.REGTYPE, 0o644)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     return buf.getvalue()
 
-
-def _info(name: str, kind: bytes, mode: int) -> tarfile.TarInfo:
-    info = tarfile.TarInfo(name)
-    info.type, info.mode, info.uid, info.gid = kind, mode, 1000, 1000
-    return info
 
 
 def _extract_wheels(data: bytes, out: Path) -> None:
