@@ -18,14 +18,12 @@ from greenloop.agent.install_gate import InstallGate, ask_user
 from greenloop.agent.orchestration.describe import describe
 from greenloop_sandbox.languages import load_language
 from tests.agent.conftest import collect, plan, write_project
-from tests.support.package_index import PackageIndex, serve, unique_name
+from tests.support.package_index import PackageIndex, extra_index, unique_name
 
 
 @pytest.fixture
 def index(monkeypatch: pytest.MonkeyPatch) -> Iterator[PackageIndex]:
-    with serve(PackageIndex()) as served:
-        monkeypatch.setenv("PIP_EXTRA_INDEX_URL", served.url)
-        monkeypatch.setenv("PIP_FIND_LINKS", "")
+    with extra_index(monkeypatch) as served:
         yield served
 
 

@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types
 
 from tests.lsp.conftest import EditorSide, initialize, open_client, server_env
-from tests.support.package_index import PackageIndex, serve, unique_name
+from tests.support.package_index import PackageIndex, extra_index, unique_name
 from tests.support.scripted_llm import ScriptedLLM
 
 pytestmark = pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning")
@@ -18,9 +18,7 @@ SETTINGS = {"loop": {"maxIterations": 1, "mutants": 0}, "runTestsOnSave": False,
 
 @pytest.fixture
 def index(monkeypatch: pytest.MonkeyPatch) -> Iterator[PackageIndex]:
-    with serve(PackageIndex()) as served:
-        monkeypatch.setenv("PIP_EXTRA_INDEX_URL", served.url)
-        monkeypatch.setenv("PIP_FIND_LINKS", "")
+    with extra_index(monkeypatch) as served:
         yield served
 
 

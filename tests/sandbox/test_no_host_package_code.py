@@ -19,15 +19,13 @@ from greenloop_sandbox import DockerSandbox, Limits, LocalSandbox, SandboxError,
 from greenloop_sandbox.base import InstallResult
 from greenloop_sandbox.packages import check_pip_specs, resolve_argv, run_host
 from greenloop_sandbox.pip_index import build_requires, fetch_sdist
-from tests.support.package_index import PackageIndex, serve, unique_name
+from tests.support.package_index import PackageIndex, extra_index, unique_name
 
 
 @pytest.fixture
 def index(monkeypatch: pytest.MonkeyPatch) -> Iterator[PackageIndex]:
     """The test's index as pip's extra index (PyPI stays the main one: setuptools and wheel come from there)."""
-    with serve(PackageIndex()) as served:
-        monkeypatch.setenv("PIP_EXTRA_INDEX_URL", served.url)
-        monkeypatch.setenv("PIP_FIND_LINKS", "")
+    with extra_index(monkeypatch) as served:
         yield served
 
 

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
 from packaging.utils import canonicalize_name
 
 
@@ -119,3 +120,13 @@ def serve(index: PackageIndex) -> Iterator[PackageIndex]:
 
 def unique_name() -> str:
     return f"glmarker-{uuid.uuid4().hex[:8]}"
+
+
+@contextmanager
+def extra_index(monkeypatch: pytest.MonkeyPatch) -> Iterator[PackageIndex]:
+    """A new index, served, as pip's extra index for the block (PyPI stays the main one: setuptools and
+    wheel come from there)."""
+    with serve(PackageIndex()) as served:
+        monkeypatch.setenv("PIP_EXTRA_INDEX_URL", served.url)
+        monkeypatch.setenv("PIP_FIND_LINKS", "")
+        yield served
