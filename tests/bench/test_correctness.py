@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
 from greenloop.agent.ports import SandboxPort, open_sandbox_for
-from greenloop.bench import correctness
+from greenloop.agent.repair.behaviour import PROBE
 from greenloop.bench.correctness import changed, compare, judge, same_trees
 from greenloop.settings import Settings
 
@@ -110,7 +109,7 @@ async def test_none_guard_in_a_bool_function_differs(sandbox: SandboxPort) -> No
 async def test_capture_does_not_change_what_the_tests_see(sandbox: SandboxPort) -> None:
     """The same test results with the probe's capture on as with it off."""
     files = {p: t.encode() for p, t in tree(WIDENED).items()}
-    files[".greenloop-probe/probe.py"] = (Path(correctness.__file__).parent / "probe.py").read_bytes()
+    files[".greenloop-probe/probe.py"] = PROBE.read_bytes()
     files["test_more.py"] = b"from factors import *\n\n\ndef test_fails():\n    assert factorize(9) == [9]\n"
     await sandbox.sync(files)
     off = await sandbox.run_command(["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"], seconds=120)

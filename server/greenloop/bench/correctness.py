@@ -1,7 +1,7 @@
 """Whether a green fix is the right one: `same`, `equivalent`, `differs` or `unknown`, beside the bench's outcome.
 
 `same`: every file the fix or the reference fix changes has the same syntax tree in both (formatting,
-comments and docstrings aside). Otherwise a differential replay in the sandbox (probe.py): the calls of
+comments and docstrings aside). Otherwise a differential replay in the sandbox (agent/repair/behaviour.py, probe.py): the calls of
 every definition either fix changed are captured while the tests run on the reference tree (plus, for
 HumanEvalFix, `variants` type-preserving changes of their arguments), then replayed on the reference
 tree twice (calls whose outcome differs between the two are non-deterministic and left out) and on
@@ -16,8 +16,6 @@ different fix. A generated input on which the reference raises is outside the fu
 
 from __future__ import annotations
 
-import ast
-import json
 import subprocess
 import tempfile
 import time
@@ -27,16 +25,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from greenloop.agent.ports import SandboxPort, open_sandbox_for
-from greenloop.agent.repair.risk import functions, normal_tree
+from greenloop.agent.repair.behaviour import PER_CALL, capture, capture_note, changed, put, replay, rows
+from greenloop.agent.repair.risk import normal_tree
 
 Name = Literal["same", "equivalent", "differs", "unknown"]
 ENOUGH = 20  # agreeing calls for `equivalent`
 SLOWER = 3.0
 SLOW_CALL = 0.001  # seconds more than the reference's in one call, below which a ratio is noise
 SLOW_CALLS = 3  # calls that must each be that much slower (one slow call is a pause, not the code)
-PROBE_DIR = ".greenloop-probe"
-PER_CALL = 2.0
-REPLAY_BUDGET = 90.0
 VARIANTS = 200  # generated inputs per task (HumanEvalFix, realbugs), besides the calls its tests make
 
 
@@ -51,22 +47,6 @@ class Verdict:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def definitions(source: str) -> dict[str, str]:
-    """Each function's qualified name (`Class.method`; a nested def counts as its outer function) -> its tree."""
-    return {name: normal_tree(ast.unparse(node)) or "" for name, node in functions(source).items()}
-
-
-def changed(before: Mapping[str, str], after: Mapping[str, str]) -> list[tuple[str, str]]:
-    """(path, qualified name) of every python definition that differs between two trees' texts."""
-    out: list[tuple[str, str]] = []
-    for path in sorted(set(before) | set(after)):
-        if not path.endswith(".py") or before.get(path) == after.get(path):
-            continue
-        old, new = definitions(before.get(path, "")), definitions(after.get(path, ""))
-        out.extend((path, name) for name in sorted(set(old) | set(new)) if old.get(name) != new.get(name))
-    return out
 
 
 def same_trees(buggy: Mapping[str, str], fixed: Mapping[str, str], reference: Mapping[str, str]) -> bool:
@@ -106,54 +86,20 @@ async def _judged(sandbox: SandboxPort, buggy: Mapping[str, str], fixed: Mapping
 
 async def _replayed(sandbox: SandboxPort, fixed: Mapping[str, str], reference: Mapping[str, str], tests: list[str],
                     targets: list[tuple[str, str]], variants: int, seed: int) -> Verdict:
-    probe = (Path(__file__).parent / "probe.py").read_bytes()
-    calls = f"{PROBE_DIR}/calls.pkl"
-    await _sync(sandbox, reference, {f"{PROBE_DIR}/probe.py": probe})
-    settings = {"targets": [list(t) for t in targets], "out": calls, "variants": variants, "seed": seed}
-    env = {"GREENLOOP_PROBE": json.dumps(settings), "PYTHONPATH": PROBE_DIR}
-    captured = await sandbox.run_command(
-        ["python3", "-m", "pytest", "-q", "-p", "probe", "-p", "no:cacheprovider", "-o", "addopts=", *tests],
-        seconds=300, env=env)
+    await put(sandbox, _bytes(reference))
+    captured = await capture(sandbox, targets, tests, variants=variants, seed=seed)
     if captured is None:
         return Verdict("unknown", "the capture run did not finish")
-    replay = ["python3", f"{PROBE_DIR}/probe.py", "replay", calls, str(PER_CALL), str(REPLAY_BUDGET)]
-    first = await sandbox.run_command(replay, seconds=REPLAY_BUDGET + 60)
-    again = await sandbox.run_command(replay, seconds=REPLAY_BUDGET + 60)
-    await _sync(sandbox, fixed, {f"{PROBE_DIR}/probe.py": probe}, frozenset(set(reference) - set(fixed)))
-    theirs = await sandbox.run_command(replay, seconds=REPLAY_BUDGET + 60)
+    first, again = await replay(sandbox), await replay(sandbox)
+    await put(sandbox, _bytes(fixed))
+    theirs = await replay(sandbox)
     if first is None or again is None or theirs is None:
         return Verdict("unknown", "the replay did not finish")
-    return compare(_rows(first), _rows(again), _rows(theirs), _capture_note(first) or captured[-300:])
+    return compare(rows(first), rows(again), rows(theirs), capture_note(first) or captured[-300:])
 
 
-async def _sync(sandbox: SandboxPort, tree: Mapping[str, str], extra: Mapping[str, bytes],
-                deleted: frozenset[str] = frozenset()) -> None:
-    files = {p: t.encode("utf-8", "surrogateescape") for p, t in tree.items()}
-    await sandbox.sync({**files, **extra}, deleted)
-
-
-def _capture_note(output: str) -> str:
-    """What the capture kept, from the replay's first line: "12 captured, 3 with arguments that cannot be pickled"."""
-    for line in output.splitlines():
-        try:
-            meta = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(meta, dict) and "captured" in meta:
-            return f"{meta['captured']} captured, {meta.get('not_picklable', 0)} with arguments that cannot be pickled"
-    return ""
-
-
-def _rows(output: str) -> dict[int, dict[str, Any]]:
-    rows: dict[int, dict[str, Any]] = {}
-    for line in output.splitlines():
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(row, dict) and isinstance(row.get("i"), int) and "stop" not in row:
-            rows[row["i"]] = row
-    return rows
+def _bytes(tree: Mapping[str, str]) -> dict[str, bytes]:
+    return {p: t.encode("utf-8", "surrogateescape") for p, t in tree.items()}
 
 
 def compare(reference: dict[int, dict[str, Any]], again: dict[int, dict[str, Any]],

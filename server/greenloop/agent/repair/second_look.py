@@ -5,8 +5,11 @@ A small edit (or a reply) that turns the tests green with a shape known to overf
 the model as a hint ("this change makes the tests pass; write the fix the function needs"); its
 candidates are tested as any round's; a reply that makes the hinted change again is no independent fix
 and shares its risk (the 1.5B model copied a hinted `re.match(v, regex)`). Among the greens the loop
-keeps, in order: the one whose shape is not risky, the one that independent candidates agree on (the same syntax tree: the Agentless vote),
-then the smaller change. The records keep both.
+keeps, in order: the one whose shape is not risky (a return value of another type than the function's
+other returns is a risk: risk.py), the one that independent candidates agree on (the same syntax tree:
+the Agentless vote), the one that changes less of what the changed functions do on the calls the
+passing tests make (behaviour.py; asked of the sandbox only when the rules before leave a tie), then
+the smaller change. The records keep both.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass, replace
 
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Event
+from greenloop.agent.repair.behaviour import changes_on_passing_calls
 from greenloop.agent.repair.risk import normal_tree, risk
 from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
 from greenloop.agent.repair.routes import Approach, with_feedback
@@ -69,7 +73,24 @@ async def second_look(inputs: RoundInputs, hinted: Approach, copy: WorkingCopy, 
         if other.best is not None and keeps(other.best.diff, hint):  # the hint copied is no independent fix
             looked = replace(looked, risk=looked.risk or f"keeps the change it was shown, which {first.risk}")
         greens.append(looked)
-    yield choose(greens, copy)
+    yield choose(greens, copy, await _behaviour(inputs, greens, copy, report))
+
+
+async def _behaviour(inputs: RoundInputs, greens: list[Green], copy: WorkingCopy,
+                     report: TestReport) -> list[int] | None:
+    """Each green's changed outcomes on the passing tests' calls, when risk and votes leave greens tied."""
+    ranks = [_rank(g, copy, greens) for g in greens]
+    if ranks.count(min(ranks)) < 2:
+        return None
+    trees = [g.result.files or {} for g in greens]
+    failing = [f.test_id for f in report.failures if f.test_id]
+    async with inputs.sandbox.lease() as box:
+        return await changes_on_passing_calls(box, copy.files(), trees, failing, inputs.suite or ())
+
+
+def _rank(green: Green, copy: WorkingCopy, greens: list[Green]) -> tuple[bool, int]:
+    shapes = Counter(_shape(g, copy) for g in greens)
+    return bool(green.risk), -shapes[_shape(green, copy)]
 
 
 def keeps(diff: str, hint: str) -> bool:
@@ -82,23 +103,30 @@ def keeps(diff: str, hint: str) -> bool:
     return bool(wanted) and wanted <= changed(diff)
 
 
-def choose(greens: list[Green], copy: WorkingCopy) -> Green:
-    """The green to keep: not risky, then agreed on by more candidates, then the smaller change."""
+def choose(greens: list[Green], copy: WorkingCopy, changes: list[int] | None = None) -> Green:
+    """The green to keep: not risky, then agreed on by more candidates, then the one that changes fewer of the
+    passing tests' calls (`changes`, per green, when known), then the smaller change."""
     shapes = [_shape(g, copy) for g in greens]
     votes = Counter(shapes)
+    moved = changes or [0] * len(greens)
 
-    def key(item: tuple[Green, str]) -> tuple[bool, int, int]:
-        green, shape = item
+    def key(item: tuple[Green, str, int]) -> tuple[bool, int, int, int]:
+        green, shape, calls = item
         lines = green.result.best.diff_lines if green.result.best is not None else 0
-        return bool(green.risk), -votes[shape], lines
+        return bool(green.risk), -votes[shape], calls, lines
 
-    chosen, shape = min(zip(greens, shapes, strict=True), key=key)
+    chosen, shape, calls = min(zip(greens, shapes, moved, strict=True), key=key)
+    tied = [m for g, s, m in zip(greens, shapes, moved, strict=True)
+            if (bool(g.risk), votes[s]) == (bool(chosen.risk), votes[shape])]
     if len(greens) == 1:
         why = "the only green change" + (": the model's round gave none" if chosen.risk else "")
     elif votes[shape] > 1:
         why = f"{votes[shape]} independent candidates made this same change"
-    elif not chosen.risk:
+    elif not chosen.risk and any(g.risk for g in greens):
         why = "its shape is not one known to overfit; the other green " + next(g.risk for g in greens if g.risk)
+    elif changes is not None and len(set(tied)) > 1:
+        why = (f"it changes what the function gives on {calls} of the passing tests' calls, the other green "
+               f"on {max(tied)}")
     else:
         why = "the smaller of the green changes"
     return Green(chosen.result, chosen.kind, chosen.risk, why)
