@@ -103,9 +103,11 @@ class LLMSettings(_Section):
         default=None,
         description="A JSONL file of model exchanges (record/replay); relative paths are against the current directory.",
     )
-    cassette_mode: Literal["record", "replay"] = Field(
+    cassette_mode: Literal["record", "replay", "memo"] = Field(
         default="record",
-        description="'record': append every exchange to `llm.cassette`; 'replay': serve them from it, offline.",
+        description="'record': append every exchange to `llm.cassette`; 'replay': serve them from it, offline; "
+        "'memo': serve a request recorded before, ask the model otherwise and record its reply (a bench "
+        "whose configs send the same requests asks the model once).",
     )
 
 

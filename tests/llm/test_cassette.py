@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from greenloop.errors import GreenloopError
 from greenloop.llm import CallRecord, Cassette, LLMError, open_llm
 from greenloop.settings import Settings
-from tests.support.scripted_llm import ScriptedLLM
+from tests.support.scripted_llm import Reply, ScriptedLLM
 
 pytestmark = pytest.mark.timeout(30)
 ASK = [{"role": "user", "content": "plan"}]
@@ -124,3 +124,25 @@ async def test_every_client_of_a_recorded_command_lands_in_the_recording(
     replay = settings_from_args(common_parser().parse_args(["--replay-llm", str(path)]), None)
     async with open_llm(replay) as llm:
         assert [await llm.complete(ASK, step="a"), await llm.complete(ASK, step="b")] == ["one", "two"]
+
+
+async def test_memo_asks_the_model_once_per_request_and_never_keeps_an_error(
+    scripted_llm: ScriptedLLM, scripted_settings: Settings, tmp_path: Path
+) -> None:
+    scripted_llm.script("one", "two", step="a")
+    scripted_llm.script(Reply(status=401, error="scripted refusal"), "answered", step="b")
+    path = tmp_path / "memo.jsonl"
+    other = [{"role": "user", "content": "other"}]
+    first: list[CallRecord] = []
+    async with open_llm(scripted_settings, sink=first.append, cassette=Cassette(path, "memo")) as llm:
+        assert await llm.complete(ASK, step="a") == "one"
+        with pytest.raises(LLMError, match="API key"):
+            await llm.complete(other, step="b")
+    again: list[CallRecord] = []
+    async with open_llm(scripted_settings, sink=again.append, cassette=Cassette(path, "memo")) as llm:
+        assert await llm.complete(ASK, step="a") == "one"  # served: the server is not asked again
+        assert await llm.complete([{"role": "user", "content": "new"}], step="a") == "two"  # asked
+        assert await llm.complete(other, step="b") == "answered"  # the error was not kept: asked again
+    assert (len(scripted_llm.requests_for("a")), len(scripted_llm.requests_for("b"))) == (2, 2)
+    assert [r.cached for r in first] == [False, False]
+    assert [r.cached for r in again] == [True, False, False]

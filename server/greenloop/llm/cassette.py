@@ -4,6 +4,9 @@
 transport retries) as one line; `Cassette.replay(path)` serves them back by
 request hash without any network, so a real session reruns offline exactly.
 Identical requests are served in recorded order; the last one repeats.
+`memo` mode serves a request recorded before and asks the server otherwise,
+recording its reply (not its errors): a bench whose configs send the same
+requests (the same prompt and seed) asks the model once for them.
 """
 
 from __future__ import annotations
@@ -39,15 +42,15 @@ def request_key(body: dict[str, Any]) -> str:
 
 
 class Cassette:
-    """A recording of exchanges, in `record` or `replay` mode."""
+    """A recording of exchanges, in `record`, `replay` or `memo` mode."""
 
-    def __init__(self, path: Path, mode: Literal["record", "replay"], *, append: bool = False) -> None:
+    def __init__(self, path: Path, mode: Literal["record", "replay", "memo"], *, append: bool = False) -> None:
         self.path = path
         self.mode = mode
         self._lock = threading.Lock()
         self._served: dict[str, int] = {}
         self._entries: dict[str, list[Exchange]] = {}
-        if mode == "replay":
+        if mode == "replay" or (mode == "memo" and path.is_file()):
             self._load()
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -67,6 +70,14 @@ class Cassette:
     @property
     def replaying(self) -> bool:
         return self.mode == "replay"
+
+    def serves(self, body: dict[str, Any]) -> bool:
+        """Whether this request is answered from the recording: always in replay mode; in memo mode, once a
+        reply to it was recorded."""
+        if self.mode != "memo":
+            return self.replaying
+        with self._lock:
+            return request_key(body) in self._entries
 
     def _load(self) -> None:
         if not self.path.is_file():
@@ -93,7 +104,12 @@ class Cassette:
             return found[min(index, len(found) - 1)]
 
     def save(self, body: dict[str, Any], exchange: Exchange) -> None:
-        """Append one exchange (record mode)."""
-        line = json.dumps({"key": request_key(body), "request": body, "exchange": asdict(exchange)})
+        """Append one exchange (record mode; memo mode keeps replies only, never an error)."""
+        if self.mode == "memo" and (exchange.status != 200 or exchange.error):
+            return
+        key = request_key(body)
+        line = json.dumps({"key": key, "request": body, "exchange": asdict(exchange)})
         with self._lock, self.path.open("a", encoding="utf-8") as out:
             out.write(line + "\n")
+            if self.mode == "memo":
+                self._entries.setdefault(key, []).append(exchange)

@@ -161,7 +161,7 @@ class LLMClient:
         """Text deltas as they arrive; the call is recorded when the stream ends."""
         body = {**(await self._body(messages, max_tokens, 0, step)), **_STREAMED}
         call = self._start(step, "text", body)
-        if self.cassette is not None and self.cassette.replaying:
+        if self.cassette is not None and self.cassette.serves(call.body):
             exchange = await self._exchange(call)
             if exchange.content:
                 yield exchange.content
@@ -288,7 +288,7 @@ class LLMClient:
     # -- one round trip -------------------------------------------------------------
     async def _exchange(self, call: _Call) -> Exchange:
         """The reply (cassette or live, with retries); failures are recorded and raised."""
-        if self.cassette is not None and self.cassette.replaying:
+        if self.cassette is not None and self.cassette.serves(call.body):
             return await self._replayed(call)
         try:
             while True:

@@ -44,7 +44,7 @@ class Endpoint:
         return self.source.startswith("discovered")
 
 
-def _configured_cassette(path: str, mode: Literal["record", "replay"]) -> Cassette:
+def _configured_cassette(path: str, mode: Literal["record", "replay", "memo"]) -> Cassette:
     """`llm.cassette`: a recording appends, since one run opens several clients (each would truncate)."""
     return Cassette(Path(path).expanduser(), mode, append=True)
 
