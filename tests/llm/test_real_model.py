@@ -1,7 +1,7 @@
-"""The real embedded 0.5B model (opt-in: `pytest -m real_llm`). Asserts structure, not text.
+"""The real embedded model (opt-in: `pytest -m real_llm`). Asserts structure, not text.
 
-The served fixture runs the fallback, llama-cpp-python's server; tests/llm/test_real_llama_server.py
-covers llama-server, the default. The start/stop tests use whichever the default picks.
+The served fixture runs xllamacpp's server (the `[local]` extra, the default); tests/llm/test_real_llama_server.py
+covers the llama-server executable, the fallback. The start/stop tests use whichever the default picks.
 """
 
 from __future__ import annotations
@@ -31,17 +31,18 @@ class Function(BaseModel):
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[str]:
-    """`greenloop model serve --deterministic` in the foreground, as a user would run it."""
+    """`greenloop model serve` on xllamacpp in the foreground, as a user would run it."""
     if ready_model(LocalModelSettings()) is None:
         pytest.fail("the embedded model is not fetched: run `greenloop model fetch` (CI's setup does)")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "greenloop", "model", "serve", "--deterministic"],
-        stdout=subprocess.PIPE, text=True, env={**os.environ, "GREENLOOP_LOCAL_MODEL__SERVER": "llama-cpp-python"},
+        [sys.executable, "-m", "greenloop", "model", "serve"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env={**os.environ, "GREENLOOP_LOCAL_MODEL__SERVER": "xllamacpp"},
     )
     try:
-        assert proc.stdout is not None
+        assert proc.stdout is not None and proc.stderr is not None
         line = proc.stdout.readline().strip()
-        assert line.startswith("READY "), line
+        assert line.startswith("READY "), (line, proc.stderr.read() if proc.poll() is not None else "")
+        assert proc.stderr.readline().startswith("server: xllamacpp")
         yield line.split()[1]
     finally:
         proc.terminate()
@@ -113,7 +114,8 @@ async def test_open_llm_starts_the_embedded_model_and_stops_it() -> None:
 def server_left_on(port: int) -> bool:
     """Is anything still listening on `port`, or a llama server process started for it?"""
     listening = subprocess.run(["ss", "-ltn", f"sport = :{port}"], capture_output=True, text=True)
-    leftover = subprocess.run(["pgrep", "-f", f"(llama_cpp.server|llama-server).*--port {port}"], capture_output=True)
+    leftover = subprocess.run(["pgrep", "-f", f"(llama_cpp.server|llama-server|xllamacpp_server.py).*--port {port}"],
+                              capture_output=True)
     return f":{port}" in listening.stdout or leftover.returncode == 0
 
 
