@@ -142,16 +142,19 @@ class LocalModelSettings(_Section):
         description="llama-cpp-python's server: --n_batch 1 --n_ubatch 1, for the same reply to the same request "
         "(llama-server gives that without it).",
     )
-    server: Literal["auto", "llama-server", "llama-cpp-python"] = Field(
+    server: Literal["auto", "xllamacpp", "llama-server", "llama-cpp-python"] = Field(
         default="auto",
-        description="Which server runs the model. 'auto': llama.cpp's llama-server when found or built, "
-        "else llama-cpp-python's (about half the speed).",
+        description="Which server runs the model. 'auto': a llama-server executable named by `server_path` or on "
+        "PATH, else xllamacpp (llama.cpp's server prebuilt, the `[local]` extra), else the llama-server "
+        "`greenloop model fetch` built, else llama-cpp-python's (about half the speed) "
+        "(docs/decisions/2026-11-prebuilt-model-server.md).",
     )
     server_path: str | None = Field(
         default=None, description="The llama-server executable. Unset: PATH, then the one `greenloop model fetch` built."
     )
     server_args: list[str] = Field(
-        default=[], description="Extra llama-server flags, after greenloop's own (a later flag wins)."
+        default=[], description="Extra llama-server flags, after greenloop's own (a later flag wins). xllamacpp "
+        "takes none: with these set, 'auto' runs a llama-server executable.",
     )
     build_timeout: float = Field(
         default=1800.0, gt=0, description="Seconds `greenloop model fetch` may spend building llama-server."

@@ -16,7 +16,7 @@ from typing import IO
 import pytest
 
 from greenloop.errors import GreenloopError
-from greenloop.llm import local_build
+from greenloop.llm import local_binary, local_build
 from greenloop.llm.local_binary import (
     LLAMA_CPP_PYTHON_VERSION,
     build_failure_log,
@@ -55,8 +55,10 @@ def make_sdist(dest: Path, cmake: str) -> Path:
 
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """An empty user cache, on a machine where xllamacpp has no wheel (the build is the fallback there)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("PATH", "/usr/local/bin:/usr/bin:/bin")
+    monkeypatch.setattr(local_binary, "xllamacpp_version", lambda: None)
     yield tmp_path / "cache"
 
 

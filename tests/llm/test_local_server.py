@@ -2,7 +2,8 @@
 
 A small executable script stands in for `llama-server` (a real process on a
 real port that answers `GET /v1/models`); the start, watch, restart and kill
-code is the real one. `POST /crash` makes the script exit with code 3.
+code is the real one. `POST /crash` makes the script exit with code 3. xllamacpp's
+server is the real one (the `[local]` extra), given a file that is no model.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import httpx
 import pytest
 
 from greenloop.errors import GreenloopError
-from greenloop.llm import local_command
-from greenloop.llm.local_binary import build_failure_log, choose_server
+from greenloop.llm import local_binary, local_command
+from greenloop.llm.local_binary import build_failure_log, built_server, choose_server
 from greenloop.llm.local_server import LocalModelServer
 from greenloop.settings import LocalModelSettings
 
@@ -92,6 +93,7 @@ def test_a_missing_or_non_executable_server_path_is_an_error_that_says_what_to_d
 def test_the_choice_prefers_the_setting_then_path_then_falls_back(
     fake_server: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(local_binary, "xllamacpp_version", lambda: None)  # as where the extra has no wheel
     fallback = choose_server(LocalModelSettings())
     assert fallback.kind == "llama-cpp-python" and "none built yet" in fallback.reason
     build_failure_log().parent.mkdir(parents=True)
@@ -187,3 +189,59 @@ async def test_a_named_server_that_will_not_start_is_an_error_with_its_log(
     with pytest.raises(GreenloopError, match=r"exited with code 1(.|\n)*cannot load the model"):
         await server.start()
     assert server.process is None and len(launches(tmp_path)) == 1
+
+
+def require_xllamacpp() -> None:
+    if local_binary.xllamacpp_version() is None:
+        pytest.fail("xllamacpp is not installed: pip install -e '.[local]' (CI's setup does)")
+
+
+def cache_a_built_server(fake_server: Path) -> Path:
+    """The fake as the llama-server `greenloop model fetch` built (in the test's XDG cache)."""
+    built_server().parent.mkdir(parents=True)
+    built_server().write_bytes(fake_server.read_bytes())
+    built_server().chmod(0o755)
+    return built_server()
+
+
+def test_auto_picks_xllamacpp_after_a_llama_server_on_path_and_before_a_built_one(
+    fake_server: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_xllamacpp()
+    built = cache_a_built_server(fake_server)
+    prebuilt = choose_server(LocalModelSettings())
+    assert prebuilt.kind == "xllamacpp" and f"xllamacpp {local_binary.XLLAMACPP_VERSION}" in prebuilt.reason
+    with_flags = choose_server(LocalModelSettings(server_args=["--mlock"]))  # llama-server flags
+    assert (with_flags.kind, with_flags.path) == ("llama-server", built)
+    assert choose_server(LocalModelSettings(server="llama-server")).path == built
+    monkeypatch.setenv("PATH", f"{fake_server.parent}:/usr/bin:/bin")
+    assert (choose_server(LocalModelSettings()).kind, choose_server(LocalModelSettings()).path) == (
+        "llama-server", fake_server)
+    assert choose_server(LocalModelSettings(server="xllamacpp")).kind == "xllamacpp"
+    monkeypatch.setattr(local_binary, "xllamacpp_version", lambda: None)
+    with pytest.raises(GreenloopError, match=r"not installed: pip install 'greenloop\[local\]'"):
+        choose_server(LocalModelSettings(server="xllamacpp"))
+
+
+async def test_xllamacpp_that_cannot_load_the_model_is_an_error_with_its_log(tmp_path: Path) -> None:
+    require_xllamacpp()
+    server = LocalModelServer(settings_for(tmp_path, server="xllamacpp"))
+    with pytest.raises(GreenloopError, match=r"\(xllamacpp\) exited with code 1(.|\n)*failed to load model"):
+        await server.start()
+    assert server.process is None
+
+
+async def test_xllamacpp_that_will_not_start_falls_back_to_the_built_llama_server(
+    tmp_path: Path, fake_server: Path
+) -> None:
+    require_xllamacpp()
+    cache_a_built_server(fake_server)
+    settings = settings_for(tmp_path, n_ctx=2048)
+    async with LocalModelServer(settings) as server:
+        assert server.choice is not None and server.choice.kind == "llama-server"
+        assert "xllamacpp did not start" in server.choice.reason and "exited with code 1" in server.choice.reason
+        assert server.process is not None
+        pid = server.process.pid
+    (argv,) = launches(tmp_path)  # xllamacpp's start is not the fake's: one launch of the fake
+    assert argv[argv.index("-c") + 1] == "2048" and argv[argv.index("--port") + 1] == str(server.port)
+    assert not alive(pid)

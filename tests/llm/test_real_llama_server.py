@@ -1,4 +1,4 @@
-"""The real embedded 0.5B model on llama.cpp's llama-server (opt-in: `pytest -m real_llm`).
+"""The real embedded model on a llama-server executable, the fallback to xllamacpp (opt-in: `pytest -m real_llm`).
 
 What greenloop's client relies on: usage in streams (token counts are not
 estimates), `json_schema` response formats, one slot that queues concurrent
@@ -8,6 +8,7 @@ requests instead of cutting them off, and the same reply for the same seed.
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
+from greenloop.errors import GreenloopError
 from greenloop.llm import CallRecord, open_llm
 from greenloop.llm.local_binary import choose_server
 from greenloop.llm.local_model import ready_model
@@ -33,10 +35,13 @@ def serve(*flags: str) -> Iterator[str]:
     """`greenloop model serve` in the foreground, as a user would run it; yields its base URL."""
     if ready_model(LocalModelSettings()) is None:
         pytest.fail("the embedded model is not fetched: run `greenloop model fetch` (CI's setup does)")
-    if choose_server(LocalModelSettings()).kind != "llama-server":
-        pytest.fail(f"no llama-server ({choose_server(LocalModelSettings()).reason}): run `greenloop model fetch`")
+    try:
+        choose_server(LocalModelSettings(server="llama-server"))
+    except GreenloopError as exc:
+        pytest.fail(f"{exc} (CI's setup copies ../shared/bin/llama-server; `greenloop model fetch --build-server`)")
     proc = subprocess.Popen([sys.executable, "-m", "greenloop", "model", "serve", *flags],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "GREENLOOP_LOCAL_MODEL__SERVER": "llama-server"})
     try:
         assert proc.stdout is not None and proc.stderr is not None
         line = proc.stdout.readline().strip()

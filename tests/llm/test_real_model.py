@@ -1,7 +1,7 @@
-"""The real embedded 0.5B model (opt-in: `pytest -m real_llm`). Asserts structure, not text.
+"""The real embedded model (opt-in: `pytest -m real_llm`). Asserts structure, not text.
 
-The served fixture runs the fallback, llama-cpp-python's server; tests/llm/test_real_llama_server.py
-covers llama-server, the default. The start/stop tests use whichever the default picks.
+The served fixture runs xllamacpp's server (the `[local]` extra, the default); tests/llm/test_real_llama_server.py
+covers the llama-server executable, the fallback. The start/stop tests use whichever the default picks.
 """
 
 from __future__ import annotations
@@ -31,17 +31,18 @@ class Function(BaseModel):
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[str]:
-    """`greenloop model serve --deterministic` in the foreground, as a user would run it."""
+    """`greenloop model serve` on xllamacpp in the foreground, as a user would run it."""
     if ready_model(LocalModelSettings()) is None:
         pytest.fail("the embedded model is not fetched: run `greenloop model fetch` (CI's setup does)")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "greenloop", "model", "serve", "--deterministic"],
-        stdout=subprocess.PIPE, text=True, env={**os.environ, "GREENLOOP_LOCAL_MODEL__SERVER": "llama-cpp-python"},
+        [sys.executable, "-m", "greenloop", "model", "serve"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env={**os.environ, "GREENLOOP_LOCAL_MODEL__SERVER": "xllamacpp"},
     )
     try:
-        assert proc.stdout is not None
+        assert proc.stdout is not None and proc.stderr is not None
         line = proc.stdout.readline().strip()
-        assert line.startswith("READY "), line
+        assert line.startswith("READY "), (line, proc.stderr.read() if proc.poll() is not None else "")
+        assert proc.stderr.readline().startswith("server: xllamacpp")
         yield line.split()[1]
     finally:
         proc.terminate()
@@ -57,11 +58,11 @@ ASK = [{"role": "user", "content": "Describe a Python function that adds two num
         "argument names, and names for two pytest tests."}]
 
 
-async def test_structured_output_validates_in_json_mode(served: str) -> None:
+async def test_structured_output_validates_with_the_json_schema(served: str) -> None:
     records: list[CallRecord] = []
     async with open_llm(settings_for(served), sink=records.append) as llm:
         result = await llm.structured(ASK, Function, step="plan")
-        assert llm.structured_mode == "json_object"  # llama-cpp rejects json_schema with a 500
+        assert llm.structured_mode == "json_schema"  # llama.cpp's server takes it (llama-cpp-python answered 500)
     assert result.name and isinstance(result.arguments, list)
     assert records[-1].outcome in ("ok", "repaired")
     assert records[-1].prompt_tokens > 0 and records[-1].completion_tokens > 0
@@ -113,7 +114,8 @@ async def test_open_llm_starts_the_embedded_model_and_stops_it() -> None:
 def server_left_on(port: int) -> bool:
     """Is anything still listening on `port`, or a llama server process started for it?"""
     listening = subprocess.run(["ss", "-ltn", f"sport = :{port}"], capture_output=True, text=True)
-    leftover = subprocess.run(["pgrep", "-f", f"(llama_cpp.server|llama-server).*--port {port}"], capture_output=True)
+    leftover = subprocess.run(["pgrep", "-f", f"(llama_cpp.server|llama-server|xllamacpp_server.py).*--port {port}"],
+                              capture_output=True)
     return f":{port}" in listening.stdout or leftover.returncode == 0
 
 

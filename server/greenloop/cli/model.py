@@ -1,4 +1,4 @@
-"""`greenloop model fetch | serve | path | server`: the embedded local model (Qwen2.5-Coder via llama.cpp)."""
+"""`greenloop model fetch | serve | path | server`: the embedded local model (Qwen2.5-Coder on llama.cpp's server)."""
 
 from __future__ import annotations
 
@@ -34,6 +34,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     for action in (fetch_p, serve_p, path_p, server_p):
         action.add_argument("--size", choices=sorted(SPECS), help="model size (default: local_model.size)")
     fetch_p.add_argument("--no-server", action="store_true", help="only the model file: no llama-server build")
+    fetch_p.add_argument("--build-server", action="store_true",
+                         help="build llama-server even when xllamacpp (prebuilt) is installed")
     fetch_p.add_argument("--server-from", type=Path, metavar="FILE",
                          help="a llama-server built from the same source release: copied into the cache, no build")
     serve_p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
@@ -60,22 +62,27 @@ def run(args: argparse.Namespace) -> int:
     if args.model_command == "server":
         choice = choose_server(settings)
         print(f"{choice.kind}: {choice.reason}")
-        return 0 if choice.kind == "llama-server" else ENVIRONMENT
+        return 0 if choice.kind in ("llama-server", "xllamacpp") else ENVIRONMENT
     if args.model_command == "fetch":
         console = Console(stderr=True)
         path = fetch_with_progress(settings, console)
         if args.server_from:
             console.print(f"llama-server: {install_prebuilt(args.server_from)} (copied)", highlight=False)
         elif not args.no_server:
-            ensure_llama_server(settings, console)
+            ensure_llama_server(settings, console, force_build=args.build_server)
         print(path)
         return 0
     return asyncio.run(_serve(settings, args.port))
 
 
-def ensure_llama_server(settings: LocalModelSettings, console: Console) -> None:
-    """llama-server found, or built now with a progress line; a failed build is shown, not fatal."""
+def ensure_llama_server(settings: LocalModelSettings, console: Console, force_build: bool = False) -> None:
+    """xllamacpp or a llama-server found, or llama-server built now with a progress line; a failed build
+    is shown, not fatal."""
     if settings.server == "llama-cpp-python":
+        return
+    choice = choose_server(settings)
+    if choice.kind == "xllamacpp" and not force_build:
+        console.print(f"model server: {choice.reason} (nothing to build)", highlight=False)
         return
     found = find_llama_server(settings)
     if found is not None:

@@ -105,9 +105,12 @@ def _server_row(settings: Settings) -> Check:
         return Check("model server", False, str(exc), "fix local_model.server_path, or run `greenloop model fetch`")
     if choice.kind == "llama-server":
         return Check("model server", True, f"llama-server ({choice.reason})")
+    if choice.kind == "xllamacpp":
+        return Check("model server", True, f"llama.cpp's server from xllamacpp ({choice.reason})")
     if not llama_cpp_python_installed():
-        return Check("model server", False, f"no llama-server and no llama-cpp-python ({choice.reason})",
-                     "greenloop model fetch (builds llama-server), or pip install 'greenloop[local]'")
+        return Check("model server", False, f"no model server ({choice.reason})",
+                     "pip install 'greenloop[local]' (xllamacpp, prebuilt), or greenloop model fetch (builds "
+                     "llama-server)")
     return Check("model server", True, f"llama-cpp-python's server, about half as fast ({choice.reason})")
 
 

@@ -1,4 +1,4 @@
-"""The command line that starts the embedded model server, for llama-server and for llama-cpp-python's.
+"""The command line that starts the embedded model server: llama-server, xllamacpp's, or llama-cpp-python's.
 
 Flags beyond model, address, context and threads (`local_model.threads`, 1 by default: one
 thread was fastest on a busy 2-core machine) were chosen by measurement on
@@ -18,21 +18,31 @@ from greenloop.settings import LocalModelSettings
 LLAMA_SERVER_FLAGS = ("--parallel", "1", "--no-webui")
 
 
-
 def server_command(choice: ServerChoice, settings: LocalModelSettings, model: Path, port: int,
                    alias: str) -> list[str]:
     if choice.kind == "llama-server":
         assert choice.path is not None
         return llama_server_command(choice.path, settings, model, port, alias)
+    if choice.kind == "xllamacpp":
+        return xllamacpp_command(settings, model, port, alias)
     return llama_cpp_python_command(settings, model, port, alias)
+
+
+def _llama_server_flags(settings: LocalModelSettings, model: Path, port: int, alias: str) -> list[str]:
+    # `deterministic` adds nothing here (no `-b 1`): see docs/decisions/llama-server-flags.md
+    return ["-m", str(model), "--alias", alias, "--host", "127.0.0.1", "--port", str(port),
+            "-c", str(settings.n_ctx), "-t", str(settings.threads), *LLAMA_SERVER_FLAGS]
 
 
 def llama_server_command(binary: Path, settings: LocalModelSettings, model: Path, port: int,
                          alias: str) -> list[str]:
-    cmd = [str(binary), "-m", str(model), "--alias", alias, "--host", "127.0.0.1", "--port", str(port),
-           "-c", str(settings.n_ctx), "-t", str(settings.threads), *LLAMA_SERVER_FLAGS]
-    # `deterministic` adds nothing here (no `-b 1`): see docs/decisions/llama-server-flags.md
-    return [*cmd, *settings.server_args]
+    return [str(binary), *_llama_server_flags(settings, model, port, alias), *settings.server_args]
+
+
+def xllamacpp_command(settings: LocalModelSettings, model: Path, port: int, alias: str) -> list[str]:
+    """The same flags, to xllamacpp_server.py run as a script: the child imports no greenloop module."""
+    script = Path(__file__).with_name("xllamacpp_server.py")
+    return [sys.executable, str(script), *_llama_server_flags(settings, model, port, alias)]
 
 
 def llama_cpp_python_command(settings: LocalModelSettings, model: Path, port: int, alias: str) -> list[str]:

