@@ -134,7 +134,7 @@ async def _signal_worker(sandbox: Sandbox, sig: str) -> None:
         children = Path(f"/proc/{pgid}/task/{pgid}/children").read_text().split()
         os.kill(int(children[0]) if children else pgid, getattr(signal, f"SIG{sig}"))
     else:
-        assert (await sandbox.exec(["kill", f"-{sig}", str(pgid)])).ok
+        assert (await sandbox.exec(f"kill -{sig} {pgid}")).ok
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
