@@ -39,7 +39,7 @@ from greenloop.retrieval import parse_frames
 from greenloop_sandbox import Limits, Sandbox, TestReport, open_sandbox, read_tree
 
 OUT = Path("docs/benchmarks/warm-runs/rows.jsonl")
-DEFAULT_CASES = "black-7,black-13,cookiecutter-git-7322abda,tqdm-git-55156ce4,youtube-dl-1"
+DEFAULT_CASES = "black-7,cookiecutter-git-7322abda,tqdm-git-55156ce4"
 HEF_LIMITS = Limits(test_case_timeout=3, case_timeout_factor=0, test_timeout=120)
 REALBUGS_LIMITS = Limits(test_case_timeout=20, case_timeout_factor=0, test_timeout=300)
 
@@ -55,7 +55,7 @@ def outcomes(report: TestReport) -> dict[str, Any]:
 def splice(source: str, path: str, name: str, line: int | None, new: str) -> str | None:
     """`source` with the def called `name` (from the start of its line) replaced by `new`."""
     tree = parse(path, source)
-    node = definition_node(tree, name, line) if tree is not None else None
+    node = (definition_node(tree, name, line) or definition_node(tree, name)) if tree is not None else None
     if node is None:
         return None
     data = source.encode("utf-8")
@@ -165,7 +165,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--hef", type=int, default=164, help="HumanEvalFix tasks (0: none)")
-    parser.add_argument("--hef-edits", type=int, default=4, help="small edits per HumanEvalFix task")
+    parser.add_argument("--hef-edits", type=int, default=3, help="small edits per HumanEvalFix task")
     parser.add_argument("--edits", type=int, default=60, help="small edits per realbugs case")
     parser.add_argument("--cases", default=DEFAULT_CASES, help="realbugs case ids, comma-separated ('' : none)")
     parser.add_argument("--table", action="store_true", help="only print the table of --out")
