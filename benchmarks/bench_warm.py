@@ -166,7 +166,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--hef", type=int, default=164, help="HumanEvalFix tasks (0: none)")
     parser.add_argument("--hef-edits", type=int, default=3, help="small edits per HumanEvalFix task")
-    parser.add_argument("--edits", type=int, default=60, help="small edits per realbugs case")
+    parser.add_argument("--edits", type=int, default=30, help="small edits per realbugs case")
     parser.add_argument("--cases", default=DEFAULT_CASES, help="realbugs case ids, comma-separated ('' : none)")
     parser.add_argument("--table", action="store_true", help="only print the table of --out")
     args = parser.parse_args(argv)
@@ -176,8 +176,10 @@ async def main(argv: list[str] | None = None) -> int:
         commit = subprocess.run(  # noqa: ASYNC221 (once, before anything runs)
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
         print(f"commit {commit}, load {os.getloadavg()}", flush=True)
-        for case in realbugs.load_cases(ids=set(args.cases.split(","))) if args.cases else []:
-            await realbugs_case(bench, case, args.edits)
+        ids = [i for i in args.cases.split(",") if i]
+        cases = {c.id: c for c in realbugs.load_cases(ids=set(ids))}
+        for case_id in ids:  # in the order given
+            await realbugs_case(bench, cases[case_id], args.edits)
         if args.hef:
             await humanevalfix(bench, args.hef, args.hef_edits)
         print(f"load {os.getloadavg()}", flush=True)

@@ -186,6 +186,7 @@ class Worker:
                         raise
                     except BaseException:  # a module that does not import here is imported by the child
                         sys.modules.pop(name, None)
+            _warm_caches(seen.get("patterns", []))
         except _TooLong:
             self.cold = f"importing the test session's libraries took longer than {IMPORT_SECONDS}s"
         finally:
@@ -201,6 +202,20 @@ class Worker:
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(data, fh)
         os.replace(tmp, self.state_path)
+
+
+def _warm_caches(patterns: list[list[Any]]) -> None:
+    """Caches that only save time: the regular expressions the first run compiled (`re`'s cache, keyed by
+    pattern and flags), and the installed distributions' listing (importlib.metadata's, keyed by the
+    folders' mtimes) that pytest reads for its plugins' entry points."""
+    import importlib.metadata
+    import re
+
+    for pattern, flags in patterns:
+        with contextlib.suppress(Exception):
+            re.compile(pattern, flags)
+    with contextlib.suppress(Exception):
+        importlib.metadata.entry_points(group="pytest11")
 
 
 class _TooLong(Exception):
@@ -296,8 +311,12 @@ class _Recorder:
             if type(getattr(module, "__loader__", None)).__name__ == "AssertionRewritingHook":
                 continue  # pytest rewrote it (a plugin): importing it first would only warn that it cannot
             chosen.append(name)
+        import re
+
+        patterns = [[key[1], key[2]] for key in list(getattr(re, "_cache", {})) if isinstance(key, tuple)
+                    and len(key) == 3 and isinstance(key[1], str) and isinstance(key[2], int)]
         with open(path, "w", encoding="utf-8") as fh:
-            json.dump({"import": chosen, "files": files, "root": root}, fh)
+            json.dump({"import": chosen, "files": files, "root": root, "patterns": patterns}, fh)
 
 
 def _env_key(env: Any) -> frozenset[tuple[str, str]]:
