@@ -145,13 +145,64 @@ async def realbugs_case(bench: Bench, case: realbugs.Case, edits: int) -> None:
             print(f"{case.id}: {len(edited)} candidates; warm {warm.warm.__dict__}", flush=True)  # type: ignore[attr-defined]
 
 
-def table(out: Path) -> str:
-    rows = [json.loads(line) for line in out.read_text().splitlines()]
+async def humanevalfix_batched(bench: Bench, tasks: int, edits: int) -> None:
+    """Round k holds each task's k-th small edit at once (a task's test imports its own module only): one
+    whole-suite run, cold and warm, compares every task's candidate by its own test's outcome."""
+    with tempfile.TemporaryDirectory(prefix="bench-warm-hef-") as tmp:
+        root = Path(tmp)
+        hef = humanevalfix_repo.write_repo(root)[:tasks]
+        base = dict(read_tree(root))
+        edited: dict[int, list[tuple[str, str]]] = {}
+        for task in hef:
+            source = base[task.module].decode("utf-8")
+            target = Target(task.module, task.entry_point, "function", 1, len(source.splitlines()))
+            edited[task.number] = list(candidates(source, target, edits, set(), []))
+        async with open_sandbox("python", backend="docker", limits=HEF_LIMITS) as cold, \
+                open_sandbox("python", backend="docker", limits=HEF_LIMITS, warm_runs=True) as warm:
+            for k in range(edits):
+                batch = [t for t in hef if len(edited[t.number]) > k
+                         and ("humanevalfix-batched", f"t{t.number:03d}", k) not in bench.done]
+                if not batch:
+                    continue
+                files = {**base, **{t.module: edited[t.number][k][1].encode("utf-8") for t in batch}}
+                seen: dict[str, dict[str, Any]] = {}
+                took: dict[str, float] = {}
+                for label, box in (("cold", cold), ("warm", warm)):
+                    await box.sync(files)
+                    start = time.monotonic()
+                    report = await box.run_tests()
+                    took[label] = time.monotonic() - start
+                    seen[label] = {"whole": {k2: v for k2, v in outcomes(report).items() if k2 not in ("cases", "failures")},
+                                   "cases": {c.test_id: c.outcome for c in report.cases},
+                                   "failures": {f.test_id: f.kind for f in report.failures}}
+                whole_agree = seen["cold"]["whole"]["counts"] == seen["warm"]["whole"]["counts"]
+                state = warm.warm  # type: ignore[attr-defined]
+                with bench.out.open("a") as fh:
+                    for t in batch:
+                        test = f"{t.test_file}::{t.test_name}"
+                        row: dict[str, Any] = {"suite": "humanevalfix-batched", "case": f"t{t.number:03d}", "n": k,
+                                               "kind": edited[t.number][k][0], "batch": len(batch),
+                                               "cold_s": round(took["cold"] / len(batch), 4),
+                                               "warm_s": round(took["warm"] / len(batch), 4)}
+                        for label in ("cold", "warm"):
+                            row[label] = [seen[label]["cases"].get(test), seen[label]["failures"].get(test)]
+                        row["agree"] = row["cold"] == row["warm"] and whole_agree
+                        row["warm_state"] = {"warm": state.warm, "cold": state.cold, "off": state.off}
+                        fh.write(json.dumps(row) + "\n")
+                        if not row["agree"]:
+                            print(f"DISAGREE t{t.number:03d} #{k}: cold {row['cold']} warm {row['warm']} "
+                                  f"({seen['cold']['whole']} / {seen['warm']['whole']})", flush=True)
+                print(f"humanevalfix round {k}: {len(batch)} candidates, cold {took['cold']:.1f}s, "
+                      f"warm {took['warm']:.1f}s; warm {state.__dict__}", flush=True)
+
+
+def table(files: list[Path]) -> str:
+    rows = [json.loads(line) for out in files for line in out.read_text().splitlines()]
     lines = ["| suite / project | candidates | disagreements | cold s/candidate (median) | warm s/candidate (median) | ratio |",
              "|---|---|---|---|---|---|"]
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
-        key = row["suite"] if row["suite"] == "humanevalfix" else row["case"].rsplit("-", 1)[0].replace("-git", "")
+        key = row["suite"] if row["suite"].startswith("humanevalfix") else row["case"].rsplit("-", 1)[0].replace("-git", "")
         groups.setdefault(key, []).append(row)
     for key, group in [*sorted(groups.items()), ("all", rows)]:
         cold = statistics.median(r["cold_s"] for r in group)
@@ -168,22 +219,27 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hef-edits", type=int, default=3, help="small edits per HumanEvalFix task")
     parser.add_argument("--edits", type=int, default=30, help="small edits per realbugs case")
     parser.add_argument("--cases", default=DEFAULT_CASES, help="realbugs case ids, comma-separated ('' : none)")
-    parser.add_argument("--table", action="store_true", help="only print the table of --out")
+    parser.add_argument("--batched", action="store_true", help="HumanEvalFix: one candidate per task in each run")
+    parser.add_argument("--table", nargs="+", type=Path, help="only print the table of these rows files")
     args = parser.parse_args(argv)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    if not args.table:
-        bench = Bench(args.out)
-        commit = subprocess.run(  # noqa: ASYNC221 (once, before anything runs)
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-        print(f"commit {commit}, load {os.getloadavg()}", flush=True)
-        ids = [i for i in args.cases.split(",") if i]
-        cases = {c.id: c for c in realbugs.load_cases(ids=set(ids))}
-        for case_id in ids:  # in the order given
-            await realbugs_case(bench, cases[case_id], args.edits)
-        if args.hef:
-            await humanevalfix(bench, args.hef, args.hef_edits)
-        print(f"load {os.getloadavg()}", flush=True)
-    print(table(args.out))
+    if args.table:
+        print(table(args.table))
+        return 0
+    bench = Bench(args.out)
+    commit = subprocess.run(  # noqa: ASYNC221 (once, before anything runs)
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    print(f"commit {commit}, load {os.getloadavg()}", flush=True)
+    ids = [i for i in args.cases.split(",") if i]
+    cases = {c.id: c for c in realbugs.load_cases(ids=set(ids))}
+    for case_id in ids:  # in the order given
+        await realbugs_case(bench, cases[case_id], args.edits)
+    if args.hef and args.batched:
+        await humanevalfix_batched(bench, args.hef, args.hef_edits)
+    elif args.hef:
+        await humanevalfix(bench, args.hef, args.hef_edits)
+    print(f"load {os.getloadavg()}", flush=True)
+    print(table([args.out]))
     return 0
 
 
