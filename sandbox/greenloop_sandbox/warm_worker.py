@@ -268,9 +268,11 @@ def _child(worker: Worker, request: dict[str, Any], fds: list[int], learn: str |
         recorder = _Recorder() if learn else None
         if recorder is not None:
             sys.meta_path.insert(0, recorder)
+        sys.pycache_prefix = os.path.join(worker.private, "pyc")  # read there; written by _cache_bytecode only
         code = int(worker.runner.pytest.main(request["argv"], plugins=worker.runner.plugins()))
         if recorder is not None and learn is not None:
             recorder.save(learn, os.getcwd())
+        _cache_bytecode(os.getcwd())
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException:  # print it as python would, then leave like the cold runner
@@ -282,6 +284,35 @@ def _child(worker: Worker, request: dict[str, Any], fds: list[int], learn: str |
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(code)
+
+
+def _cache_bytecode(root: str) -> None:
+    """Checked-hash bytecode (PEP 552: checked against the source's hash when imported, whatever its time
+    or size) of the project's modules this run imported, in the worker's own folder (`sys.pycache_prefix`,
+    never the workspace): the next run imports an unchanged module without compiling it, and compiles an
+    edited one. pytest's rewritten test modules and conftest files are not among them (another loader)."""
+    import py_compile
+    from importlib.machinery import SourceFileLoader
+
+    for module in list(sys.modules.values()):
+        spec = getattr(module, "__spec__", None)
+        origin = getattr(spec, "origin", None)
+        if (not isinstance(getattr(spec, "loader", None), SourceFileLoader) or not isinstance(origin, str)
+                or not origin.endswith(".py") or not _inside(origin, root)):
+            continue
+        cached = importlib.util.cache_from_source(origin)
+        try:
+            with open(origin, "rb") as fh:
+                source = fh.read()
+            with open(cached, "rb") as fh:
+                head = fh.read(16)
+            if head[4:8] == b"\x03\x00\x00\x00" and head[8:16] == importlib.util.source_hash(source):
+                continue  # checked-hash flags, and this source's hash: current
+        except OSError:
+            pass
+        with contextlib.suppress(Exception):
+            py_compile.compile(origin, cfile=cached, doraise=True, quiet=2,
+                               invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
 
 
 class _Recorder:
