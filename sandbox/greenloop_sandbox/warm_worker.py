@@ -290,7 +290,9 @@ def _cache_bytecode(root: str) -> None:
     """Checked-hash bytecode (PEP 552: checked against the source's hash when imported, whatever its time
     or size) of the project's modules this run imported, in the worker's own folder (`sys.pycache_prefix`,
     never the workspace): the next run imports an unchanged module without compiling it, and compiles an
-    edited one. pytest's rewritten test modules and conftest files are not among them (another loader)."""
+    edited one. Written once per module, as first seen: the module the candidates edit keeps the original's
+    (its edits would each be compiled twice for nothing), which serves again when a run has it as it was.
+    pytest's rewritten test modules and conftest files are not among them (another loader)."""
     import py_compile
     from importlib.machinery import SourceFileLoader
 
@@ -301,15 +303,8 @@ def _cache_bytecode(root: str) -> None:
                 or not origin.endswith(".py") or not _inside(origin, root)):
             continue
         cached = importlib.util.cache_from_source(origin)
-        try:
-            with open(origin, "rb") as fh:
-                source = fh.read()
-            with open(cached, "rb") as fh:
-                head = fh.read(16)
-            if head[4:8] == b"\x03\x00\x00\x00" and head[8:16] == importlib.util.source_hash(source):
-                continue  # checked-hash flags, and this source's hash: current
-        except OSError:
-            pass
+        if os.path.exists(cached):
+            continue
         with contextlib.suppress(Exception):
             py_compile.compile(origin, cfile=cached, doraise=True, quiet=2,
                                invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
