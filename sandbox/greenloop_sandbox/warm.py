@@ -5,8 +5,8 @@ template's own runner (`run_pytest.py`) to it. A run the worker could not take, 
 pytest run does not (a signal, an exit code pytest never gives, no report: a test that killed its own
 process, a worker that died or hung) is run again cold, and that result counts; a worker that is gone is
 started again on the next run. Runs stay cold for the rest of the sandbox's life once the worker says the
-project cannot be forked safely (warm_worker.py), or twice ran what a cold run then ran cleanly; `notice()`
-says so once. docs/decisions/2026-11-warm-test-runs.md.
+project cannot be forked safely (warm_worker.py), twice ran what a cold run then ran cleanly, or died or
+hung more than twice; `notice()` says so once. docs/decisions/2026-11-warm-test-runs.md.
 """
 
 from __future__ import annotations
