@@ -20,11 +20,13 @@ BACKENDS = ("auto", "docker", "local")
 
 
 def open_sandbox(template: str, *, backend: str = "auto", limits: Limits = DEFAULT_LIMITS,
-                 label: str | None = None, project: ProjectEnv | None = None, engine: str | None = None) -> Sandbox:
+                 label: str | None = None, project: ProjectEnv | None = None, engine: str | None = None,
+                 warm_runs: bool = False) -> Sandbox:
     """A sandbox for `template` (not started yet); 'auto' = Docker when an engine answers, else local.
 
     `project` overrides the template's test command and image (`project.py`); the language stays the template's.
     `engine` names a Docker engine by URL (the environment's when None); it implies the Docker backend.
+    `warm_runs`: python test runs are forked from a worker that imported the session's libraries (warm.py).
     """
     env = load_template(template)
     if backend not in BACKENDS:
@@ -32,8 +34,8 @@ def open_sandbox(template: str, *, backend: str = "auto", limits: Limits = DEFAU
     if backend == "auto":
         backend = "docker" if engine is not None or docker_available() else "local"
     if backend == "docker":
-        return DockerSandbox(env, limits=limits, label=label, project=project, engine=engine)
-    return LocalSandbox(env, limits=limits, label=label, project=project)
+        return DockerSandbox(env, limits=limits, label=label, project=project, engine=engine, warm_runs=warm_runs)
+    return LocalSandbox(env, limits=limits, label=label, project=project, warm_runs=warm_runs)
 
 
 __all__ = [

@@ -18,7 +18,7 @@ from dataclasses import asdict, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from greenloop_sandbox import images, packages, pip_resolve, sdist_build
+from greenloop_sandbox import docker_warm, images, packages, pip_resolve, sdist_build
 from greenloop_sandbox.base import (
     DEFAULT_LIMITS,
     ExecResult,
@@ -41,6 +41,7 @@ from greenloop_sandbox.report import TestReport
 from greenloop_sandbox.templates import EnvTemplate
 from greenloop_sandbox.transfer import template_image_on
 from greenloop_sandbox.tree import SyncState, check_relpath, is_executable_text
+from greenloop_sandbox.warm import SPARE_ENV, WarmRuns
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +62,9 @@ class DockerSandbox(Sandbox):
     name = "docker"
 
     def __init__(self, template: EnvTemplate, *, limits: Limits = DEFAULT_LIMITS, label: str | None = None,
-                 project: ProjectEnv | None = None, engine: str | None = None) -> None:
+                 project: ProjectEnv | None = None, engine: str | None = None, warm_runs: bool = False) -> None:
         self.project = project or ProjectEnv()
+        self.warm = WarmRuns(enabled=warm_runs)  # python test runs forked from a warm worker (warm.py)
         self.template = self.project.apply(template)
         self.limits = limits
         self.label = label
@@ -103,6 +105,7 @@ class DockerSandbox(Sandbox):
     async def _start_container(self) -> None:
         assert self.image is not None
         self._cases = None  # a new container has no limits file yet
+        self.warm.pgid = None  # ... and no warm worker
         ncpu = os.cpu_count() or 1
         kwargs: dict[str, Any] = dict(
             command=["sleep", "infinity"], detach=True, init=True, user="0:0", network_mode="none",
@@ -158,6 +161,8 @@ class DockerSandbox(Sandbox):
                    workdir: str | None = None) -> ExecResult:
         cwd = WORKSPACE if not workdir or workdir == "." else str(PurePosixPath(WORKSPACE, check_relpath(workdir)))
         full_env = {**self.template.env, "HOME": "/home/sandbox", **(env or {})}
+        if self.warm.pgid is not None:  # the cleanup after the command spares the warm worker
+            full_env[SPARE_ENV] = str(self.warm.pgid)
         return await run_in_container(self._client, self._container.id, command, timeout=timeout, env=full_env,
                                       workdir=cwd, output_limit=self.limits.output_limit)
 
@@ -166,15 +171,31 @@ class DockerSandbox(Sandbox):
         report_path = self.template.report_path(REPORT_DIR, WORKSPACE)
         case_timeout, env = await self.case_limits(test_ids, stop)
         stale = f"rm -f {shlex.quote(report_path)}; " if self.template.workspace_report else ""
-        command = f"rm -rf {REPORT_DIR}; mkdir -p {REPORT_DIR}; {stale}" + self.template.test_argv(
-            report_path, test_ids, case_timeout)
+        tests = self.template.test_argv(report_path, test_ids, case_timeout)
+
+        async def once(command: str) -> tuple[ExecResult, str | None]:
+            res = await self._run(f"rm -rf {REPORT_DIR}; mkdir -p {REPORT_DIR}; {stale}{command}",
+                                  timeout=timeout or self.limits.test_timeout, env=env)
+            return res, await asyncio.to_thread(self._read_file, report_path) if report_path else None
+
         async with self._lock:
             self._require()
-            res = await self._run(command, timeout=timeout or self.limits.test_timeout, env=env)
-            report_text = await asyncio.to_thread(self._read_file, report_path) if report_path else None
+            run_env = {**self.template.env, "HOME": "/home/sandbox", **env}
+            res, report_text = await self.warm.run(self, tests, self.support_dir(), run_env, once)
         report = await asyncio.to_thread(_build_report, self.template, res, report_text, self.limits.output_limit)
         self.case_times.record(report)
         return report
+
+    # the warm worker (warm.py, docker_warm.py); called with the lock held ---------------------------------
+    async def start_worker(self, env: dict[str, str]) -> int:
+        return await asyncio.to_thread(docker_warm.start_worker_blocking, self._client, self._container, env,
+                                       self.support_dir(), WORKSPACE, self._read_file)
+
+    async def stop_worker(self) -> None:
+        await self._run("true", timeout=30)  # no GREENLOOP_SPARE: the cleanup after it kills every process
+
+    def worker_paths(self) -> tuple[str, str]:
+        return docker_warm.SCRIPT, docker_warm.SOCKET
 
     async def _put_cases(self, data: bytes) -> str:
         async with self._lock:

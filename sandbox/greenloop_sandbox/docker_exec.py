@@ -15,7 +15,16 @@ from greenloop_sandbox.output import CappedOutput
 USER = "1000:1000"
 # Runs the command under `timeout`, then kills every process the sandbox user still has (stragglers,
 # daemons that escaped with setsid). PID 1 (docker-init, root) and this shell survive `kill -1`.
-_WRAPPER = 'timeout -s KILL "$0" "$@"; rc=$?; kill -9 -1 2>/dev/null; exit $rc'
+# With GREENLOOP_SPARE set (the warm worker's process group, warm.py) the processes of that group live
+# on: the others are killed one by one, in passes until a pass finds none (a fork between passes is
+# caught by the next). A process cannot join that group from another session, and each run the worker
+# forks starts its own session.
+_SPARE = ('for pass in 1 2 3 4 5 6 7 8; do n=0; for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" = "$$" ] '
+          '&& continue; read -r s < "$d/stat" 2>/dev/null || continue; s=${s##*) }; set -- $s; '
+          '[ "$3" = "$GREENLOOP_SPARE" ] && continue; kill -9 "$p" 2>/dev/null && n=1; done; '
+          '[ $n = 0 ] && break; done')
+_WRAPPER = ('timeout -s KILL "$0" "$@"; rc=$?; if [ -n "$GREENLOOP_SPARE" ]; then ' + _SPARE +
+            '; else kill -9 -1 2>/dev/null; fi; exit $rc')
 _GRACE = 10.0
 
 

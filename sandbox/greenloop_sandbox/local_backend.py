@@ -26,6 +26,7 @@ from greenloop_sandbox.reaper import process_start
 from greenloop_sandbox.report import TestReport
 from greenloop_sandbox.templates import TEMPLATES_DIR, EnvTemplate
 from greenloop_sandbox.tree import SyncState, check_relpath, is_executable_text
+from greenloop_sandbox.warm import WORKER_FILE, WarmRuns
 
 log = logging.getLogger(__name__)
 PREFIX = "greenloop-local-"
@@ -41,8 +42,10 @@ class LocalSandbox(Sandbox):
     name = "local"
 
     def __init__(self, template: EnvTemplate, *, limits: Limits = DEFAULT_LIMITS, label: str | None = None,
-                 project: ProjectEnv | None = None) -> None:
+                 project: ProjectEnv | None = None, warm_runs: bool = False) -> None:
         self.project = project or ProjectEnv()
+        self.warm = WarmRuns(enabled=warm_runs)  # python test runs forked from a warm worker (warm.py)
+        self._worker: asyncio.subprocess.Process | None = None
         self.template = self.project.apply(template)
         self.limits = limits
         self.label = label
@@ -76,6 +79,7 @@ class LocalSandbox(Sandbox):
         self.root = root
 
     async def close(self) -> None:
+        await asyncio.shield(self.stop_worker())
         root, self.root = self.root, None
         if root is not None:
             await asyncio.shield(asyncio.to_thread(shutil.rmtree, root, True))
@@ -137,14 +141,18 @@ class LocalSandbox(Sandbox):
         async with self._lock:
             assert self.root is not None
             report_dir = self.root / "report"
-            shutil.rmtree(report_dir, ignore_errors=True)
-            report_dir.mkdir()
             report_path = self.template.report_path(str(report_dir), str(self.workspace))
-            if self.template.workspace_report:  # a report left by an earlier run is not this run's
-                await asyncio.to_thread(_remove_file, report_path)
-            command = self.template.test_argv(report_path, test_ids, case_timeout, self.support_dir())
-            res = await self._run(command, timeout or self.limits.test_timeout, env, None)
-            text = await asyncio.to_thread(_read_optional, report_path)
+            tests = self.template.test_argv(report_path, test_ids, case_timeout, self.support_dir())
+
+            async def once(command: str) -> tuple[ExecResult, str | None]:
+                shutil.rmtree(report_dir, ignore_errors=True)
+                report_dir.mkdir()
+                if self.template.workspace_report:  # a report left by an earlier run is not this run's
+                    await asyncio.to_thread(_remove_file, report_path)
+                res = await self._run(command, timeout or self.limits.test_timeout, env, None)
+                return res, await asyncio.to_thread(_read_optional, report_path)
+
+            res, text = await self.warm.run(self, tests, self.support_dir(), self._env(env), once)
         raw, _ = cap_text(res.stdout + ("\n" + res.stderr if res.stderr else ""), self.limits.output_limit)
         data = ParseInput(output=raw, report=text, exit_code=res.exit_code, root=str(self.workspace.resolve()))
         report = await asyncio.to_thread(parse_report, self.template.parser, data)
@@ -154,6 +162,34 @@ class LocalSandbox(Sandbox):
             mark_timed_out(report, res.duration, text or raw)
         self.case_times.record(report)
         return report
+
+    # the warm worker (warm.py): a process of its own session, beside the commands -------------------------
+    async def start_worker(self, env: dict[str, str]) -> int:
+        await self.stop_worker()
+        script, sock = self.worker_paths()
+        state = str(Path(sock).with_name(f"state-{time.monotonic_ns()}.json"))  # never an earlier worker's
+        self._worker = await asyncio.create_subprocess_exec(
+            *probe_isolation().prefix, "python3", "-P", script, "serve", sock, self.support_dir(), state,
+            cwd=self.workspace, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL, start_new_session=True, preexec_fn=limits_preexec(self.limits))
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if await asyncio.to_thread(Path(state).is_file):
+                return self._worker.pid  # its own session: its process group is its pid
+            if self._worker.returncode is not None:
+                raise SandboxError(f"the warm worker exited with code {self._worker.returncode} before it served")
+            await asyncio.sleep(0.05)
+        raise SandboxError("the warm worker did not serve within 30s")
+
+    async def stop_worker(self) -> None:
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            _kill_group(worker.pid)
+            await worker.wait()
+
+    def worker_paths(self) -> tuple[str, str]:
+        assert self.root is not None
+        return str(WORKER_FILE), str(self.root / "warm" / "sock")
 
     async def _put_cases(self, data: bytes) -> str:
         assert self.root is not None
@@ -168,6 +204,7 @@ class LocalSandbox(Sandbox):
         pkgs = check_pip_specs(packages) if manager == "pip" else check_packages(packages)
         async with self._lock:
             assert self.root is not None
+            await self.warm.restart(self)  # what the worker imported may change
             res = await run_host(local_install_argv(manager, pkgs, self.root), cwd=self.root)
             if manager != "pip":
                 return res
@@ -179,6 +216,7 @@ class LocalSandbox(Sandbox):
         return InstallResult(res.exit_code, res.stdout, res.stderr, res.duration, res.timed_out, res.truncated, files)
 
     async def run_setup(self, command: str) -> ExecResult:
+        await self.warm.restart(self)  # what the worker imported may change
         return await self.exec(command)
 
 

@@ -203,6 +203,13 @@ class SandboxSettings(_Section):
         description="Docker engines (DOCKER_HOST URLs: unix:///..., tcp://..., ssh://host) the sandboxes run on; "
         "empty: the environment's engine. One that does not answer is skipped with a warning.",
     )
+    warm_runs: bool = Field(
+        default=True,
+        description="Python test runs (pytest, the template's own command) are forked from a worker that has "
+        "imported the test session's libraries, instead of starting python and pytest again each time; results "
+        "are those of a cold run. Where a project cannot be forked safely (a library starts a thread when "
+        "imported), runs are cold and the run says so once. false: every run is cold.",
+    )
     install_undeclared: Literal["ask", "never", "always"] = Field(
         default="ask",
         description="A package the project does not declare and no well-known import name maps to (a typo "

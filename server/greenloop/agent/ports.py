@@ -142,6 +142,14 @@ class SandboxPort:
             check_own_command(self.template.own_command, report)
         return leave_out(report, self._left_out) if self._left_out else report
 
+    def warm_notice(self) -> str | None:
+        """Why test runs went cold (warm.py), once per run; None when they did not or it was said."""
+        for box in (self._sandbox, *self._extra):
+            warm = getattr(box, "warm", None)
+            if warm is not None and (text := warm.notice()) is not None:
+                return str(text)
+        return None
+
     async def collect_tests(self, *, timeout: float | None = None) -> TestCollection:  # noqa: ASYNC109
         """The synced workspace's test ids (collection errors included), without running them where it can."""
         with sandbox_errors():
@@ -324,7 +332,7 @@ async def _started(settings: Settings, template: str, label: str | None, engine:
     """One started sandbox on `engine`, closed when the block ends (SandboxError when it cannot start)."""
     backend = "docker" if engine is not None else settings.sandbox.backend
     sandbox = open_sandbox(template, backend=backend, limits=limits_from(settings), label=label, engine=engine,
-                           project=project)
+                           project=project, warm_runs=settings.sandbox.warm_runs)
     await sandbox.start()
     try:
         yield sandbox

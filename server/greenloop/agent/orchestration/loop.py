@@ -91,6 +91,8 @@ async def fix_loop(
     """Yield the loop's events, ending with exactly one Done."""
     report = await run_tests_on(state, copy, test_ids)
     yield tests_ran(state, 0, report)
+    if (cold := state.ports.sandbox.warm_notice()) is not None:  # runs went cold (warm.py): said once per run
+        yield state.stamp(Message(text=cold, level="info"))
     offline = [f.test_id for f in report.failures if needs_network(f)]
     if offline and len(offline) < len(report.failures):  # the others are worth the loop; these cannot pass here
         state.ports.sandbox.leave_out(offline)

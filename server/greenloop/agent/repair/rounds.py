@@ -145,6 +145,8 @@ async def candidate_rounds(
                            f"{report.summary()}.", iteration - 1, str(exc))
             return
         assert result is not None  # run_round always ends with its result
+        if (cold := state.ports.sandbox.warm_notice()) is not None:  # said once per run
+            yield state.stamp(Message(text=cold, level="info"))
         if _stood_by(result):
             stood_by.add(stood_by_key(approach.target))
         if result.approach.route != "mutants":  # the mutants' round was told already
