@@ -43,6 +43,7 @@ class Form:
     route: Route = "function"
     asks_model = True  # an install is asked of no model (its one reply is the package list)
     changes_files = True  # a candidate that changes no file is rejected ("it changes nothing")
+    changes_environment = False  # its candidates install (tried apart: environments.py)
     more_passing_only = False  # a candidate moves the state only when more tests pass (small edits)
     small_edits_first = False  # the round is preceded by the small edits of its function (rungs/small_edits.py)
     second_look = False  # a risky green of this form gets the model's second look (second_look.py)

@@ -26,6 +26,7 @@ from greenloop.agent.events import CandidateAsked, CandidateTested, Event, Insta
 from greenloop.agent.ports import SandboxPort
 from greenloop.agent.repair.approach import Approach, ReplyRejected, ReplyUnchanged, read_reply
 from greenloop.agent.repair.check_statements import COLLECTION_ERROR
+from greenloop.agent.repair.environments import CandidateEnvironments
 from greenloop.agent.repair.progress import further, reached
 from greenloop.agent.repair.prompts import prompt_hash
 from greenloop.agent.repair.splice import has_code_block
@@ -129,9 +130,10 @@ async def run_round(
     fingerprints: dict[int, int] = {}
     ended: Ended = "nothing_better"
     testing: list[Testing] = []  # candidates being tested, in the order asked (one per free sandbox)
+    envs = CandidateEnvironments(inputs.sandbox)  # a candidate's install reaches no other candidate
     try:
         for index in range(1, count + 1):
-            while len(testing) >= inputs.sandbox.workers or (testing and testing[0].task.done()):
+            while len(testing) >= inputs.sandbox.workers or (testing and (testing[0].task.done() or envs.changed)):
                 done = await _finish(testing.pop(0), tried, kept, copy, report)
                 yield _tested_event(inputs, approach, done, kept[done.index][2])
                 if done.green:
@@ -153,6 +155,7 @@ async def run_round(
             yield CandidateAsked(iteration=inputs.iteration, index=index, of=count, route=approach.route,
                                  target=asked.label, seed=seed, temperature=temperature)
             used = _tokens(inputs.llm)
+            await envs.before(form.changes_environment)
             reply = given or ""
             if form.asks_model and given is None:
                 try:
@@ -174,6 +177,7 @@ async def run_round(
                     inputs, approach, copy, report, more, start, fingerprints, tried)
                 reason = f"{first}; asked again: {reason}" if reason else ""
                 unchanged = echoed and unchanged
+            await envs.applied(index, environment[index][:2] != ((), ()))
             tokens = _tokens(inputs.llm) - used
             if reason:
                 tried.append(Tried(index, seed, temperature, "rejected", reason=reason, unchanged=unchanged))
@@ -198,11 +202,13 @@ async def run_round(
     gave = MappingProxyType({fp: feedback[i] for fp, i in fingerprints.items() if i in feedback})
     tested = [t for t in tried if t.status == "tested"]
     if not tested:
+        await envs.to_state()
         yield RoundResult(approach, tuple(tried), None, "budget" if ended == "budget" else "no_candidates", tested=gave)
         return
     best = max(tested, key=lambda t: (t.green, t.passed, -t.errors, -t.failed, t.further, -t.diff_lines))
     fork, result, _ = kept[best.index]
     packages, commands, installs = environment.get(best.index, ((), (), ()))
+    await envs.to_candidate(best.index)  # the state moves to it, or its whole suite runs on it
     if ended == "green":
         yield RoundResult(approach, tuple(tried), best, "green", result, fork.files(), packages, commands, installs, gave)
         return
@@ -215,6 +221,7 @@ async def run_round(
         yield RoundResult(approach, tuple(tried), best, "green" if full.green else "better", full, fork.files(),
                           packages, commands, installs, gave)
         return
+    await envs.to_state()
     yield RoundResult(approach, tuple(tried), best, "budget" if ended == "budget" else "nothing_better", full,
                       tested=gave)
 

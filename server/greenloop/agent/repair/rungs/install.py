@@ -36,6 +36,7 @@ class InstallForm(Form):
     route = "install"
     asks_model = False
     changes_files = False  # an install changes no file: what it installed tells two installs apart
+    changes_environment = True
 
     def label(self, approach: Approach) -> str:
         return f"install {approach.package}" + (f" and the {len(approach.declared)} declared" if approach.declared else "")
