@@ -14,6 +14,7 @@ from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import CandidateAsked, RoundEnded
 from greenloop.agent.repair import ladder
 from greenloop.retrieval import Location
+from greenloop.settings import LoopSettings
 from greenloop_sandbox import TestReport
 from tests.agent.conftest import CALC, CALC_TEST, collect
 from tests.agent.repair import known_fix_rung
@@ -57,6 +58,8 @@ def test_any_rung_can_be_turned_off_by_name(calc_project: Path) -> None:
         "the top-ranked function", "the whole file", "changes in several places"]
     assert ladder.unknown_rungs(["hotter", "small edits", "settle"]) == ""
     assert "'hoter'" in ladder.unknown_rungs(["hoter"]) and "'hotter'" in ladder.unknown_rungs(["hoter"])
+    said = LoopSettings.model_fields["rungs_off"].description or ""  # the setting's documentation names each
+    assert [name for name in ladder.rung_names() if f'"{name}"' not in said] == []
 
 
 async def test_a_rung_turned_off_is_not_tried_and_a_wrong_name_is_a_clear_error(

@@ -84,7 +84,10 @@ def _fields_only(copy: WorkingCopy, loc: Location) -> bool:
 def _imported_sources(report: TestReport, copy: WorkingCopy, tests: TestFiles) -> list[Location]:
     """Source files named in the failures, when retrieval found no code outside the tests."""
     found: list[Location] = []
-    lines = lambda path: len((copy.read(path) or "").splitlines())  # noqa: E731
+
+    def lines(path: str) -> int:
+        return len((copy.read(path) or "").splitlines())
+
     for failure in report.failures:
         for path in re.findall(r"([\w./-]+\.\w+)", f"{failure.traceback}\n{failure.message}"):
             known = known_path(copy.paths(), path)
