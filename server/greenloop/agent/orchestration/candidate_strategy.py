@@ -48,6 +48,7 @@ class CandidateStrategy:
         if problem := ladder.unknown_rungs(loop.rungs_off):
             raise GreenloopError(problem)
         self.state, self.copy, self.test_ids = state, copy, test_ids
+        state.ledger.new_loop()
         self.oneshot = loop.strategy == "oneshot"
         self.max_iterations = 1 if self.oneshot else loop.max_iterations
         self.step, self.spent = 0, list[str]()  # the ladder's rung for this state; what the spent rungs gave

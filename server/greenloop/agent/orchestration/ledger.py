@@ -33,6 +33,14 @@ class Ledger:
     _chosen: tuple[str, str, str] = ("", "", "")  # the green change: its kind, why it is risky, why it was chosen
     _seeds: int = 0
 
+    def new_loop(self) -> None:
+        """A fix loop's rounds start afresh (generation runs one loop per step in one run): the changes tested,
+        verdicts, functions stood by and small edits tried were the last loop's. What the state holds stays."""
+        self._tested.clear()
+        self._judged.clear()
+        self._stood_by.clear()
+        self._small_edits.clear()
+
     @property
     def packages(self) -> tuple[str, ...]:
         return tuple(self._packages)
