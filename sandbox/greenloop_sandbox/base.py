@@ -183,6 +183,16 @@ class Sandbox(abc.ABC):
     async def run_setup(self, command: str) -> ExecResult:
         """Run a command at environment-build time (a DebugPlan "run" action); kept across restarts."""
 
+    async def environment(self) -> str:
+        """A mark of the environment as it is now (what installs and setup commands made it), which
+        `restore_environment` puts back: a change tried for one candidate need not stay for the next."""
+        return ""
+
+    async def restore_environment(self, mark: str) -> None:
+        """The environment as it was when `environment()` gave `mark` (the workspace stays as it is); a backend
+        whose environment has no marks ("") keeps it as it is."""
+        return None
+
     @abc.abstractmethod
     async def close(self) -> None: ...
 

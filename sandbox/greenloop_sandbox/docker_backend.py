@@ -242,6 +242,15 @@ class DockerSandbox(Sandbox):
             return replace(res, stderr=why + res.stderr, timed_out=True)
         return res
 
+    async def environment(self) -> str:
+        return self.image or ""  # each install or setup command is a layer: the image says the environment
+
+    async def restore_environment(self, mark: str) -> None:
+        async with self._lock:
+            self._require()
+            if mark and mark != self.image:
+                await self._switch(mark)
+
     async def _add_layer(self, step: str, make: Callable[[Path], Awaitable[ExecResult]]) -> ExecResult:
         """Build (or reuse) the layer `step` on the current image and move the session onto it."""
         async with self._lock:

@@ -219,6 +219,35 @@ class LocalSandbox(Sandbox):
         await self.warm.restart(self)  # what the worker imported may change
         return await self.exec(command)
 
+    async def environment(self) -> str:
+        """The installed folders as they are now, kept as hard links under `environments/<n>` (pip and npm
+        write new files, never into the old ones, so a link keeps the file as it was)."""
+        async with self._lock:
+            assert self.root is not None
+            marks = self.root / "environments"
+            mark = marks / str(len(list(marks.iterdir())) if marks.exists() else 0)
+            await asyncio.to_thread(_link_tree, self.root, mark)
+            return mark.name
+
+    async def restore_environment(self, mark: str) -> None:
+        async with self._lock:
+            assert self.root is not None
+            if mark:
+                await asyncio.to_thread(_link_tree, self.root / "environments" / mark, self.root)
+
+
+_INSTALLED = ("site-packages", "node_modules")  # the folders an install writes (local_install_argv)
+
+
+def _link_tree(source: Path, dest: Path) -> None:
+    """`dest`'s installed folders made those of `source`, file by file as hard links."""
+    for name in _INSTALLED:
+        shutil.rmtree(dest / name, ignore_errors=True)
+        if (source / name).is_dir():
+            shutil.copytree(source / name, dest / name, symlinks=True, copy_function=os.link)
+        else:
+            (dest / name).mkdir(parents=True, exist_ok=True)
+
 
 def _remove_file(path: str) -> None:
     with contextlib.suppress(OSError):

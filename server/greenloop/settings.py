@@ -333,6 +333,13 @@ class LoopSettings(_Section):
         description="Small-edit families not tried (for ablations: what a family adds, measured by taking "
         "it away), e.g. [\"statement dropped\"].",
     )
+    rungs_off: list[str] = Field(
+        default_factory=list,
+        description="Rungs of the repair ladder not tried (for ablations), by name: \"settle\", \"install\", "
+        "\"broken file\", \"properties\", \"checks\", \"small edits\", \"function\", \"next function\", "
+        "\"hotter\", \"anew or file\", \"blocks\" (agent/repair/ladder.py); e.g. [\"hotter\"]. A name that is "
+        "no rung ends the run with an error.",
+    )
     second_look: bool = Field(
         default=True,
         description="When the change that turns the tests green has a shape known to overfit (a dropped "

@@ -52,12 +52,12 @@ class PackageIndex:
         self.add_file(name, filename, buf.getvalue())
         return module
 
-    def add_wheel(self, name: str, version: str, *, value: int = 42, module: str = "") -> str:
-        """A pure-python wheel of `name` with module `module` (default `<name with _>`; VALUE = value);
-        returns the module name."""
+    def add_wheel(self, name: str, version: str, *, value: int = 42, module: str = "", body: str = "") -> str:
+        """A pure-python wheel of `name` with module `module` (default `<name with _>`; VALUE = value, after
+        `body`, python run on import, e.g. a raise); returns the module name."""
         module = module or name.replace("-", "_")
         info = f"{name.replace('-', '_')}-{version}.dist-info"
-        files = {f"{module}.py": f"VALUE = {value}\n",
+        files = {f"{module}.py": f"{body}\nVALUE = {value}\n",
                  f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
                  f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
                  f"{info}/top_level.txt": f"{module}\n"}

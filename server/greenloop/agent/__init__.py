@@ -1,7 +1,7 @@
 """The loops (fix, improve; generation in agent.generate) as async generators of events.
 
-Pure orchestration over three ports: the model client, the sandbox and the
-workspace's working copy. Front ends consume the events; they add no loop logic.
+Pure orchestration over two ports (`ports.py`: the model client and the sandbox) and the
+workspace's WorkingCopy. Front ends consume the events; they add no loop logic.
 """
 
 from greenloop.agent.changes.working_copy import WorkingCopy

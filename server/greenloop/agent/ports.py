@@ -65,6 +65,13 @@ def sandbox_errors() -> Iterator[None]:
         raise GreenloopError(str(exc)) from exc
 
 
+@dataclass(frozen=True)
+class EnvironmentMark:
+    """The sandboxes' environments at one moment (`SandboxPort.environment`), to go back to."""
+
+    boxes: tuple[tuple[Sandbox, str], ...]
+
+
 class SandboxPort:
     """A started sandbox as the agent and the front ends use it; see the module docstring."""
 
@@ -213,6 +220,18 @@ class SandboxPort:
         if result.ok:
             await self._on_extra(lambda box: box.run_setup(command))
         return result
+
+    async def environment(self) -> EnvironmentMark:
+        """A mark of every sandbox's environment as it is now (installs, setup commands)."""
+        with sandbox_errors():
+            return EnvironmentMark(tuple([(box, await box.environment()) for box in [self._sandbox, *self._extra]]))
+
+    async def restore_environment(self, mark: EnvironmentMark) -> None:
+        """Every sandbox's environment as it was at `mark` (one that left the pool since is left alone)."""
+        with sandbox_errors():
+            for box, env in mark.boxes:
+                if box is self._sandbox or box in self._extra:
+                    await box.restore_environment(env)
 
     async def _on_extra(self, change: Callable[[Sandbox], Any]) -> None:
         """The same environment change on every other sandbox; one where it fails leaves the pool."""

@@ -113,7 +113,7 @@ class Generation:
             EnvironmentChanged(iteration=0, action="install", detail=detail, ok=ok, output=output)
         )
         if ok:
-            self.state.packages.extend(p for p in plan.packages if p not in self.state.packages)
+            self.state.ledger.environment_changed(plan.packages)
         else:
             yield self.note(
                 f"Installing {detail} {what}; the fix loop will see the import errors.", "warning"

@@ -1,1 +1,1 @@
-"""Candidate repairs: routes to a fix (function, whole file, install, blocks), sampled and checked by tests."""
+"""Candidate repairs: the ladder of rungs (`ladder.py`, `rungs/`), one round of candidates (`round.py`), judged."""

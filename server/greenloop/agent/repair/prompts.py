@@ -17,9 +17,9 @@ from pathlib import Path
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.prompting.files import render_prompt
-from greenloop.agent.repair.checks import Check
+from greenloop.agent.repair.approach import Approach
+from greenloop.agent.repair.check_statements import Check
 from greenloop.agent.repair.places import frames, known_path
-from greenloop.agent.repair.routes import Approach
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import Definition, RepoIndex, language_of
 from greenloop.retrieval.graph import resolve
@@ -143,7 +143,6 @@ def repair_messages(
 ) -> list[dict[str, str]]:
     """The request of one round; every candidate of the round sends exactly this (shared prefix)."""
     target = approach.target
-    source = copy.read(target.path) or ""
     hints = where_defined(index, report, tests)
     values = {
         "template": template, "failures": render_failures(report) + hints, "hints": hints,
@@ -151,28 +150,7 @@ def repair_messages(
         "path": target.path, "fence": language_of(target.path) or "", "feedback": approach.feedback,
         "trust": TRUST_WRITABLE if tests.writable else TRUST_SPEC,
     }
-    if approach.route == "function":
-        rows = source.splitlines()[target.start_line - 1 : target.end_line]
-        related = code_under_test(index, [target], tests) if approach.test else related_text(index, target, tests)
-        values |= {"symbol": target.symbol, "func": target.name, "start": str(target.start_line),
-                   "end": str(target.end_line), "code": "\n".join(rows), "related": related}
-        if approach.test:
-            values["spec"] = ""  # the test is the code shown
-        task = "repair_task_test" if approach.test else "repair_task_anew" if approach.anew else "repair_task_fix"
-        values["task"] = render_prompt(task, workspace, **values)
-        user = render_prompt("repair_function", workspace, **values)
-    elif approach.route == "checks":  # the statements the failing tests stopped at
-        values |= {"checks": checks_text(approach), "count": str(len(approach.checks)),
-                   "related": code_under_test(index, failing_test_targets(index, report, tests), tests)}
-        user = render_prompt("repair_checks", workspace, **values)
-    elif approach.test:  # a test file written with the code: its expected values may be wrong
-        in_file = [t for t in failing_test_targets(index, report, tests) if t.path == target.path]
-        values |= {"code": source.rstrip("\n"), "spec": "", "related": code_under_test(index, in_file, tests)}
-        user = render_prompt("repair_test_file", workspace, **values)
-    else:
-        values["code"] = source.rstrip("\n")
-        name = "oneshot" if approach.bare else "repair_file" if approach.route == "file" else "repair_blocks"
-        user = render_prompt(name, workspace, **values)
+    user = approach.form.prompt(approach, copy, index, report, tests, values, workspace)
     return [{"role": "system", "content": render_prompt("system", workspace)}, {"role": "user", "content": user}]
 
 

@@ -16,6 +16,7 @@ import difflib
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Literal
 
 from greenloop.agent.changes.actions import apply_plan
@@ -23,24 +24,20 @@ from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import CandidateAsked, CandidateTested, Event, InstalledPackage
 from greenloop.agent.ports import SandboxPort
-from greenloop.agent.repair.checks import COLLECTION_ERROR
+from greenloop.agent.repair.approach import Approach, ReplyRejected, ReplyUnchanged, read_reply
+from greenloop.agent.repair.check_statements import COLLECTION_ERROR
+from greenloop.agent.repair.environments import CandidateEnvironments
 from greenloop.agent.repair.progress import further, reached
 from greenloop.agent.repair.prompts import prompt_hash
-from greenloop.agent.repair.routes import Approach, ReplyRejected, ReplyUnchanged, read_reply
 from greenloop.agent.repair.splice import has_code_block
 from greenloop.llm import ContextOverflow, LLMClient
-from greenloop.tokens import count_text
 from greenloop_sandbox import TestReport
 from greenloop_sandbox.case_times import early_stop
 
-CODE_PLEASE = "Now give the whole corrected {what} in one code block."
-CHECKS_PLEASE = "Now give the {count} check(s), corrected or as they are, in one code block."
 SAME_AS_FILE = ("That {what} is the code already in the file, and with it the tests fail: {failure}\n"
                 "It needs a change. Give the whole corrected {what} in one code block.")
 TRIED_BEFORE = ("That change was tested already, and the tests then said: {failure}\n"
                 "Make a different change. Give the whole corrected {what} in one code block.")
-FUNCTION_TOKENS = 1024  # a function reply's least room; a reply that runs on past its room has lost its way
-CHECKS_TOKENS = 600  # a sentence per check and the checks again: a few lines each
 Ended = Literal["green", "better", "nothing_better", "no_candidates", "budget"]
 Environment = tuple[tuple[str, ...], tuple[str, ...], tuple[InstalledPackage, ...]]  # packages, commands, installs
 
@@ -80,6 +77,7 @@ class RoundResult:
     packages: tuple[str, ...] = ()  # what the best candidate installed (the change set lists it)
     commands: tuple[str, ...] = ()
     installs: tuple[InstalledPackage, ...] = ()  # the distributions `packages` put in, with their origins
+    tested: Mapping[int, str] = field(default_factory=dict)  # this round's changes (fingerprints) -> what they gave
 
     @property
     def moved(self) -> bool:
@@ -101,7 +99,7 @@ class RoundInputs:
     test_timeout: float
     iteration: int
     subset: bool = True  # run the failing tests first (runners whose ids select tests)
-    seen: dict[int, str] = field(default_factory=dict)  # fingerprints tested in earlier rounds -> what they gave
+    seen: Mapping[int, str] = field(default_factory=dict)  # fingerprints tested in earlier rounds -> what they gave
     suite: list[str] | None = None  # the run's tests ("the whole suite"); None: all of them
     deadline: float | None = None  # time.monotonic() after which no further candidate is started
 
@@ -122,22 +120,20 @@ async def run_round(
     # a file that did not load has no test id to select it by (pytest names it `file::module`): all run
     uncollected = any(f.kind == "error" and f.message == COLLECTION_ERROR for f in report.failures)
     subset = inputs.subset and bool(failing) and all("::" in t for t in failing) and not uncollected
-    # an install is asked of no model: the declared packages with the missing one, then (when that does
-    # not install) the missing one alone
-    count = (2 if approach.declared else 1) if approach.route == "install" else inputs.count
-    if approach.route == "mutants":
-        count = len(approach.replies)
+    form = approach.form
+    count = form.count(approach, inputs.count)
     start = copy.fingerprint()
-    limit = reply_limit(approach, copy, inputs.llm.settings.max_tokens)  # one target per round
+    limit = form.reply_limit(approach, copy, inputs.llm.settings.max_tokens)  # one target per round
     tried: list[Tried] = []
     kept: dict[int, tuple[WorkingCopy, TestReport, int]] = {}  # index -> (fork, its tests, tokens)
     environment: dict[int, Environment] = {}  # index -> (packages, commands, installs)
     fingerprints: dict[int, int] = {}
     ended: Ended = "nothing_better"
     testing: list[Testing] = []  # candidates being tested, in the order asked (one per free sandbox)
+    envs = CandidateEnvironments(inputs.sandbox)  # a candidate's install reaches no other candidate
     try:
         for index in range(1, count + 1):
-            while len(testing) >= inputs.sandbox.workers or (testing and testing[0].task.done()):
+            while len(testing) >= inputs.sandbox.workers or (testing and (testing[0].task.done() or envs.changed)):
                 done = await _finish(testing.pop(0), tried, kept, copy, report)
                 yield _tested_event(inputs, approach, done, kept[done.index][2])
                 if done.green:
@@ -150,19 +146,18 @@ async def run_round(
                 break
             if inputs.deadline is not None and time.monotonic() > inputs.deadline:
                 break  # the mutants' time is up: the model is asked next
-            asked = approach
-            if approach.route == "install" and index > 1:
-                if not (tried and tried[-1].index == index - 1 and tried[-1].status == "rejected"):
-                    break  # the declared packages installed: the missing one alone is no other candidate
-                asked = replace(approach, declared=())
-            given = approach.route == "mutants" or (index == 1 and bool(approach.given))  # asked of no model
-            seed = None if given else inputs.next_seed()
-            temperature = 0.0 if given else _temperature(index, inputs.temperature, approach.hotter)
+            asked = form.variant(approach, index, tried)
+            if asked is None:
+                break
+            given = form.given(approach, index)  # a reply known before the round: asked of no model
+            seed = None if given is not None else inputs.next_seed()
+            temperature = 0.0 if given is not None else _temperature(index, inputs.temperature, approach.hotter)
             yield CandidateAsked(iteration=inputs.iteration, index=index, of=count, route=approach.route,
                                  target=asked.label, seed=seed, temperature=temperature)
             used = _tokens(inputs.llm)
-            reply = (approach.replies[index - 1] if approach.route == "mutants" else approach.given) if given else ""
-            if approach.route != "install" and not given:
+            await envs.before(form.changes_environment)
+            reply = given or ""
+            if form.asks_model and given is None:
                 try:
                     reply = await _ask(inputs, approach, limit, seed, temperature)
                 except ContextOverflow as exc:  # every candidate of the round sends this prompt: none would fit
@@ -182,6 +177,7 @@ async def run_round(
                     inputs, approach, copy, report, more, start, fingerprints, tried)
                 reason = f"{first}; asked again: {reason}" if reason else ""
                 unchanged = echoed and unchanged
+            await envs.applied(index, environment[index][:2] != ((), ()))
             tokens = _tokens(inputs.llm) - used
             if reason:
                 tried.append(Tried(index, seed, temperature, "rejected", reason=reason, unchanged=unchanged))
@@ -203,45 +199,31 @@ async def run_round(
             await asyncio.gather(*(pending.task for pending in testing), return_exceptions=True)
     tried.sort(key=lambda t: t.index)
     feedback = {t.index: t.feedback for t in tried}  # a candidate whose tests were cancelled gave none
-    inputs.seen.update({fp: feedback[i] for fp, i in fingerprints.items() if i in feedback})
+    gave = MappingProxyType({fp: feedback[i] for fp, i in fingerprints.items() if i in feedback})
     tested = [t for t in tried if t.status == "tested"]
     if not tested:
-        yield RoundResult(approach, tuple(tried), None, "budget" if ended == "budget" else "no_candidates")
+        await envs.to_state()
+        yield RoundResult(approach, tuple(tried), None, "budget" if ended == "budget" else "no_candidates", tested=gave)
         return
     best = max(tested, key=lambda t: (t.green, t.passed, -t.errors, -t.failed, t.further, -t.diff_lines))
     fork, result, _ = kept[best.index]
     packages, commands, installs = environment.get(best.index, ((), (), ()))
+    await envs.to_candidate(best.index)  # the state moves to it, or its whole suite runs on it
     if ended == "green":
-        yield RoundResult(approach, tuple(tried), best, "green", result, fork.files(), packages, commands, installs)
+        yield RoundResult(approach, tuple(tried), best, "green", result, fork.files(), packages, commands, installs, gave)
         return
     full: TestReport | None = result if best.scope == "all" else None
     if full is None and (best.passed > 0 or best.errors < _errors(report, failing) or best.further > 0):
         full, _ = await _test(inputs, fork, None, state=report)  # worth a whole-suite run: it may be better
-    # a mutant is taken only for more tests passing (one too few or too many steps in may look like progress)
-    gains = approach.route != "mutants" or (full is not None and full.passed > report.passed)
+    # a small edit is taken only for more tests passing (one too few or too many steps in may look like progress)
+    gains = not approach.form.more_passing_only or (full is not None and full.passed > report.passed)
     if gains and full is not None and full.total and better(full, report, _further(full, report, copy, fork)):
         yield RoundResult(approach, tuple(tried), best, "green" if full.green else "better", full, fork.files(),
-                          packages, commands, installs)
+                          packages, commands, installs, gave)
         return
-    yield RoundResult(approach, tuple(tried), best, "budget" if ended == "budget" else "nothing_better", full)
-
-
-def reply_limit(approach: Approach, copy: WorkingCopy, cap: int) -> int | None:
-    """A reply's token limit; a function's: room for the whole function again and the sentence before it.
-
-    A fixed 1,024 cut every reply for youtube-dl's 139-line `process_video_result` (1,700 tokens)
-    short, so such a function could never be repaired. `cap` (llm.max_tokens) bounds it, but never
-    below FUNCTION_TOKENS. The checks route's replies are short (CHECKS_TOKENS); None (the settings' cap)
-    for the other routes.
-    """
-    if approach.route == "checks":
-        return CHECKS_TOKENS
-    if approach.route != "function":
-        return None
-    target = approach.target
-    rows = (copy.read(target.path) or "").splitlines()[target.start_line - 1 : target.end_line]
-    need = count_text("\n".join(rows)) * 5 // 4 + 200
-    return min(max(FUNCTION_TOKENS, need), max(cap, FUNCTION_TOKENS))
+    await envs.to_state()
+    yield RoundResult(approach, tuple(tried), best, "budget" if ended == "budget" else "nothing_better", full,
+                      tested=gave)
 
 
 async def _ask(inputs: RoundInputs, approach: Approach, limit: int | None, seed: int | None,
@@ -250,10 +232,9 @@ async def _ask(inputs: RoundInputs, approach: Approach, limit: int | None, seed:
     step = "repair_test" if approach.test else f"repair_{approach.route}"
     messages = messages or inputs.messages
     reply = await inputs.llm.complete(messages, step=step, max_tokens=limit, seed=seed, temperature=temperature)
-    if approach.route in ("function", "file", "checks") and not has_code_block(reply) and reply.strip():
+    please = approach.form.please(approach)
+    if please and not has_code_block(reply) and reply.strip():
         # the 1.5B model said what was wrong and stopped; asked for the code, it gives it
-        please = (CHECKS_PLEASE.format(count=len(approach.checks)) if approach.route == "checks"
-                  else CODE_PLEASE.format(what=_asked_for(approach)))
         follow = [*messages, {"role": "assistant", "content": reply}, {"role": "user", "content": please}]
         more = await inputs.llm.complete(follow, step=step, max_tokens=limit, seed=seed, temperature=temperature)
         reply = f"{reply}\n{more}"
@@ -272,9 +253,8 @@ async def _read(
     reason, unchanged = "", False
     try:
         plan = read_reply(approach, copy, reply, inputs.tests.is_test)
-        missing = approach.target.name if approach.route == "install" else ""
         applied = await apply_plan(plan, fork, inputs.sandbox, inputs.iteration, report.failures, inputs.tests,
-                                   module=missing)
+                                   module=approach.form.module(approach))
         reason = applied.problems[0].removeprefix("- ").split("\nCurrent content")[0] if applied.problems else ""
         environment = (tuple(applied.packages), tuple(applied.commands), tuple(applied.installs))
     except ReplyUnchanged as exc:
@@ -284,22 +264,19 @@ async def _read(
     fingerprint = fork.fingerprint()
     if environment[:2] != ((), ()):  # an install changes no file: what it installed tells two installs apart
         fingerprint = hash((fingerprint, environment[:2]))
-    if not reason and fingerprint == start and approach.route != "install":
+    if not reason and fingerprint == start and approach.form.changes_files:
         reason, unchanged = "it changes nothing", True
     again = ""
-    if unchanged and approach.route in ("function", "file"):
-        again = SAME_AS_FILE.format(what=_asked_for(approach), failure=_feedback(report))
+    what = approach.form.asked_for(approach)  # "" when the form asks nothing again
+    if unchanged and what:
+        again = SAME_AS_FILE.format(what=what, failure=_feedback(report))
     elif not reason and (same := _same_as(fingerprint, fingerprints, inputs.seen)):
         reason = same
         earlier = next((t.feedback for t in tried if t.index == fingerprints.get(fingerprint)), "")
         gave = earlier or inputs.seen.get(fingerprint, "")
-        if approach.route in ("function", "file"):
-            again = TRIED_BEFORE.format(what=_asked_for(approach), failure=gave or "they still failed")
+        if what:
+            again = TRIED_BEFORE.format(what=what, failure=gave or "they still failed")
     return fork, reason, environment, fingerprint, again, unchanged
-
-
-def _asked_for(approach: Approach) -> str:
-    return f"`{approach.target.name}`" if approach.route == "function" else f"`{approach.target.path}`"
 
 
 def _temperature(index: int, hot: float, hotter: float) -> float:
@@ -312,7 +289,7 @@ def _errors(report: TestReport, failing: list[str]) -> int:
     return sum(1 for f in report.failures if f.kind == "error" and f.test_id in failing)
 
 
-def _same_as(fingerprint: int, this_round: dict[int, int], earlier: dict[int, str]) -> str:
+def _same_as(fingerprint: int, this_round: dict[int, int], earlier: Mapping[int, str]) -> str:
     if fingerprint in this_round:
         return f"the same change as candidate {this_round[fingerprint]}"
     if fingerprint in earlier:

@@ -20,10 +20,10 @@ from dataclasses import dataclass, replace
 
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Event
+from greenloop.agent.repair.approach import Approach, with_feedback
 from greenloop.agent.repair.behaviour import changes_on_passing_calls
 from greenloop.agent.repair.risk import normal_tree, risk
 from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
-from greenloop.agent.repair.routes import Approach, with_feedback
 from greenloop_sandbox import TestReport
 
 HINT = ("\n## A change that makes the tests pass\n```diff\n{diff}\n```\nThis change makes the tests pass, but it "

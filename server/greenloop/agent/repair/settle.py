@@ -10,16 +10,17 @@ to MAX_STEPS times. A step that is not better ends it; the round then runs as be
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Event, Message, RoundEnded, TestsRan
 from greenloop.agent.repair.answers import Side, expression, verdict
-from greenloop.agent.repair.checks import failing_checks
+from greenloop.agent.repair.check_statements import failing_checks
 from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
-from greenloop.agent.repair.routes import given_rung
+from greenloop.agent.repair.rungs.checks import given_rung
 from greenloop.agent.repair.verdicts import (
     VERDICT_TOKENS,
     Conflict,
@@ -43,47 +44,63 @@ QUESTIONS = ("repair_verdict", "repair_verdict_expression", "repair_verdict_form
 Judged = dict[tuple[str, str, str], Side | None]  # a conflict's (call, got, want) -> the side the request is on
 
 
-async def settle(state: RunState, copy: WorkingCopy, report: TestReport, judged: Judged, iteration: int,
-                 seen: dict[int, str]) -> AsyncIterator[Event | TestReport]:
-    """Yield the steps' events, then the report reached (always last; `copy` holds its files)."""
+@dataclass(frozen=True)
+class Settled:
+    """Where settling ended: the report reached, its files (None: the state did not move), the verdicts given
+    and the changes tested on the way (fingerprint -> what their tests gave)."""
+
+    report: TestReport
+    files: Mapping[str, bytes] | None
+    judged: Judged
+    tested: Mapping[int, str]
+
+
+async def settle(state: RunState, copy: WorkingCopy, report: TestReport, judged: Mapping[tuple[str, str, str], Side | None],
+                 iteration: int, seen: Mapping[int, str]) -> AsyncIterator[Event | Settled]:
+    """Yield the steps' events, then where they ended (always last); `copy`, `judged` and `seen` stay as they are."""
+    work, files = copy.fork(), None
+    verdicts: Judged = {}
+    tested: dict[int, str] = {}
     for _ in range(MAX_STEPS):
-        sources = sources_of_tests(copy, state.tests)
+        sources = sources_of_tests(work, state.tests)
         checks = failing_checks(report, sources, state.tests)
         found = conflicts(checks, sources)
-        async for event in judge(state, found, judged):
+        async for event in judge(state, found, {**judged, **verdicts}, verdicts):
             yield state.stamp(event)
-        given = given_reply(checks, judged, found)
+        given = given_reply(checks, {**judged, **verdicts}, found)
         if not given or state.over_budget() is not None:
             break
         inputs = RoundInputs(
             llm=state.ports.llm, sandbox=state.ports.sandbox, tests=state.tests, messages=[], count=1,
             temperature=0.0, next_seed=state.next_seed, over_budget=state.over_budget,
             test_timeout=state.settings.sandbox.test_timeout, iteration=iteration,
-            subset=state.ports.sandbox.template.selects_tests, seen=seen,
+            subset=state.ports.sandbox.template.selects_tests, seen={**seen, **tested},
         )
         result: RoundResult | None = None
-        async for item in run_round(inputs, given_rung(checks, given), copy, report):
+        async for item in run_round(inputs, given_rung(checks, given), work, report):
             if isinstance(item, RoundResult):
                 result = item
             else:
                 yield state.stamp(item)
         assert result is not None  # run_round always ends with its result
+        tested.update(result.tested)
         yield state.stamp(round_event(iteration, result))
         if not (result.moved and result.files is not None and result.report is not None):
             break
-        copy.restore(result.files)
-        report = result.report
+        work.restore(result.files)
+        files, report = result.files, result.report
         yield state.stamp(TestsRan(iteration=iteration, passed=report.passed, failed=report.failed,
                                    errors=report.errors, skipped=report.skipped,
                                    failures=[f.model_dump() for f in report.failures], duration=report.duration))
         if report.green:
             break
-    yield report
+    yield Settled(report, files, verdicts, tested)
 
 
-async def judge(state: RunState, found: list[Conflict], judged: Judged) -> AsyncIterator[Event]:
-    """Ask, for each value conflict not asked before, what the call must give (verdicts.py); one Message says
-    what was decided. A failed or too long request decides nothing."""
+async def judge(state: RunState, found: list[Conflict], judged: Mapping[tuple[str, str, str], Side | None],
+                verdicts: Judged) -> AsyncIterator[Event]:
+    """Ask, for each value conflict not `judged` before, what the call must give (verdicts.py), each answer
+    put in `verdicts`; one Message says what was decided. A failed or too long request decides nothing."""
     asked = [c for c in dict((c.key, c) for c in found).values() if c.key not in judged]
     if not asked:
         return
@@ -110,7 +127,7 @@ async def judge(state: RunState, found: list[Conflict], judged: Judged) -> Async
             side = verdict(reply, conflict, computed)
             if side is not None:
                 break
-        judged[conflict.key] = side
+        verdicts[conflict.key] = side
         said.append(f"`{conflict.call}`{how}: " + ("the code's value: the check is rewritten to expect it" if side == "code"
                                               else "the check's value: the code is told" if side == "test"
                                               else "neither value: nothing decided"))

@@ -25,7 +25,7 @@ from pathlib import Path
 from greenloop.agent.prompting.files import render_prompt
 from greenloop.agent.repair.answers import Side, value_of
 from greenloop.agent.repair.cases import case_values
-from greenloop.agent.repair.checks import Check
+from greenloop.agent.repair.check_statements import Check
 from greenloop.retrieval import RepoIndex
 
 VERDICT_TOKENS = 400  # a few lines of working and the value: the 1.5B model's fizzbuzz(9) took 300

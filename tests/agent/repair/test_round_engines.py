@@ -21,7 +21,7 @@ from greenloop.agent.events import CandidateTested
 from greenloop_sandbox.engine import docker_client
 from greenloop_sandbox.reaper import list_containers
 from tests.agent.conftest import collect
-from tests.agent.test_candidates import RIGHT, WRONG, candidates
+from tests.agent.orchestration.test_candidate_strategy import RIGHT, WRONG, candidates
 from tests.support.second_docker import second_engine
 
 pytestmark = [pytest.mark.docker, pytest.mark.cluster, pytest.mark.timeout(240)]

@@ -18,7 +18,7 @@ from greenloop.agent.repair.splice import Target, code_blocks, splice
 from greenloop.settings import EditFamily, LoopSettings
 from tests.agent.conftest import collect, fixed_by_edits, tree_bytes, write_project
 
-DEMO = Path(__file__).resolve().parents[2] / "examples" / "calculator"
+DEMO = Path(__file__).resolve().parents[3] / "examples" / "calculator"
 
 
 def edited(source: str, target: Target, limit: int = 1000, hot: list[int] | None = None,

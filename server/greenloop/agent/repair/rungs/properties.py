@@ -1,4 +1,4 @@
-"""Methods the tests read as attributes (`<bound method Account.balance of ...>`): made properties, asked of no model.
+"""Rung "properties": methods the tests read as attributes (`<bound method Account.balance of ...>`): made properties, asked of no model.
 
 A test that writes `account.balance == 100` where the code defines `def balance(self)` compares
 the bound method itself, and fails with pytest showing `<bound method BankAccount.balance of
@@ -16,6 +16,9 @@ from collections.abc import Callable
 
 from greenloop.agent.changes.syntax import parse
 from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.repair.approach import Approach
+from greenloop.agent.repair.rung import LadderState, Rung
+from greenloop.agent.repair.rungs.blocks import blocks_on
 from greenloop.agent.repair.splice import unique_prefix
 from greenloop_sandbox import TestReport
 
@@ -76,3 +79,17 @@ def _block(path: str, lines: list[str], first: int) -> str:
     search = prefix + line
     replace = prefix + f"{indent}@property{newline}" + line
     return f"{path}\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n"
+
+
+class Properties(Rung):
+    name = "properties"
+
+    def applies(self, state: LadderState) -> list[Approach]:
+        made, known = property_reply(state.report, state.copy, state.tests.is_test)
+        if not known:
+            return []
+        # `<bound method A.b of ...>` compared: the change is known, its round's first candidate
+        return [blocks_on(made, "methods the tests read as attributes, made properties", state, given=known)]
+
+
+RUNG = Properties()

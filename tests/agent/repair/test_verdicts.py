@@ -7,7 +7,7 @@ import pytest
 from greenloop.agent.changes.edits import apply_search_replace
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.repair.answers import expression, verdict
-from greenloop.agent.repair.checks import Check, failing_checks, splice_checks
+from greenloop.agent.repair.check_statements import Check, failing_checks, splice_checks
 from greenloop.agent.repair.verdicts import code_notes, conflicts, given_reply, head_and_docstring
 from greenloop_sandbox import TestFailure, TestReport
 

@@ -14,7 +14,8 @@ from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import CandidateAsked, CandidateTested, RoundEnded
 from greenloop.agent.orchestration.describe import describe
 from greenloop.agent.plan import InstallAction
-from greenloop.agent.repair.routes import ladder, read_reply
+from greenloop.agent.repair.approach import read_reply
+from greenloop.agent.repair.ladder import ladder
 from greenloop.retrieval import Location
 from greenloop_sandbox import TestFailure, TestReport
 from tests.agent.conftest import collect, write_project

@@ -9,10 +9,11 @@ import pytest
 from greenloop.agent.changes.edits import apply_search_replace
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.repair.checks import Check, failing_checks, splice_checks, statement_span
+from greenloop.agent.repair.approach import ReplyRejected, read_reply
+from greenloop.agent.repair.check_statements import Check, failing_checks, splice_checks, statement_span
+from greenloop.agent.repair.ladder import ladder
 from greenloop.agent.repair.progress import further, reached
 from greenloop.agent.repair.prompts import render_failures
-from greenloop.agent.repair.routes import ReplyRejected, ladder, read_reply
 from greenloop.agent.repair.splice import SpliceError, Unchanged
 from greenloop.retrieval import Location
 from greenloop_sandbox import TestFailure, TestReport

@@ -9,9 +9,10 @@ import pytest
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import EditAction
+from greenloop.agent.repair.approach import ReplyRejected, ReplyUnchanged, read_reply
+from greenloop.agent.repair.ladder import ladder
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
-from greenloop.agent.repair.properties import property_reply
-from greenloop.agent.repair.routes import ReplyRejected, ReplyUnchanged, ladder, read_reply
+from greenloop.agent.repair.rungs.properties import property_reply
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import Location, RepoIndex
 from greenloop_sandbox import TestFailure, TestReport

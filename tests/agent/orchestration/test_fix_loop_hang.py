@@ -14,7 +14,7 @@ from greenloop.agent.events import CandidateTested
 from tests.agent.conftest import collect
 
 pytestmark = pytest.mark.docker
-LOOPS = Path(__file__).resolve().parent.parent / "fixtures" / "projects" / "python-loops"
+LOOPS = Path(__file__).resolve().parents[2] / "fixtures" / "projects" / "python-loops"
 RIGHT = ("It never clears the lowest bit.\n```python\ndef bitcount(n):\n    count = 0\n    while n:\n"
          "        n &= n - 1\n        count += 1\n    return count\n```\n")
 

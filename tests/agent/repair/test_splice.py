@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from greenloop.agent.changes.edits import apply_search_replace
-from greenloop.agent.repair.blocks import parse_blocks
+from greenloop.agent.repair.rungs.blocks import parse_blocks
 from greenloop.agent.repair.splice import SpliceError, Target, splice
 
 SOURCE = (

@@ -1,0 +1,314 @@
+"""The candidate strategy's rounds: locate, pick an approach, run a round, move only when strictly better.
+
+Each iteration is one round (`round.run_round`), driven by driver.py. Its `RoundResult` decides what
+happens: green ends the run; better moves the state and starts the ladder again from the top; nothing
+better keeps the state as it was and takes the next step of the ladder (the next location, hotter
+sampling, the whole file, blocks), telling the model what the best failed candidate gave. `stuck` is
+declared only when the ladder is spent. Before the model is asked about a function (once per function
+and state), its small edits are tested (mutants.py), in the same iteration. A green whose change is
+risky (risk.py) gets one more model round shown that change (second_look.py).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from greenloop.agent.changes.declared import declared_packages
+from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.events import Event, LocationsFound, Message, TestsRan
+from greenloop.agent.orchestration.driver import Ending, RoundEnd, Stop
+from greenloop.agent.prompting.material import coverage_note
+from greenloop.agent.repair import ladder
+from greenloop.agent.repair.approach import Approach, stood_by_key, with_feedback
+from greenloop.agent.repair.check_statements import failing_checks
+from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
+from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
+from greenloop.agent.repair.rungs import small_edits
+from greenloop.agent.repair.second_look import Green, green_of, hinted, second_look
+from greenloop.agent.repair.settle import Settled, round_event, settle, sources_of_tests
+from greenloop.agent.repair.verdicts import code_notes, conflicts
+from greenloop.errors import GreenloopError
+from greenloop.llm import LLMError
+from greenloop.retrieval import Location, line_scores
+from greenloop_sandbox import TestReport
+from greenloop_sandbox.packages import package_name
+
+if TYPE_CHECKING:
+    from greenloop.agent.orchestration.run_state import RunState
+
+
+class CandidateStrategy:
+    """The candidate rounds (`loop.strategy = "candidates"`, and the one-shot baseline), driven by driver.py."""
+
+    def __init__(self, state: RunState, copy: WorkingCopy, test_ids: list[str] | None = None) -> None:
+        loop = state.settings.loop
+        if problem := ladder.unknown_rungs(loop.rungs_off):
+            raise GreenloopError(problem)
+        self.state, self.copy, self.test_ids = state, copy, test_ids
+        state.ledger.new_loop()
+        self.oneshot = loop.strategy == "oneshot"
+        self.max_iterations = 1 if self.oneshot else loop.max_iterations
+        self.step, self.spent = 0, list[str]()  # the ladder's rung for this state; what the spent rungs gave
+        self.feedback: dict[bool, str] = {}  # the last failed round's feedback, per target kind (a test or code)
+        self.report: TestReport | None = None  # the state's tests as this strategy last moved them
+
+    def ending(self, why: Ending, iteration: int, report: TestReport, detail: str) -> Iterator[Event | Stop]:
+        report = self.report or report
+        if why == "budget":
+            yield Stop("budget", f"Stopped: {detail}; {report.summary()}.", iteration, detail)
+        elif why == "model_error":
+            yield Stop("error", f"Stopped in round {iteration}: the model call failed; {report.summary()}.",
+                       iteration - 1, detail)
+        else:
+            state = self.state
+            moved = self.copy.changed_paths() or state.ledger.packages or state.ledger.commands  # an install: no file
+            unchanged = "" if moved else " No candidate was better than the code as it was."
+            yield Stop("budget", f"Stopped after {iteration} rounds; {report.summary()}.{unchanged}", iteration, detail)
+
+    async def next_round(self, iteration: int, report: TestReport) -> AsyncIterator[Event | RoundEnd]:
+        """One round's events, then its RoundEnd: settle, the ladder's approach, its round, the move."""
+        state, copy = self.state, self.copy
+        self.report = report
+        measured = state.prompt_code.spectra.spectrum
+        code = await state.prompt_code.build(copy, report.failures)
+        if state.tests.writable and not self.oneshot and ladder.SETTLE not in state.settings.loop.rungs_off:
+            async for settled in self._settle(iteration, report):  # value conflicts first: no model candidates
+                if isinstance(settled, TestReport):
+                    report = settled
+                else:
+                    yield settled
+            if report is not self.report:  # the state moved: the ladder starts again, retrieval looks again
+                self.report, self.step, self.feedback = report, 0, {}
+                if report.green:
+                    yield state.budget_event(iteration)
+                    yield RoundEnd(report, Stop("green", f"The tests pass ({report.summary()}).", iteration))
+                    return
+                code = await state.prompt_code.build(copy, report.failures)
+        if (spectrum := state.prompt_code.spectra.spectrum) is not None and spectrum is not measured:
+            yield state.stamp(Message(text=coverage_note(spectrum)))
+        yield state.stamp(LocationsFound(iteration=iteration, locations=[loc.to_json() for loc in code.locations],
+                                         context_tokens=code.tokens))
+        chosen: tuple[Approach, list[dict[str, str]]] | None = None
+        async for item in self._approach(self._steps(report, code.locations), report):
+            if isinstance(item, tuple):
+                chosen = item
+            else:
+                yield item
+        if chosen is None:  # the ladder is spent
+            evidence = "; ".join(self.spent) or "no code outside the tests was found to change"
+            yield RoundEnd(report, Stop("stuck", f"Stopped: every approach was tried ({report.summary()}).",
+                                        iteration - 1, evidence))
+            return
+        approach, messages = chosen
+        result: RoundResult | None = None
+        async for event in self._round(iteration, approach, messages, code.locations, report):
+            if isinstance(event, RoundResult):
+                result = event
+            else:
+                yield event
+        assert result is not None  # run_round always ends with its result
+        async for end in self._after(iteration, approach, result, report):
+            yield end
+
+    async def _settle(self, iteration: int, report: TestReport) -> AsyncIterator[Event | TestReport]:
+        """Settle's steps (settle.py), recorded in the ledger; then the report reached (last)."""
+        ledger = self.state.ledger
+        async for settled in settle(self.state, self.copy, report, ledger.judged, iteration, ledger.tested):
+            if isinstance(settled, Settled):
+                ledger.record_judged(settled.judged)
+                ledger.record_tested(settled.tested)
+                if settled.files is not None:
+                    self.copy.restore(settled.files)
+                yield settled.report
+            else:
+                yield settled
+
+    def _steps(self, report: TestReport, locations: list[Location]) -> list[Approach]:
+        """The ladder for this state (ladder.py), each approach with what the model is told of earlier rounds."""
+        state, copy, ledger = self.state, self.copy, self.state.ledger
+        writable = state.tests.writable
+        spec = failing_test_targets(state.prompt_code.index, report, state.tests) if writable else []
+        sources = sources_of_tests(copy, state.tests) if writable else {}
+        checks = failing_checks(report, sources, state.tests) if writable else []
+        found = conflicts(checks, sources)
+        notes = code_notes(found, ledger.judged)  # told to the code rungs: the checks the request agrees with
+        upheld = [c.check for c in found if ledger.judged.get(c.key) == "test"]  # never asked to be rewritten
+        checks = [c for c in checks if c not in upheld]
+        if upheld and not checks:  # every failing check is one the request sides with: no rung rewrites a test
+            spec = []
+        installed = {package_name(p) for p in ledger.packages}
+        declared = [p for p in declared_packages(copy) if package_name(p) not in installed]
+        steps = ladder.ladder(locations, report, copy, state.tests, oneshot=self.oneshot, failing_tests=spec,
+                              checks=checks, declared=declared, off=state.settings.loop.rungs_off)
+        return [with_feedback(s, self.feedback.get(s.test, "") + ("" if s.test else notes)) for s in steps]
+
+    async def _approach(self, steps: list[Approach], report: TestReport
+                        ) -> AsyncIterator[Event | tuple[Approach, list[dict[str, str]]]]:
+        """This round's approach and its messages (last; none when the ladder is spent). A fresh ladder skips
+        what the model stood by; an approach whose request cannot fit the model's window is passed over."""
+        state, copy = self.state, self.copy
+        if self.step == 0:  # a fresh ladder (the first, or after a move): what the model stood by is not asked first
+            while self.step + 1 < len(steps) and _asks_again(steps[self.step], state.ledger.stood_by):
+                self.step += 1
+        while self.step < len(steps):
+            approach = steps[self.step]
+            messages = repair_messages(approach, copy, state.prompt_code.index, report, state.tests,
+                                       template=state.template, workspace=state.workspace)
+            llm = state.ports.llm
+            limit = approach.form.reply_limit(approach, copy, llm.settings.max_tokens)
+            if await llm.fits(messages, step=f"repair_{approach.route}", max_tokens=limit):
+                yield approach, messages
+                return
+            self.spent.append(f"{approach.label} ({approach.why}): its request is longer than the model's context "
+                              "window")
+            yield state.stamp(Message(text=f"Passed over {approach.label} ({approach.why}): its request is longer "
+                                           "than the model's context window; the next approach is asked instead."))
+            self.step += 1
+
+    async def _round(self, iteration: int, approach: Approach, messages: list[dict[str, str]],
+                     locations: list[Location], report: TestReport) -> AsyncIterator[Event | RoundResult]:
+        """The round's events, then the result the state may move to (last): the small edits first (the
+        approach's own round follows unless they move), then a green judged (`_kept_green`)."""
+        state, copy, oneshot = self.state, self.copy, self.oneshot
+        loop, ledger = state.settings.loop, state.ledger
+        inputs = RoundInputs(
+            llm=state.ports.llm, sandbox=state.ports.sandbox, tests=state.tests, messages=messages,
+            count=1 if oneshot else loop.candidates, temperature=0.0 if oneshot else loop.candidate_temperature,
+            next_seed=state.next_seed, over_budget=state.over_budget, test_timeout=state.settings.sandbox.test_timeout,
+            iteration=iteration, subset=state.ports.sandbox.template.selects_tests, seen=ledger.tested,
+            suite=self.test_ids,
+        )
+        result: RoundResult | None = None
+        edits = self._small_edits(approach, locations, report) if not oneshot else None
+        if edits is not None:  # tested without the model
+            timed = replace(inputs, count=len(edits.replies), deadline=time.monotonic() + loop.mutation_seconds)
+            async for item in run_round(timed, edits, copy, report):
+                if isinstance(item, RoundResult):
+                    ledger.record_tested(item.tested)
+                    result = item if item.moved or item.ended == "budget" else None
+                    yield state.stamp(round_event(iteration, item))
+                else:
+                    yield state.stamp(item)
+        if result is None:
+            async for item in run_round(inputs, approach, copy, report):
+                if isinstance(item, RoundResult):
+                    ledger.record_tested(item.tested)
+                    result = item
+                else:
+                    yield state.stamp(item)
+        assert result is not None  # run_round always ends with its result
+        if result.ended == "green" and not oneshot:
+            async for item in _kept_green(state, inputs, approach, copy, report, result):
+                if isinstance(item, RoundResult):
+                    result = item
+                else:
+                    yield state.stamp(item)
+        if result.approach is not edits:  # the small edits' round was told already
+            yield state.stamp(round_event(iteration, result))
+        yield result
+
+    async def _after(self, iteration: int, approach: Approach, result: RoundResult, report: TestReport
+                     ) -> AsyncIterator[Event | RoundEnd]:
+        """The state moved to the round's best, or the ladder's next rung; then the RoundEnd (last)."""
+        state, ledger = self.state, self.state.ledger
+        if (cold := state.ports.sandbox.warm_notice()) is not None:  # runs went cold (warm.py): said once per run
+            yield state.stamp(Message(text=cold, level="info"))
+        if _stood_by(result):
+            ledger.stand_by(stood_by_key(approach.target))
+        if result.moved and result.files is not None and result.report is not None:
+            self.copy.restore(result.files)
+            ledger.environment_changed(result.packages, result.commands, result.installs)
+            report = self.report = result.report
+            yield state.stamp(TestsRan(iteration=iteration, passed=report.passed, failed=report.failed,
+                                       errors=report.errors, skipped=report.skipped,
+                                       failures=[f.model_dump() for f in report.failures], duration=report.duration))
+            self.step, self.feedback = 0, {}
+        else:
+            self.spent.append(f"round {iteration}: {approach.label} ({approach.why}): {_tally(result)}")
+            self.step += 1
+            self.feedback[approach.test] = _feedback_text(approach, result)  # a diff of code says nothing to a test
+        yield state.budget_event(iteration)
+        if result.ended == "green" or report.green:
+            yield RoundEnd(report, Stop("green", f"The tests pass ({report.summary()}).", iteration))
+        elif result.ended == "budget":
+            why = state.over_budget() or "budget"
+            yield RoundEnd(report, Stop("budget", f"Stopped: {why}; {report.summary()}.", iteration, why))
+        else:
+            yield RoundEnd(report)
+
+    def _small_edits(self, approach: Approach, locations: list[Location], report: TestReport) -> Approach | None:
+        """The small edits tried before the model is asked about `approach`'s function (rungs/small_edits.py)."""
+        loop = self.state.settings.loop
+        if not small_edits.applies(approach, loop):
+            return None
+        prompt_code = self.state.prompt_code
+
+        def scores(path: str) -> dict[int, float]:
+            spectrum = prompt_code.spectra.current(prompt_code.index)
+            return line_scores(spectrum, path) if spectrum is not None else {}
+
+        ledger = self.state.ledger
+        edits, key = small_edits.before_the_model(approach, self.copy, report, locations, scores, loop,
+                                                  ledger.small_edits_tried)
+        if key is not None:
+            ledger.tried_small_edits(key)
+        return edits
+
+
+async def _kept_green(state: RunState, inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport,
+                      result: RoundResult) -> AsyncIterator[Event | RoundResult]:
+    """A green round judged (risk.py); a risky one gets the model's second look (second_look.py). Yields the
+    events, then the round to keep; the run state keeps its kind, risk and why it was chosen."""
+    green = green_of(result, copy)
+    if green.risk and approach.form.second_look and not approach.test \
+            and state.settings.loop.second_look and state.over_budget() is None:
+        yield Message(text=f"A {green.kind} makes the tests pass, but it {green.risk}: the model is asked once "
+                           "more, shown that change.")
+        again = hinted(approach, green)
+        asked = replace(inputs, messages=repair_messages(again, copy, state.prompt_code.index, report, state.tests,
+                                                         template=state.template, workspace=state.workspace))
+        try:
+            async for looked in second_look(asked, again, copy, report, green):
+                if isinstance(looked, Green):
+                    green = looked
+                else:
+                    yield looked
+        except LLMError as exc:  # the green stays; only the second look is lost
+            yield Message(text=f"The second look failed: {exc}", level="warning")
+            green = replace(green, reason="the only green change: the model could not be asked again")
+    state.ledger.chose(green.kind, green.risk, green.reason or "the first change that made the tests pass")
+    yield green.result
+
+
+def _asks_again(approach: Approach, stood_by: frozenset[str]) -> bool:
+    return approach.form.stands_by and not approach.test and stood_by_key(approach.target) in stood_by
+
+
+def _stood_by(result: RoundResult) -> bool:
+    """The model stood by the code: at least half of a code round's candidates gave it back unchanged
+    (twice each), and none was better."""
+    approach, tried = result.approach, result.tried
+    if not approach.form.stands_by or approach.test or result.moved or not tried:
+        return False
+    return 2 * sum(t.unchanged for t in tried) >= len(tried)
+
+
+def _tally(result: RoundResult) -> str:
+    rejected = [t.reason for t in result.tried if t.status == "rejected"]
+    tested = sum(1 for t in result.tried if t.status == "tested")
+    text = f"{len(result.tried)} candidate(s), {tested} tested, none better"
+    return text + (f"; rejected: {rejected[0]}" if rejected else "")
+
+
+def _feedback_text(approach: Approach, result: RoundResult) -> str:
+    """What the next round is told: the best failed attempt's change and what the tests then said."""
+    best = result.best
+    if best is None:
+        reasons = "; ".join(dict.fromkeys(t.reason for t in result.tried if t.reason))[:600]
+        return f"\n## Earlier attempts\nEarlier replies could not be used: {reasons}\n" if reasons else ""
+    diff = best.diff if len(best.diff) < 1500 else best.diff[:1500] + "\n..."
+    return (f"\n## An earlier attempt (it did not work)\n```diff\n{diff.rstrip()}\n```\n"
+            f"The tests then said: {best.feedback}\nDo something different.\n")

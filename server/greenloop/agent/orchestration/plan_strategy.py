@@ -1,0 +1,352 @@
+"""The plan strategy's rounds (`loop.strategy = "plan"`, and every improve run): diagnose, plan, apply, rerun.
+
+Each iteration is one `_Step` (the model's diagnosis and JSON DebugPlan, applied to the working copy with
+up to EDIT_REPAIRS repairs of rejected actions), then the tests again, driven by driver.py. A change that
+loses tests is undone; a run that ends red keeps its best state (best.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING
+
+from greenloop.agent.changes.actions import ApplyOutcome, apply_plan
+from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.events import (
+    Diagnosis,
+    DiagnosisDelta,
+    Event,
+    LocationsFound,
+    Message,
+    Outcome,
+    PlanMade,
+)
+from greenloop.agent.orchestration.best import BestState
+from greenloop.agent.orchestration.driver import Ending, RoundEnd, Stop
+from greenloop.agent.orchestration.history import (
+    Attempt,
+    describe_action,
+    failure_signature,
+    plan_signature,
+)
+from greenloop.agent.orchestration.rewrite import rewritable, rewrite
+from greenloop.agent.orchestration.tests_run import run_tests_on, tests_ran
+from greenloop.agent.plan import DebugPlan
+from greenloop.agent.prompting.files import render_prompt
+from greenloop.agent.prompting.material import focus_text, render_failures
+from greenloop.llm import ContextOverflow, StructuredOutputError
+from greenloop_sandbox import TestReport
+
+if TYPE_CHECKING:
+    from greenloop.agent.orchestration.loop import Focus
+    from greenloop.agent.orchestration.run_state import RunState
+
+EDIT_REPAIRS = 2  # rounds per iteration in which rejected actions go back to the model
+INVALID_PLANS_IN_A_ROW = 2  # then the loop ends with an error
+# The diagnosis is one paragraph; see docs/decisions/2026-11-plan-strategy-loop.md.
+DIAGNOSIS_TOKENS = 512
+# The plan is told to summarise, not copy, the diagnosis (docs/decisions/2026-11-plan-strategy-loop.md).
+DIAGNOSIS_SECTION = (
+    "\n## Diagnosis (from the step before this one)\n{text}\n\n"
+    'Act on it. In your JSON, "diagnosis" is one sentence: do not copy the text above.\n'
+)
+
+# A generated project's tests may be wrong; see docs/decisions/2026-11-generation-pipeline.md.
+GOAL_SECTION = (
+    "\n## What the project is for\n{goal}\n\n"
+    "The tests were written together with the code, from this request. Where a test expects "
+    "something the request does not ask for (a wrong expected value), fix the test instead.\n"
+)
+
+
+class PlanStrategy:
+    """The DebugPlan rounds; with an instruction (improve), the first rounds carry out the request."""
+
+    def __init__(self, state: RunState, copy: WorkingCopy, report: TestReport, test_ids: list[str] | None,
+                 instruction: str | None, focus: Focus | None) -> None:
+        self.state, self.copy, self.test_ids = state, copy, test_ids
+        self.instruction, self.focus = instruction, focus
+        self.max_iterations = state.settings.loop.max_iterations
+        self.invalid_in_a_row = 0
+        self.instruction_done = instruction is None
+        self.best = BestState()  # a run that ends red leaves its best state (an improve run: once its change is made)
+        if self.instruction_done:
+            self.best.offer(report, copy, 0)
+        self.before: dict[str, bytes] = {}  # the files as the running round found them
+
+    def ending(self, why: Ending, iteration: int, report: TestReport, detail: str) -> Iterator[Event | Stop]:
+        if why == "budget":
+            return self._stop(report, "budget", f"Stopped: {detail}.", iteration, detail)
+        if why == "model_error":
+            self.copy.restore(self.before)  # this iteration's changes were never tested
+            summary = f"Stopped in iteration {iteration}: the model call failed"
+            return self._stop(report, "error", summary, iteration - 1, detail, tests=True)
+        return self._stop(report, "budget", f"Stopped after {iteration} iterations", iteration, detail, tests=True)
+
+    def _stop(self, report: TestReport, outcome: Outcome, summary: str, iterations: int, evidence: str = "",
+              tests: bool = False) -> Iterator[Event | Stop]:
+        kept, note = self.best.keep(self.copy, report)
+        if note:
+            yield self.state.stamp(Message(text=note, level="warning"))
+        yield Stop(outcome, f"{summary}; {kept.summary()}." if tests else summary, iterations, evidence)
+
+    async def next_round(self, iteration: int, report: TestReport) -> AsyncIterator[Event | RoundEnd]:
+        """One iteration's events, then its RoundEnd."""
+        state, copy, instruction = self.state, self.copy, self.instruction
+        step = _Step(state, copy, report, iteration, instruction, self.focus, self.instruction_done)
+        self.before = before = copy.files()
+        async for event in step.run():
+            yield event
+        if step.stuck is not None:
+            for item in self._stop(report, "stuck", "Stopped: the model repeats an attempt that did not work.",
+                                   iteration, step.stuck):
+                yield item if not isinstance(item, Stop) else RoundEnd(report, item)
+            return
+        self.invalid_in_a_row = self.invalid_in_a_row + 1 if step.plan is None else 0
+        if self.invalid_in_a_row >= INVALID_PLANS_IN_A_ROW:
+            msg = "The model did not return a valid plan; nothing was changed by this iteration."
+            for item in self._stop(report, "error", msg, iteration, step.error):
+                yield item if not isinstance(item, Stop) else RoundEnd(report, item)
+            return
+        fixing = self.instruction_done  # not carrying out a request (which may be to remove tests)
+        self.instruction_done = self.instruction_done or step.changed_files
+        undone = ""
+        if step.changed:
+            rerun = await run_tests_on(state, copy, self.test_ids)
+            yield tests_ran(state, iteration, rerun)
+            undone = _tests_lost(report, rerun) if fixing else ""
+            if undone:  # the files go back; the earlier report still says what fails
+                copy.restore(before)
+                yield state.stamp(Message(text=f"Iteration {iteration}'s change was undone: {undone}.", level="warning"))
+            else:
+                report = rerun
+                if self.instruction_done:
+                    self.best.offer(report, copy, iteration)
+        step.record_outcome(report, undone)
+        yield state.budget_event(iteration)
+        if self.instruction_done and (report.green or (report.total == 0 and instruction)):
+            yield RoundEnd(report, Stop(*_success(report, instruction), iteration))
+            return
+        yield RoundEnd(report)
+
+
+def _tests_lost(before: TestReport, after: TestReport) -> str:
+    """Why a rerun counts as tests removed, not fixed ("" when it does not).
+
+    Fewer tests ran and no error explains it: the change deleted or disabled tests
+    (Qwen2.5-Coder 0.5B rewrote a failing test file into one with no tests, and the
+    loop then saw "0 failed"). A collection error is left to the next iteration.
+    """
+    if after.total >= before.total or after.errors > 0:
+        return ""
+    return (
+        f"fewer tests ran ({before.total} -> {after.total}); make the tests pass by fixing the code, "
+        "not by removing or disabling tests"
+    )
+
+
+def _success(report: TestReport, instruction: str | None) -> tuple[Outcome, str]:
+    if report.total == 0:
+        return "no_tests", "Change made; the project has no tests to check it."
+    what = "Change made and the tests pass" if instruction else "The tests pass"
+    return "green", f"{what} ({report.summary()})."
+
+
+
+class _Step:
+    """One iteration's model work: context, diagnosis, plan, apply (with edit repairs)."""
+
+    def __init__(
+        self,
+        state: RunState,
+        copy: WorkingCopy,
+        report: TestReport,
+        iteration: int,
+        instruction: str | None,
+        focus: Focus | None,
+        instruction_done: bool,
+    ) -> None:
+        self.state, self.copy, self.report, self.iteration = state, copy, report, iteration
+        self.instruction, self.focus, self.instruction_done = instruction, focus, instruction_done
+        self.plan: DebugPlan | None = None
+        self.stuck: str | None = None
+        self.error = ""
+        self.changed = False
+        self.changed_files = False
+        self.attempt = Attempt(iteration=iteration, failing=_failing_line(report), diagnosis="", actions=[])
+        self._before = copy.fingerprint()
+
+    async def run(self) -> AsyncIterator[Event]:
+        state = self.state
+        code = await state.prompt_code.build(self.copy, self.report.failures)
+        locations = [loc.to_json() for loc in code.locations]
+        yield state.stamp(LocationsFound(iteration=self.iteration, locations=locations, context_tokens=code.tokens))
+        values = self._prompt_values(code.text)
+        if state.settings.loop.diagnosis and self.instruction_done:
+            async for event in self._diagnose(values):
+                yield event
+        messages = self._plan_messages(values)
+        async for event in self._plan_and_apply(messages):
+            yield event
+
+    def _prompt_values(self, code_text: str) -> dict[str, str]:
+        history = self.state.history.render() if self.state.settings.loop.history else ""
+        instruction = ""
+        if self.instruction and self.instruction_done:
+            instruction = f"\n## The person's request (keep it done while fixing)\n{self.instruction}\n"
+        elif self.state.goal:
+            instruction = GOAL_SECTION.format(goal=self.state.goal)
+        focus = ""
+        if self.focus is not None:
+            focus = focus_text(self.copy, self.focus.path, self.focus.start_line, self.focus.end_line)
+        return {
+            "template": self.state.template,
+            "failures": render_failures(self.report),
+            "context": code_text,
+            "history": history,
+            "instruction": instruction,
+            "focus": focus or "(no specific code was selected)",
+            "diagnosis": "",
+        }
+
+    async def _diagnose(self, values: dict[str, str]) -> AsyncIterator[Event]:
+        messages = _messages(self.state, render_prompt("diagnose", self.state.workspace, **values))
+        parts: list[str] = []
+        limit = min(DIAGNOSIS_TOKENS, self.state.settings.llm.max_tokens)
+        async for delta in self.state.ports.llm.stream(messages, step="diagnosis", max_tokens=limit):
+            parts.append(delta)
+            yield self.state.stamp(DiagnosisDelta(iteration=self.iteration, text=delta))
+        text = "".join(parts).strip()
+        self.attempt.diagnosis = text
+        values["diagnosis"] = DIAGNOSIS_SECTION.format(text=text) if text else ""
+        yield self.state.stamp(Diagnosis(iteration=self.iteration, text=text))
+
+    def _plan_messages(self, values: dict[str, str]) -> list[dict[str, str]]:
+        if self.instruction and not self.instruction_done:
+            values = {**values, "instruction": self.instruction}
+            return _messages(self.state, render_prompt("improve", self.state.workspace, **values))
+        return _messages(self.state, render_prompt("plan", self.state.workspace, **values))
+
+    async def _plan_and_apply(self, messages: list[dict[str, str]]) -> AsyncIterator[Event]:
+        state = self.state
+        rejected = ""  # signature of the plan the last repair request was about
+        outcome = ApplyOutcome()
+        for round_ in range(EDIT_REPAIRS + 1):
+            try:
+                plan = await state.ports.llm.structured(messages, DebugPlan, step="debug_plan", attempt=round_)
+            except ContextOverflow:
+                if round_ == 0:
+                    raise
+                # a 201-line test file shown with the repair took the embedded model past its 8,192 tokens
+                yield state.stamp(Message(text="The repair request would not fit the model's context window; "
+                                             "no more repairs in this iteration.", level="warning"))
+                return
+            except StructuredOutputError as exc:
+                self.error = str(exc)
+                self.attempt.actions.append("(no valid plan)")
+                yield state.stamp(Message(text=f"The model's plan was not valid: {exc}", level="warning"))
+                return
+            if plan_signature(plan) == rejected:  # asked to repair, it sent the same actions back
+                yield state.stamp(Message(text="The model sent the rejected actions back unchanged; "
+                                             "no more repairs in this iteration.", level="warning"))
+                async for event in self._rewrite(outcome):
+                    yield event
+                return
+            if round_ == 0:
+                self.plan = plan
+                self.attempt.diagnosis = self.attempt.diagnosis or plan.diagnosis
+                earlier = state.history.repeat_of(failure_signature(self.report), plan_signature(plan), self.iteration)
+                if earlier is not None:
+                    self.stuck = self._stuck_evidence(earlier, plan)
+                    yield state.stamp(PlanMade(iteration=self.iteration, plan=plan))
+                    return
+            yield state.stamp(PlanMade(iteration=self.iteration, plan=plan))
+            outcome = await apply_plan(plan, self.copy, state.ports.sandbox, self.iteration, self.report.failures,
+                                       state.tests)
+            self._absorb(plan, outcome)
+            for event in outcome.events:
+                yield state.stamp(event)
+            if not outcome.problems or (state.over_budget() is not None):
+                return
+            if round_ == EDIT_REPAIRS:
+                async for event in self._rewrite(outcome):
+                    yield event
+                return
+            problems = "\n".join(outcome.problems)
+            rejected = plan_signature(plan)
+            messages = [
+                *messages,
+                {"role": "assistant", "content": plan.model_dump_json()},
+                {"role": "user", "content": render_prompt("edit_repair", state.workspace, problems=problems)},
+            ]
+
+    async def _rewrite(self, outcome: ApplyOutcome) -> AsyncIterator[Event]:
+        """The small files whose edits still miss, written whole by the model (`loop.rewrite_lines`)."""
+        state = self.state
+        limit = state.settings.loop.rewrite_lines
+        files = rewritable(outcome, self.copy, limit) if limit else {}
+        diagnosis = self.attempt.diagnosis.strip()
+        values = {"template": state.template, "failures": render_failures(self.report),
+                  "diagnosis": f"\n## Diagnosis\n{diagnosis}\n" if diagnosis else ""}
+        for path, problems in files.items():
+            if state.over_budget() is not None:
+                return
+            yield state.stamp(Message(text=f"The edits to {path} did not apply; asking for the whole file."))
+            try:
+                action = await rewrite(state.ports.llm, self.copy, state.workspace, path, problems, values)
+            except ContextOverflow:
+                yield state.stamp(Message(text=f"The whole of {path} would not fit the model's context window; "
+                                             "it is not rewritten.", level="warning"))
+                continue
+            if isinstance(action, str):
+                yield state.stamp(Message(text=f"The model's rewrite of {path} was not usable: {action}.",
+                                        level="warning"))
+                continue
+            plan = DebugPlan(diagnosis=f"The whole of {path}, written again.", actions=[action])
+            yield state.stamp(PlanMade(iteration=self.iteration, plan=plan))
+            applied = await apply_plan(plan, self.copy, state.ports.sandbox, self.iteration, tests=state.tests)
+            self._absorb(plan, applied)
+            for event in applied.events:
+                yield state.stamp(event)
+
+    def _absorb(self, plan: DebugPlan, outcome: ApplyOutcome) -> None:
+        self.attempt.actions.extend(describe_action(a) for a in plan.actions)
+        self.state.ledger.environment_changed(outcome.packages, outcome.commands, outcome.installs)
+        if outcome.problems:
+            self.attempt.outcome = f"{len(outcome.problems)} action(s) rejected: " + "; ".join(
+                p.splitlines()[0][:160] for p in outcome.problems
+            )
+        self.changed_files = self.changed_files or self.copy.fingerprint() != self._before
+        self.changed = self.changed or self.changed_files or bool(outcome.packages or outcome.commands)
+
+    def _stuck_evidence(self, earlier: int, plan: DebugPlan) -> str:
+        actions = "; ".join(describe_action(a) for a in plan.actions) or "(no actions)"
+        return (
+            f"Iteration {self.iteration} saw the same failure as iteration {earlier} "
+            f"({_failing_line(self.report)}) and proposed the same plan again: {actions}"
+        )
+
+    def record_outcome(self, report: TestReport, undone: str = "") -> None:
+        if undone:
+            self.attempt.outcome = (self.attempt.outcome + "; " if self.attempt.outcome else "") + f"undone: {undone}"
+        elif not self.changed:
+            self.attempt.outcome = (self.attempt.outcome + "; " if self.attempt.outcome else "") + "nothing changed"
+        else:
+            self.attempt.outcome = (self.attempt.outcome + "; " if self.attempt.outcome else "") + (
+                f"tests then: {report.summary()}" + (f" ({_failing_line(report)})" if report.failures else "")
+            )
+        self.state.history.add(self.attempt)
+
+
+def _messages(state: RunState, user: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": render_prompt("system", state.workspace)}, {"role": "user", "content": user}]
+
+
+def _failing_line(report: TestReport) -> str:
+    if not report.failures:
+        return report.summary()
+    first = report.failures[0]
+    msg = (first.message or "").strip().splitlines()[:1]
+    more = f" and {len(report.failures) - 1} more" if len(report.failures) > 1 else ""
+    return f"{first.test_id}: {msg[0][:160] if msg else 'failed'}{more}"
+

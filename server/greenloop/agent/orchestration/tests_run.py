@@ -1,0 +1,32 @@
+"""The state's tests run in the sandbox, and the event that says what they gave."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.events import TestsRan
+from greenloop_sandbox import TestReport
+
+if TYPE_CHECKING:
+    from greenloop.agent.orchestration.run_state import RunState
+
+
+async def run_tests_on(state: RunState, copy: WorkingCopy, test_ids: list[str] | None) -> TestReport:
+    """Sync the working copy into the sandbox (changed files only) and run the tests."""
+    await state.ports.sandbox.sync(copy.files(), copy.deleted())
+    return await state.ports.sandbox.run_tests(test_ids, timeout=state.settings.sandbox.test_timeout)
+
+
+def tests_ran(state: RunState, iteration: int, report: TestReport) -> TestsRan:
+    return state.stamp(
+        TestsRan(
+            iteration=iteration,
+            passed=report.passed,
+            failed=report.failed,
+            errors=report.errors,
+            skipped=report.skipped,
+            failures=[f.model_dump() for f in report.failures],
+            duration=report.duration,
+        )
+    )

@@ -1,0 +1,1 @@
+"""The repair ladder's rungs, one module each; their order is `repair/ladder.py`."""

@@ -1,0 +1,21 @@
+"""Rung "oneshot" (`loop.strategy = "oneshot"`, the baseline's only rung): the whole top file, once, with a bare prompt."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from greenloop.agent.repair.approach import Approach
+from greenloop.agent.repair.rung import LadderState, Rung
+from greenloop.agent.repair.rungs.anew_or_file import whole_file
+
+
+class Oneshot(Rung):
+    name = "oneshot"
+
+    def applies(self, state: LadderState) -> list[Approach]:
+        if not state.sources:
+            return []
+        return [replace(whole_file(state.sources[0].path, "the whole file, once (baseline)"), bare=True)]
+
+
+RUNG = Oneshot()

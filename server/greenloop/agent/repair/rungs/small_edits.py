@@ -1,0 +1,104 @@
+"""Rung "small edits": before the model is asked about a function (or a file), its one-edit copies, asked of no model.
+
+Once per function and state, up to `loop.mutants` small edits of the function the round asks about
+(mutants.py, guard_edits.py, pattern_edits.py: an operator, a constant, a twin like min/max, a
+statement or a name too many) are tested in the same iteration, for at most `loop.mutation_seconds`;
+for a whole file (code that does not load: a `NameError`), those of the top-ranked function in it.
+Edits on the lines the failures' tracebacks go through come first, then those on the lines the
+coverage pass finds most suspicious. A small edit moves the state only when more tests pass (one
+step too few or too many in may look like progress). Each kind's risk is `risk.RISKY`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from pathlib import Path
+
+from greenloop.agent.changes.testfiles import TestFiles
+from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.plan import DebugPlan
+from greenloop.agent.repair.approach import Approach, Form, stood_by_key
+from greenloop.agent.repair.guard_edits import builtin_exceptions
+from greenloop.agent.repair.mutants import small_edits
+from greenloop.agent.repair.rungs.anew_or_file import FILE
+from greenloop.agent.repair.rungs.function import FUNCTION
+from greenloop.agent.repair.splice import Target
+from greenloop.retrieval import Location, RepoIndex, parse_frames
+from greenloop.settings import LoopSettings
+from greenloop_sandbox import TestReport
+
+NAME = "small edits"
+
+
+class SmallEditsForm(Form):
+    """The small edits' replies, each known before the round; read as a function's reply."""
+
+    route = "mutants"
+    more_passing_only = True
+
+    def label(self, approach: Approach) -> str:
+        return f"small edits of `{approach.target.symbol}` in {approach.target.path}"
+
+    def kind_of(self, approach: Approach, index: int) -> str:
+        return approach.kinds[index - 1] if 0 < index <= len(approach.kinds) else "small edit"
+
+    def count(self, approach: Approach, asked: int) -> int:
+        return len(approach.replies)
+
+    def given(self, approach: Approach, index: int) -> str | None:
+        return approach.replies[index - 1]
+
+    def prompt(self, approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
+               values: dict[str, str], workspace: Path) -> str:
+        raise NotImplementedError("small edits are asked of no model")
+
+    def read(self, approach: Approach, copy: WorkingCopy, reply: str, is_test: Callable[[str], bool]) -> DebugPlan:
+        return FUNCTION.read(approach, copy, reply, is_test)
+
+
+SMALL_EDITS = SmallEditsForm()
+
+
+def before_the_model(approach: Approach, copy: WorkingCopy, report: TestReport, locations: list[Location],
+                     scores: Callable[[str], dict[int, float]], loop: LoopSettings,
+                     tried: Collection[tuple[int, str]]) -> tuple[Approach | None, tuple[int, str] | None]:
+    """The small edits of the function `approach` asks about (None when there are none), and the key
+    (`key_of`) the run keeps as tried; (None, None) when they were `tried` in this state already.
+    `scores(path)`: the coverage pass's line scores."""
+    target = _function_of(approach, locations)
+    key = key_of(copy, target) if target is not None else None
+    if target is None or key in tried:
+        return None, None
+    paths = copy.paths()
+    hot: set[int] = set()
+    raised: dict[str, None] = {}
+    for failure in report.failures:
+        lines = {f.line for f in parse_frames(failure.traceback, paths)
+                 if f.path == target.path and target.start_line <= f.line <= target.end_line}
+        if lines:
+            hot |= lines
+            raised.update(dict.fromkeys(builtin_exceptions(f"{failure.message}\n{failure.traceback}")))
+    edits = small_edits(copy.read(target.path) or "", target, loop.mutants, hot, list(raised), scores(target.path),
+                        loop.edits_off)
+    if not edits:
+        return None, key
+    return Approach(SMALL_EDITS, target, "small edits of the function, tested before the model is asked",
+                    replies=tuple(r for r, _ in edits), kinds=tuple(k for _, k in edits)), key
+
+
+def applies(approach: Approach, loop: LoopSettings) -> bool:
+    """Whether the round of `approach` is preceded by small edits (a function's or a file's, not a test's)."""
+    return not approach.test and loop.mutants > 0 and NAME not in loop.rungs_off and approach.form.small_edits_first
+
+
+def key_of(copy: WorkingCopy, target: Target) -> tuple[int, str]:
+    """The state and the function whose small edits are tried once."""
+    return copy.fingerprint(), stood_by_key(target)
+
+
+def _function_of(approach: Approach, locations: list[Location]) -> Target | None:
+    if approach.form is not FILE:
+        return approach.target
+    inside = next((loc for loc in locations if loc.path == approach.target.path and loc.kind in ("function", "method")),
+                  None)
+    return Target(inside.path, inside.symbol, inside.kind, inside.start_line, inside.end_line) if inside else None
