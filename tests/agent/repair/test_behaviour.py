@@ -9,9 +9,10 @@ import pytest
 
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.ports import SandboxPort, open_sandbox_for
+from greenloop.agent.repair.approach import Approach
 from greenloop.agent.repair.behaviour import PROBE_DIR, changes_on_passing_calls
 from greenloop.agent.repair.round import RoundResult, Tried
-from greenloop.agent.repair.routes import Approach
+from greenloop.agent.repair.rungs.function import FUNCTION
 from greenloop.agent.repair.second_look import Green, choose
 from greenloop.agent.repair.splice import Target
 from greenloop.settings import Settings
@@ -54,7 +55,7 @@ async def test_nothing_is_counted_when_no_python_definition_changed(sandbox: San
 
 
 def green(files: dict[str, bytes], lines: int, risk: str) -> Green:
-    approach = Approach("function", Target("signs.py", "sign", "function", 1, 2), "first choice")
+    approach = Approach(FUNCTION, Target("signs.py", "sign", "function", 1, 2), "first choice")
     best = Tried(1, None, 0.0, "tested", diff_lines=lines, green=True)
     return Green(RoundResult(approach, (best,), best, "green", None, files), "model", risk)
 
