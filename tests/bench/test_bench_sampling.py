@@ -23,8 +23,12 @@ def test_a_stratified_sample_gives_every_project_its_share_by_size() -> None:
     assert len(sample) == 40 and set(got) == set(sizes)  # every project, however small
     for project, size in sizes.items():  # within one of its proportional share (one each taken first)
         assert abs(got[project] - 40 * size / len(whole)) < 1.5, (project, got[project], size)
+    projects = list(sizes)  # in the file's order; the sample takes them in turn, each in file order
+    assert [t.extra["project"] for t in sample[: len(projects)]] == projects
     order = [t.id for t in whole]
-    assert [order.index(t.id) for t in sample] == sorted(order.index(t.id) for t in sample)
+    for project in projects:
+        mine = [order.index(t.id) for t in sample if t.extra["project"] == project]
+        assert mine == sorted(mine)
 
 
 def test_a_stratified_sample_is_fixed_by_its_seed() -> None:

@@ -2,8 +2,10 @@
 
 A stratified draw gives each stratum (e.g. each project of realbugs) a share of the sample in
 proportion to its size, by largest remainders, with at least one task per stratum while the sample
-has room for one of each; within a stratum the tasks are drawn with the seed. Either way the
-chosen tasks keep the suite file's order, and the same file, size and seed give the same subset.
+has room for one of each; within a stratum the tasks are drawn with the seed, and the strata
+take turns in the result (each in the file's order), so a bench stopped part-way has run some of
+every stratum. A plain draw keeps the file's order. The same file, size and seed give the same
+subset.
 """
 
 from __future__ import annotations
@@ -38,10 +40,10 @@ def sample_tasks(tasks: Sequence[T], size: int, seed: int, stratify: str | None 
         value = task.extra[stratify]
         strata.setdefault(value if isinstance(value, Hashable) else repr(value), []).append(i)
     rng = random.Random(seed)
-    chosen = set()
-    for key, count in allocate({k: len(v) for k, v in strata.items()}, size, rng).items():
-        chosen.update(rng.sample(strata[key], count))
-    return [t for i, t in enumerate(tasks) if i in chosen]
+    picked = [sorted(rng.sample(strata[key], count))
+              for key, count in allocate({k: len(v) for k, v in strata.items()}, size, rng).items()]
+    # strata in turn (each in the file's order), so a bench stopped part-way is still spread over them
+    return [tasks[group[i]] for i in range(max(map(len, picked), default=0)) for group in picked if i < len(group)]
 
 
 def allocate(sizes: dict[Hashable, int], total: int, rng: random.Random) -> dict[Hashable, int]:
