@@ -1,6 +1,6 @@
 """Judge a finished bench's green cells again (bench/correctness.py), from the change sets its run store kept.
 
-    python benchmarks/rejudge.py OUT_DIR --suite humanevalfix [--suite-file F] [--sample 40 --sample-seed 0]
+    python benchmarks/rejudge.py OUT_DIR --suite humanevalfix [--suite-file F] [--sample 40 --sample-seed 0 [--stratify project]]
     python benchmarks/rejudge.py OUT_DIR --suite realbugs --suite-file ../shared/data/realbugs/cases.jsonl ...
 
 A verdict depends on the judge, not on the loop: when the judge changes, the loop's runs need not be
@@ -37,10 +37,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite-file", type=Path)
     parser.add_argument("--sample", type=int)
     parser.add_argument("--sample-seed", type=int, default=0)
+    parser.add_argument("--stratify", help="the bench's --stratify (realbugs: project)")
     parser.add_argument("--task", action="append", help="only these tasks (all green ones when not given)")
     args = parser.parse_args(argv)
     state = args.out / ".bench"
-    suite = load_suite(args.suite, args.suite_file, sample=args.sample, sample_seed=args.sample_seed)
+    suite = load_suite(args.suite, args.suite_file, sample=args.sample, sample_seed=args.sample_seed,
+                       stratify=args.stratify)
     tasks = {t.id: t for t in suite.tasks if not args.task or t.id in args.task}
     rows = [json.loads(line) for line in (state / "results.jsonl").read_text().splitlines() if line.strip()]
     store = RunStore.open(state / "runs.sqlite3")

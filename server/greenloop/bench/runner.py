@@ -40,6 +40,7 @@ class BenchOptions:
     limit: int | None = None
     sample: int | None = None  # a fixed, seeded subset of the suite
     sample_seed: int = 0
+    stratify: str | None = None  # the task field whose values share the sample (realbugs: project)
     retry_errors: bool = False
     report_only: bool = False  # run nothing; report what the state folder holds
     cluster: str | None = None  # a Ray cluster's address ("auto" or HOST:PORT): cells run as Ray tasks
@@ -112,7 +113,7 @@ async def run_bench(options: BenchOptions, base: Settings, *, progress: Progress
     if options.repeat < 1 or options.jobs < 0 or (options.jobs == 0 and not options.cluster):
         raise GreenloopError("--repeat and --jobs must be at least 1")
     suite = load_suite(options.suite, options.suite_file, limit=options.limit, sample=options.sample,
-                       sample_seed=options.sample_seed)
+                       sample_seed=options.sample_seed, stratify=options.stratify)
     state = BenchState(state_dir(options.out_dir))
     store = state_dir(options.out_dir) / "runs.sqlite3"
     handoff.recover(state, store)  # cells a killed driver had received but not yet written down

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import functools
 import json
-import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import greenloop
+from greenloop.bench.sampling import sample_tasks
 from greenloop.errors import GreenloopError
 from greenloop_sandbox.languages import template_names
 
@@ -54,11 +54,13 @@ def default_suite_file(name: str) -> Path:
 
 
 def load_suite(
-    name: str, path: Path | None = None, *, limit: int | None = None, sample: int | None = None, sample_seed: int = 0
+    name: str, path: Path | None = None, *, limit: int | None = None, sample: int | None = None, sample_seed: int = 0,
+    stratify: str | None = None,
 ) -> Suite:
     """Read a suite file (JSONL); each bad row is skipped and named in `Suite.skipped`.
 
-    `sample` takes a fixed, seeded subset (`sample_seed`) in the file's order, before `limit`.
+    `sample` takes a fixed, seeded subset (`sample_seed`) in the file's order, before `limit`;
+    `stratify` names a task field (realbugs: `project`) whose values share the sample by size.
     """
     if name not in SUITES:
         raise GreenloopError(f"unknown suite {name!r}; choose one of {', '.join(SUITES)}")
@@ -84,9 +86,8 @@ def load_suite(
             continue
         seen.add(task.id)
         tasks.append(task)
-    if sample is not None and sample < len(tasks):
-        chosen = set(random.Random(sample_seed).sample(range(len(tasks)), sample))
-        tasks = [t for i, t in enumerate(tasks) if i in chosen]
+    if sample is not None:
+        tasks = sample_tasks(tasks, sample, sample_seed, stratify)
     if limit is not None:
         tasks = tasks[:limit]
     if not tasks:

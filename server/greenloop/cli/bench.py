@@ -51,6 +51,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, help="only the first K tasks of the suite")
     p.add_argument("--sample", type=int, help="a fixed subset of N tasks, drawn with --sample-seed (before --limit)")
     p.add_argument("--sample-seed", type=int, default=0, help="seed of --sample's draw (default 0)")
+    p.add_argument("--stratify", metavar="FIELD",
+                   help="share --sample among the values of a task field by their sizes, at least one each "
+                   "(realbugs: project)")
     p.add_argument(
         "--out", type=Path, help="report folder; rerun with the same folder to resume (default bench-SUITE)"
     )
@@ -75,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
         limit=args.limit,
         sample=args.sample,
         sample_seed=args.sample_seed,
+        stratify=args.stratify,
         retry_errors=args.retry_errors,
         report_only=args.report_only,
         cluster=args.cluster,
