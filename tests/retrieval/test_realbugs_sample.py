@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "benchmarks" / "data" / "realbugs"
 if not (DATA / "cases.jsonl").is_file():
     DATA = ROOT.parent / "shared" / "data" / "realbugs"
-SAMPLE = ["youtube-dl-3", "youtube-dl-7", "tqdm-1", "tornado-14", "PySnooper-3"]
+SAMPLE = ["youtube-dl-3", "youtube-dl-7", "tqdm-1", "cookiecutter-4", "PySnooper-3"]
 
 pytestmark = pytest.mark.skipif(
     not (DATA / "cases.jsonl").is_file(), reason=f"realbugs data not found at {DATA}"
