@@ -8,7 +8,7 @@ import pytest
 
 from greenloop.agent.ports import SandboxPort, open_sandbox_for
 from greenloop.agent.repair.behaviour import PROBE
-from greenloop.bench.correctness import changed, compare, judge, same_trees
+from greenloop.bench.correctness import changed, compare, faster, judge, same_trees
 from greenloop.settings import Settings
 
 pytestmark = pytest.mark.docker
@@ -140,3 +140,14 @@ def test_a_timeout_where_the_reference_is_slow_too_is_not_a_difference() -> None
     fixed = {**ref, 7: {"i": 7, "h": "t", "o": "timeout", "s": 2.0}}
     assert compare(slow, slow, fixed).name == "equivalent"
     assert compare(ref, ref, fixed).name == "differs"
+
+
+def test_a_slow_replay_checked_again_keeps_each_calls_faster_run() -> None:
+    """One replay slowed by a busy machine (a timeout, 10x) is not the code: the second run's times count."""
+    ref = {i: {"i": i, "h": f"h{i}", "o": "returned", "s": 0.01} for i in range(25)}
+    busy = {i: {**row, "s": 0.1} for i, row in ref.items()} | {3: {"i": 3, "h": "t", "o": "timeout", "s": 2.0}}
+    calm = {i: {**row, "s": 0.011} for i, row in ref.items()}
+    assert compare(ref, ref, busy).name == "differs"
+    assert compare(ref, ref, faster(busy, calm)).name == "equivalent"
+    widened = {i: {**row, "s": 0.5} for i, row in ref.items()}
+    assert compare(ref, ref, faster(widened, {i: {**row, "s": 0.4} for i, row in ref.items()})).name == "differs"
