@@ -183,15 +183,13 @@ class CandidateStrategy:
         )
         result: RoundResult | None = None
         edits = self._small_edits(approach, locations, report) if not oneshot else None
-        if edits is not None:  # tested without the model
-            timed = replace(inputs, count=len(edits.replies), deadline=time.monotonic() + loop.mutation_seconds)
-            async for item in run_round(timed, edits, copy, report):
+        model_first = edits is not None and small_edits.after_the_model(report)
+        if edits is not None and not model_first:  # tested without the model
+            async for item in self._edits_round(iteration, inputs, edits, report):
                 if isinstance(item, RoundResult):
-                    ledger.record_tested(item.tested)
                     result = item if item.moved or item.ended == "budget" else None
-                    yield state.stamp(round_event(iteration, item))
                 else:
-                    yield state.stamp(item)
+                    yield item
         if result is None:
             async for item in run_round(inputs, approach, copy, report):
                 if isinstance(item, RoundResult):
@@ -200,13 +198,22 @@ class CandidateStrategy:
                 else:
                     yield state.stamp(item)
         assert result is not None  # run_round always ends with its result
+        told = False  # the kept round's event was yielded already
+        if edits is not None and model_first and not result.moved and result.ended not in ("green", "budget"):
+            yield state.stamp(round_event(iteration, result))  # the model's round, told before the edits'
+            told = True
+            async for item in self._edits_round(iteration, inputs, edits, report):
+                if isinstance(item, RoundResult):
+                    result = item if item.moved or item.ended == "budget" else result
+                else:
+                    yield item
         if result.ended == "green" and not oneshot:
             async for item in _kept_green(state, inputs, approach, copy, report, result):
                 if isinstance(item, RoundResult):
                     result = item
                 else:
                     yield state.stamp(item)
-        if result.approach is not edits:  # the small edits' round was told already
+        if result.approach is not edits and not told:  # the small edits' round was told already
             yield state.stamp(round_event(iteration, result))
         yield result
 
@@ -238,6 +245,20 @@ class CandidateStrategy:
             yield RoundEnd(report, Stop("budget", f"Stopped: {why}; {report.summary()}.", iteration, why))
         else:
             yield RoundEnd(report)
+
+    async def _edits_round(self, iteration: int, inputs: RoundInputs, edits: Approach, report: TestReport
+                           ) -> AsyncIterator[Event | RoundResult]:
+        """The small edits' round (no model, at most `loop.mutation_seconds`): its events, told, then its result."""
+        state = self.state
+        timed = replace(inputs, count=len(edits.replies),
+                        deadline=time.monotonic() + state.settings.loop.mutation_seconds)
+        async for item in run_round(timed, edits, self.copy, report):
+            if isinstance(item, RoundResult):
+                state.ledger.record_tested(item.tested)
+                yield state.stamp(round_event(iteration, item))
+                yield item
+            else:
+                yield state.stamp(item)
 
     def _small_edits(self, approach: Approach, locations: list[Location], report: TestReport) -> Approach | None:
         """The small edits tried before the model is asked about `approach`'s function (rungs/small_edits.py)."""

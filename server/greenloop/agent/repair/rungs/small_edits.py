@@ -7,6 +7,10 @@ for a whole file (code that does not load: a `NameError`), those of the top-rank
 Edits on the lines the failures' tracebacks go through come first, then those on the lines the
 coverage pass finds most suspicious. A small edit moves the state only when more tests pass (one
 step too few or too many in may look like progress). Each kind's risk is `risk.RISKY`'s.
+When a failing test hung (the code loops), the model's round comes first and the small edits follow
+only if it brings nothing better: each edit that leaves the loop in place waits out a test's limit
+(at least a second, against milliseconds), so the edits cost more than a model round there
+(docs/decisions/2026-11-hangs-model-first.md).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import Location, RepoIndex, parse_frames
 from greenloop.settings import LoopSettings
 from greenloop_sandbox import TestReport
+from greenloop_sandbox.case_times import HUNG
 
 NAME = "small edits"
 
@@ -89,6 +94,11 @@ def before_the_model(approach: Approach, copy: WorkingCopy, report: TestReport, 
 def applies(approach: Approach, loop: LoopSettings) -> bool:
     """Whether the round of `approach` is preceded by small edits (a function's or a file's, not a test's)."""
     return not approach.test and loop.mutants > 0 and NAME not in loop.rungs_off and approach.form.small_edits_first
+
+
+def after_the_model(report: TestReport) -> bool:
+    """Whether the small edits wait for the model's round: a failing test of the state hung."""
+    return any(HUNG.search(f.message) for f in report.failures)
 
 
 def key_of(copy: WorkingCopy, target: Target) -> tuple[int, str]:
