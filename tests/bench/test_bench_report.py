@@ -137,3 +137,20 @@ def test_time_to_green_is_reported_beside_the_fix_rate() -> None:
             "seed": 1, "suite_file": "f", "finished": "now", "version": "0", "command": "greenloop bench"}
     md = report_markdown(meta, [a, none], None)
     assert "| a | 10/11 | 55.0 | 90.0 | 4.7 |" in md and "| a | 0/1 | - | - | 3.0 |" in md
+
+
+def test_greens_offered_as_done_leave_out_the_plausible_ones() -> None:
+    def green(task: str, verdict: str, risky: bool) -> CellResult:
+        result = _result("a", task, "green", 1)
+        result.extra = {"verdict": {"name": verdict}, "kind": "statement dropped" if risky else "model",
+                        "risky": risky}
+        return result
+
+    results = [green("t1", "same", False), green("t2", "equivalent", False), green("t3", "differs", True),
+               green("t4", "unknown", True), green("t5", "differs", False), _result("a", "t6", "budget", 3)]
+    (a,) = summarize(results, ["a"], max_iterations=3)
+    assert (a.passed, a.correct, a.done, a.done_correct) == (5, 2, 3, 2)
+    meta = {"suite": "s", "tasks": 6, "repeat": 1, "model": "m", "sandbox": "docker", "jobs": 1, "max_iterations": 3,
+            "seed": 1, "suite_file": "f", "finished": "now", "version": "0", "command": "greenloop bench"}
+    table = report_markdown(meta, [a], None)
+    assert "| a | 5 | 2 (40% of green) |" in table and "| 3 | 2 (67%) |" in table
