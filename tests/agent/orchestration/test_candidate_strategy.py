@@ -708,3 +708,24 @@ async def test_after_the_rewritten_checks_moved_the_state_the_same_round_asks_fo
     assert ended == [("checks in test_calc.py (2 failing)", True, "better"), ("`add` in calc.py", True, "green")]
     prompt = scripted_llm.requests_for("repair_function")[0].messages[-1]["content"]
     assert "`add(2, 3)` must give `5`; the code gives `-1`." in prompt and "c_to_f(-10) == -14" not in prompt
+
+
+async def test_the_next_round_is_told_the_failure_without_object_addresses(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # pytest shows `where True = <function is_odd at 0x7f...>(4)`: the address changes from run to run, so a
+    # prompt that kept it would differ each time for the same failure (and tell the model nothing)
+    project = write_project(tmp_path / "odd", {
+        "odd.py": "def is_odd(n):\n    return n % 2 == 0\n",
+        "test_odd.py": "from odd import is_odd\n\n\ndef test_is_odd():\n    assert is_odd(4) is False\n",
+    })
+    still_wrong = "```python\ndef is_odd(n):\n    return not (n % 2 != 0)\n```\n"
+    right = "```python\ndef is_odd(n):\n    return n % 2 == 1\n```\n"
+    scripted_llm.script(still_wrong, right, step="repair_function", repeat=False)
+    settings = make_settings(project, loop=candidates({"candidates": 1, "mutants": 0}))
+    _, done = await collect(fix(FixRequest(project), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    requests = scripted_llm.requests_for("repair_function")
+    told = requests[1].messages[-1]["content"]
+    assert "The tests then said:" in told and "is_odd(4)" in told, told
+    assert " at 0x" not in told

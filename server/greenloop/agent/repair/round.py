@@ -28,7 +28,7 @@ from greenloop.agent.repair.approach import Approach, ReplyRejected, ReplyUnchan
 from greenloop.agent.repair.check_statements import COLLECTION_ERROR
 from greenloop.agent.repair.environments import CandidateEnvironments
 from greenloop.agent.repair.progress import further, reached
-from greenloop.agent.repair.prompts import prompt_hash
+from greenloop.agent.repair.prompts import prompt_hash, tidy
 from greenloop.agent.repair.splice import has_code_block
 from greenloop.llm import ContextOverflow, LLMClient
 from greenloop_sandbox import TestReport
@@ -370,7 +370,7 @@ def _feedback(report: TestReport) -> str:
     if not report.failures:
         return report.summary()
     first = report.failures[0]
-    message = " ".join(first.message.split())[:300]
+    message = " ".join(tidy(first.message).split())[:300]  # no object addresses: the same failure, the same words
     return f"{report.summary()}; {first.test_id}: {message}"
 
 
