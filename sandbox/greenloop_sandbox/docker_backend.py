@@ -18,7 +18,7 @@ from dataclasses import asdict, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from greenloop_sandbox import docker_warm, images, packages, pip_resolve, sdist_build
+from greenloop_sandbox import docker_channel, docker_warm, images, packages, pip_resolve, sdist_build
 from greenloop_sandbox.base import (
     DEFAULT_LIMITS,
     ExecResult,
@@ -77,6 +77,7 @@ class DockerSandbox(Sandbox):
         self._state = SyncState()
         self._files: dict[str, bytes] = {}
         self._lock = asyncio.Lock()
+        self._channel: docker_channel.Channel | None = None  # open while the warm worker runs (docker_channel.py)
 
     def workspace_dir(self) -> str | None:
         return WORKSPACE if self._container is not None else None
@@ -106,6 +107,7 @@ class DockerSandbox(Sandbox):
         assert self.image is not None
         self._cases = None  # a new container has no limits file yet
         self.warm.pgid = None  # ... and no warm worker
+        self._drop_channel()  # ... nor channel
         ncpu = os.cpu_count() or 1
         kwargs: dict[str, Any] = dict(
             command=["sleep", "infinity"], detach=True, init=True, user="0:0", network_mode="none",
@@ -125,6 +127,7 @@ class DockerSandbox(Sandbox):
 
     async def close(self) -> None:
         container, self._container = self._container, None
+        self._drop_channel()
         if container is None:
             return
         removal = asyncio.ensure_future(asyncio.to_thread(_remove, container))
@@ -139,7 +142,7 @@ class DockerSandbox(Sandbox):
         async with self._lock:
             self._require()
             changed, gone = self._state.plan(files, deleted)
-            if changed:
+            if changed and not await self._write_by_channel(changed):
                 data = await asyncio.to_thread(_tar_files, changed)
                 await asyncio.to_thread(self._container.put_archive, WORKSPACE, data)
             if gone:
@@ -161,8 +164,9 @@ class DockerSandbox(Sandbox):
                    workdir: str | None = None) -> ExecResult:
         cwd = WORKSPACE if not workdir or workdir == "." else str(PurePosixPath(WORKSPACE, check_relpath(workdir)))
         full_env = {**self.template.env, "HOME": "/home/sandbox", **(env or {})}
-        if self.warm.pgid is not None:  # the cleanup after the command spares the warm worker
-            full_env[SPARE_ENV] = str(self.warm.pgid)
+        spare = [str(g) for g in (self.warm.pgid, self._channel and self._channel.pgid) if g is not None]
+        if spare:  # the cleanup after the command spares the warm worker and the channel's agent
+            full_env[SPARE_ENV] = " ".join(spare)
         return await run_in_container(self._client, self._container.id, command, timeout=timeout, env=full_env,
                                       workdir=cwd, output_limit=self.limits.output_limit)
 
@@ -174,8 +178,11 @@ class DockerSandbox(Sandbox):
         tests = self.template.test_argv(report_path, test_ids, case_timeout)
 
         async def once(command: str) -> tuple[ExecResult, str | None]:
-            res = await self._run(f"rm -rf {REPORT_DIR}; mkdir -p {REPORT_DIR}; {stale}{command}",
-                                  timeout=timeout or self.limits.test_timeout, env=env)
+            full = f"rm -rf {REPORT_DIR}; mkdir -p {REPORT_DIR}; {stale}{command}"
+            seconds = timeout or self.limits.test_timeout
+            if (by_channel := await self._run_by_channel(full, seconds, env, report_path)) is not None:
+                return by_channel
+            res = await self._run(full, timeout=seconds, env=env)
             return res, await asyncio.to_thread(self._read_file, report_path) if report_path else None
 
         async with self._lock:
@@ -188,11 +195,56 @@ class DockerSandbox(Sandbox):
 
     # the warm worker (warm.py, docker_warm.py); called with the lock held ---------------------------------
     async def start_worker(self, env: dict[str, str]) -> int:
-        return await asyncio.to_thread(docker_warm.start_worker_blocking, self._client, self._container, env,
+        pgid = await asyncio.to_thread(docker_warm.start_worker_blocking, self._client, self._container, env,
                                        self.support_dir(), WORKSPACE, self._read_file)
+        if self._channel is None:
+            try:
+                self._channel = await asyncio.to_thread(docker_channel.Channel, self._client, self._container.id,
+                                                        docker_warm.AGENT)
+            except docker_channel.ChannelError as exc:  # runs go by exec and archive, as without warm runs
+                log.warning("no channel into the sandbox: %s", exc)
+        return pgid
 
     async def stop_worker(self) -> None:
+        self._drop_channel()
         await self._run("true", timeout=30)  # no GREENLOOP_SPARE: the cleanup after it kills every process
+
+    async def _run_by_channel(self, command: str, timeout: float, env: Mapping[str, str],  # noqa: ASYNC109
+                              read: str | None) -> tuple[ExecResult, str | None] | None:
+        """A test run and its report's read over the channel; None when there is none or it broke."""
+        if self._channel is None:
+            return None
+        full_env = {**self.template.env, "HOME": "/home/sandbox", **env,
+                    SPARE_ENV: " ".join(str(g) for g in (self.warm.pgid, self._channel.pgid) if g is not None)}
+        try:
+            return await docker_channel.run_in_channel(self._channel, command, timeout=timeout, env=full_env,
+                                                       workdir=WORKSPACE, output_limit=self.limits.output_limit,
+                                                       read=read)
+        except docker_channel.ChannelError as exc:
+            self._channel_broke(exc)
+            return None
+
+    async def _write_by_channel(self, files: Mapping[str, bytes]) -> bool:
+        """`files` written over the channel (as put_archive writes them); False when not (the caller puts them)."""
+        if self._channel is None or sum(len(d) for d in files.values()) > docker_channel.MAX_WRITE:
+            return False
+        rows = [(rel, data, 0o755 if is_executable_text(data) else 0o644) for rel, data in files.items()]
+        try:
+            await asyncio.to_thread(self._channel.write, WORKSPACE, rows)
+            return True
+        except docker_channel.ChannelError as exc:
+            self._channel_broke(exc)
+            return False
+
+    def _channel_broke(self, exc: Exception) -> None:
+        log.warning("the channel into the sandbox broke; test runs go by exec: %s", exc)
+        self._channel = None
+        self.warm.pgid = None  # killed with it: the next warm run starts a new worker (and channel)
+
+    def _drop_channel(self) -> None:
+        channel, self._channel = self._channel, None
+        if channel is not None:
+            channel.close()
 
     def worker_paths(self) -> tuple[str, str]:
         return docker_warm.SCRIPT, docker_warm.SOCKET
