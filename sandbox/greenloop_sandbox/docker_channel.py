@@ -14,6 +14,7 @@ import asyncio
 import base64
 import contextlib
 import json
+import logging
 import socket
 import struct
 import time
@@ -23,6 +24,8 @@ from typing import Any
 from greenloop_sandbox.base import ExecResult
 from greenloop_sandbox.docker_exec import USER, exec_result, kill_all_blocking, wrap
 from greenloop_sandbox.output import CappedOutput
+
+log = logging.getLogger(__name__)
 
 START_SECONDS = 30.0
 GRACE = 10.0  # past a command's timeout, the answer is this late before the channel is given up
@@ -153,3 +156,58 @@ async def run_in_channel(channel: Channel, command: str | list[str], *, timeout:
         await asyncio.shield(asyncio.to_thread(channel.kill))
         raise
     return exec_result(code, out, err, time.monotonic() - start, timeout), text
+
+
+class SandboxChannel:
+    """A sandbox's channel, when it has one: requests that go the usual way (None, False) when it has none or it
+    broke; `on_break` hears of a break (the agent's kill took the warm worker too)."""
+
+    def __init__(self, on_break: Callable[[], None]) -> None:
+        self.channel: Channel | None = None
+        self.on_break = on_break
+
+    @property
+    def pgid(self) -> int | None:
+        return self.channel.pgid if self.channel is not None else None
+
+    async def open(self, client: Any, container_id: str, agent: str) -> None:
+        if self.channel is not None:
+            return
+        try:
+            self.channel = await asyncio.to_thread(Channel, client, container_id, agent)
+        except ChannelError as exc:  # runs go by exec and archive, as without warm runs
+            log.warning("no channel into the sandbox: %s", exc)
+
+    async def run(self, command: str, *, timeout: float, env: Mapping[str, str], workdir: str,  # noqa: ASYNC109 (as run_in_container)
+                  output_limit: int, read: str | None) -> tuple[ExecResult, str | None] | None:
+        """A run and the read of its report (run_in_channel), or None."""
+        if self.channel is None:
+            return None
+        try:
+            return await run_in_channel(self.channel, command, timeout=timeout, env=env, workdir=workdir,
+                                        output_limit=output_limit, read=read)
+        except ChannelError as exc:
+            self._broke(exc)
+            return None
+
+    async def write(self, root: str, files: Mapping[str, bytes], mode: Callable[[bytes], int]) -> bool:
+        """`files` written under `root` as put_archive writes their tar (file modes by `mode`), or False."""
+        if self.channel is None or sum(len(d) for d in files.values()) > MAX_WRITE:
+            return False
+        rows = [(rel, data, mode(data)) for rel, data in files.items()]
+        try:
+            await asyncio.to_thread(self.channel.write, root, rows)
+            return True
+        except ChannelError as exc:
+            self._broke(exc)
+            return False
+
+    def drop(self) -> None:
+        channel, self.channel = self.channel, None
+        if channel is not None:
+            channel.close()
+
+    def _broke(self, exc: Exception) -> None:
+        log.warning("the channel into the sandbox broke; runs go by exec: %s", exc)
+        self.channel = None
+        self.on_break()

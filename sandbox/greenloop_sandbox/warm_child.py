@@ -134,10 +134,10 @@ class _Warned:
                 return real(*args, **kwargs)
             return call
 
-        warnings.warn, warnings.warn_explicit = note(self.saved[0]), note(self.saved[1])  # type: ignore[assignment]
+        warnings.warn, warnings.warn_explicit = note(self.saved[0]), note(self.saved[1])
 
     def __exit__(self, *exc: object) -> None:
-        warnings.warn, warnings.warn_explicit = self.saved  # type: ignore[assignment]
+        warnings.warn, warnings.warn_explicit = self.saved
 
 
 def _compiles_quietly(source: bytes, filename: str) -> bool:
