@@ -61,8 +61,12 @@ class Channel:
         """`command` as run_in_container runs it (wrapped); its exit code, and the file `read` after it."""
         request = {"op": "run", "argv": wrap(command, timeout), "env": dict(env), "cwd": workdir, "read": read}
         done = self._request(request, time.monotonic() + timeout + GRACE, on_out, on_err)
-        text = done.get("read")
-        return int(done["code"]), base64.b64decode(text).decode("utf-8", errors="replace") if text else None
+        try:
+            text = done.get("read")
+            return int(done["code"]), base64.b64decode(text).decode("utf-8", errors="replace") if text else None
+        except (KeyError, TypeError, ValueError) as exc:
+            self.kill()
+            raise ChannelError(f"the channel's agent said what is not an answer: {str(done)[:200]}") from exc
 
     def write(self, root: str, files: list[tuple[str, bytes, int]]) -> None:
         rows = [[rel, base64.b64encode(data).decode(), mode] for rel, data, mode in files]
@@ -175,7 +179,7 @@ class SandboxChannel:
             return
         try:
             self.channel = await asyncio.to_thread(Channel, client, container_id, agent)
-        except ChannelError as exc:  # runs go by exec and archive, as without warm runs
+        except Exception as exc:  # the engine refused the exec too: runs go by exec and archive, as without warm runs
             log.warning("no channel into the sandbox: %s", exc)
 
     async def run(self, command: str, *, timeout: float, env: Mapping[str, str], workdir: str,  # noqa: ASYNC109 (as run_in_container)
