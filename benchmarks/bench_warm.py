@@ -105,13 +105,13 @@ class Bench:
             print(f"DISAGREE {suite} {case} #{n} {kind}: cold {row['cold']} warm {row['warm']}", flush=True)
 
 
-async def humanevalfix(bench: Bench, tasks: int, edits: int) -> None:
+async def humanevalfix(bench: Bench, tasks: int, edits: int, limits: Limits = HEF_LIMITS) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-warm-hef-") as tmp:
         root = Path(tmp)
         hef = humanevalfix_repo.write_repo(root)[:tasks]
         base = dict(read_tree(root))
-        async with open_sandbox("python", backend="docker", limits=HEF_LIMITS) as cold, \
-                open_sandbox("python", backend="docker", limits=HEF_LIMITS, warm_runs=True) as warm:
+        async with open_sandbox("python", backend="docker", limits=limits) as cold, \
+                open_sandbox("python", backend="docker", limits=limits, warm_runs=True) as warm:
             for task in hef:
                 source = base[task.module].decode("utf-8")
                 target = Target(task.module, task.entry_point, "function", 1, len(source.splitlines()))
@@ -149,7 +149,7 @@ async def realbugs_case(bench: Bench, case: realbugs.Case, edits: int, limits: L
             print(f"{case.id}: {len(edited)} candidates; warm {warm.warm.__dict__}", flush=True)  # type: ignore[attr-defined]
 
 
-async def humanevalfix_batched(bench: Bench, tasks: int, edits: int) -> None:
+async def humanevalfix_batched(bench: Bench, tasks: int, edits: int, limits: Limits = HEF_LIMITS) -> None:
     """Round k holds each task's k-th small edit at once (a task's test imports its own module only): one
     whole-suite run, cold and warm, compares every task's candidate by its own test's outcome."""
     with tempfile.TemporaryDirectory(prefix="bench-warm-hef-") as tmp:
@@ -161,8 +161,8 @@ async def humanevalfix_batched(bench: Bench, tasks: int, edits: int) -> None:
             source = base[task.module].decode("utf-8")
             target = Target(task.module, task.entry_point, "function", 1, len(source.splitlines()))
             edited[task.number] = list(candidates(source, target, edits, set(), []))
-        async with open_sandbox("python", backend="docker", limits=HEF_LIMITS) as cold, \
-                open_sandbox("python", backend="docker", limits=HEF_LIMITS, warm_runs=True) as warm:
+        async with open_sandbox("python", backend="docker", limits=limits) as cold, \
+                open_sandbox("python", backend="docker", limits=limits, warm_runs=True) as warm:
             for k in range(edits):
                 batch = [t for t in hef if len(edited[t.number]) > k
                          and ("humanevalfix-batched", f"t{t.number:03d}", k) not in bench.done]
@@ -231,7 +231,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--edits", type=int, default=30, help="small edits per realbugs case")
     parser.add_argument("--cases", default=DEFAULT_CASES, help="realbugs case ids, comma-separated ('' : none)")
     parser.add_argument("--batched", action="store_true", help="HumanEvalFix: one candidate per task in each run")
-    parser.add_argument("--cpus", type=float, default=REALBUGS_LIMITS.cpus, help="each realbugs sandbox's cores")
+    parser.add_argument("--cpus", type=float, default=REALBUGS_LIMITS.cpus, help="each sandbox's cores")
     parser.add_argument("--table", nargs="+", type=Path, help="only print the table of these rows files")
     args = parser.parse_args(argv)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -247,9 +247,9 @@ async def main(argv: list[str] | None = None) -> int:
     for case_id in ids:  # in the order given
         await realbugs_case(bench, cases[case_id], args.edits, dataclasses.replace(REALBUGS_LIMITS, cpus=args.cpus))
     if args.hef and args.batched:
-        await humanevalfix_batched(bench, args.hef, args.hef_edits)
+        await humanevalfix_batched(bench, args.hef, args.hef_edits, dataclasses.replace(HEF_LIMITS, cpus=args.cpus))
     elif args.hef:
-        await humanevalfix(bench, args.hef, args.hef_edits)
+        await humanevalfix(bench, args.hef, args.hef_edits, dataclasses.replace(HEF_LIMITS, cpus=args.cpus))
     print(f"load {os.getloadavg()}", flush=True)
     print(table([args.out]))
     return 0
