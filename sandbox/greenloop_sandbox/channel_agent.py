@@ -4,8 +4,8 @@ A program run inside the sandbox (`python3 -S -P channel_agent.py`, one long-liv
 attached), never imported by greenloop_sandbox; the standard library only. docker_channel.py is the host end.
 Each request is one JSON line; the answer is JSON lines on stdout: `{"out": b64}` and `{"err": b64}` chunks
 of a command's output as they come, then one `{"done": ...}`. A command runs as `docker exec` would run it:
-the agent's own environment (the container's) with the request's on top, its cwd, stdin from /dev/null,
-its own session. Files are written as Docker's `put_archive` writes the tar the sandbox sends (mode
+the agent's own environment (the container's, LC_CTYPE as before python's locale coercion) with the
+request's on top, its cwd, stdin from /dev/null, its own session. Files are written as Docker's `put_archive` writes the tar the sandbox sends (mode
 0755 or 0644, time 0, folders 0755 with time 0), so a run cannot tell which way its files came.
 """
 
@@ -88,6 +88,11 @@ def main() -> int:
     with contextlib.suppress(OSError):
         os.setsid()  # its own group: the cleanup after each command spares it (GREENLOOP_SPARE)
     base_env = dict(os.environ)
+    was = base_env.pop("GREENLOOP_LC_CTYPE", None)  # LC_CTYPE before python's locale coercion (docker_channel.py)
+    if was == "":
+        base_env.pop("LC_CTYPE", None)
+    elif was is not None:
+        base_env["LC_CTYPE"] = was[1:]
     _send({"done": {"pgid": os.getpgid(0)}})
     for line in sys.stdin.buffer:
         try:

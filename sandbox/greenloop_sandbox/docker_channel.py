@@ -32,6 +32,11 @@ GRACE = 10.0  # past a command's timeout, the answer is this late before the cha
 MAX_WRITE = 4 << 20  # a larger sync goes by put_archive (a request is one line in memory on both ends)
 
 
+# python sets LC_CTYPE in its own environment when the locale is C (PEP 538), and the agent's commands would
+# inherit it: the agent is told what LC_CTYPE was ("=value", or "" for none) and gives its commands that
+_START = 'GREENLOOP_LC_CTYPE="${LC_CTYPE+=$LC_CTYPE}" exec python3 -S -P "$0"'
+
+
 class ChannelError(Exception):
     """The channel broke: the request may or may not have run."""
 
@@ -41,7 +46,7 @@ class Channel:
 
     def __init__(self, client: Any, container_id: str, agent: str) -> None:
         self.client, self.container_id = client, container_id
-        ex = client.api.exec_create(container_id, ["python3", "-S", "-P", agent], stdin=True, stdout=True,
+        ex = client.api.exec_create(container_id, ["sh", "-c", _START, agent], stdin=True, stdout=True,
                                     stderr=True, user=USER, workdir="/")
         sock = client.api.exec_start(ex["Id"], socket=True)
         self._sock: socket.socket = getattr(sock, "_sock", sock)

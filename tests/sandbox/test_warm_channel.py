@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 
 import pytest
@@ -82,3 +83,22 @@ async def test_a_kept_rewrite_is_of_the_same_source_and_a_rewrite_that_warned_is
     assert report.passed == 2 and report.failed == 1 and "test_value" in str(report.failures)
     kept = (await warm.exec("ls /tmp/greenloop-warm-run/rewritten | wc -l")).stdout.strip()
     assert kept == "4"  # conftest.py, test_b.py twice (two sources), test_c.py; not test_a.py
+
+
+async def test_a_run_over_the_channel_sees_the_environment_and_stdio_a_cold_run_sees(
+        pair: tuple[DockerSandbox, DockerSandbox]) -> None:
+    cold, warm = pair
+    dump = {"test_env.py": b"import json, os, re\n\n\ndef test_env():\n"
+                           b"    fds = [re.sub('[0-9]+', 'N', os.readlink(f'/proc/self/fd/{fd}')) for fd in (0, 1, 2)]\n"
+                           b"    seen = {'env': dict(os.environ), 'cwd': os.getcwd(), 'fds': fds,\n"
+                           b"            'umask': os.umask(0o022), 'groups': os.getgroups()}\n"
+                           b"    json.dump(seen, open('/tmp/seen.json', 'w'), sort_keys=True)\n"}
+    await both(pair, dump)
+    await both(pair, dump)  # the second warm run is forked and goes over the channel
+    assert warm._channel.channel is not None and warm.warm.warm == 2
+    seen = [json.loads((await box.exec("cat /tmp/seen.json")).stdout) for box in (cold, warm)]
+    assert seen[0]["fds"][0] == "/dev/null" and seen[0]["env"]["HOME"] == "/home/sandbox"
+    for one in seen:
+        for key in ("HOSTNAME", "GREENLOOP_SPARE"):  # the container's own name; the groups the cleanup spares
+            one["env"].pop(key, None)
+    assert seen[0] == seen[1]
