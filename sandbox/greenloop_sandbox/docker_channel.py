@@ -158,6 +158,7 @@ async def run_in_channel(channel: Channel, command: str | list[str], *, timeout:
     start = time.monotonic()
     task = asyncio.ensure_future(asyncio.to_thread(channel.run, command, timeout=timeout, env=env, workdir=workdir,
                                                    on_out=out.feed, on_err=err.feed, read=read))
+    task.add_done_callback(_seen)
     try:
         code, text = await asyncio.shield(task)
     except asyncio.CancelledError:
@@ -180,7 +181,7 @@ class SandboxChannel:
         return self.channel.pgid if self.channel is not None else None
 
     async def open(self, client: Any, container_id: str, agent: str) -> None:
-        if self.channel is not None:
+        if self.channel is not None and not self.channel.broken:
             return
         try:
             self.channel = await asyncio.to_thread(Channel, client, container_id, agent)
@@ -198,18 +199,30 @@ class SandboxChannel:
         except ChannelError as exc:
             self._broke(exc)
             return None
+        except asyncio.CancelledError:  # run_in_channel killed everything
+            self.channel = None
+            self.on_break()
+            raise
 
     async def write(self, root: str, files: Mapping[str, bytes], mode: Callable[[bytes], int]) -> bool:
         """`files` written under `root` as put_archive writes their tar (file modes by `mode`), or False."""
         if self.channel is None or sum(len(d) for d in files.values()) > MAX_WRITE:
             return False
         rows = [(rel, data, mode(data)) for rel, data in files.items()]
+        channel = self.channel
+        task = asyncio.ensure_future(asyncio.to_thread(channel.write, root, rows))
+        task.add_done_callback(_seen)
         try:
-            await asyncio.to_thread(self.channel.write, root, rows)
+            await asyncio.shield(task)
             return True
         except ChannelError as exc:
             self._broke(exc)
             return False
+        except asyncio.CancelledError:  # half written, maybe: no request goes after it; the sync starts over
+            channel.broken = True
+            self._broke(ChannelError("cancelled during a write"))
+            await asyncio.shield(asyncio.to_thread(channel.kill))
+            raise
 
     def drop(self) -> None:
         channel, self.channel = self.channel, None
@@ -220,3 +233,9 @@ class SandboxChannel:
         log.warning("the channel into the sandbox broke; runs go by exec: %s", exc)
         self.channel = None
         self.on_break()
+
+
+def _seen(task: asyncio.Future[Any]) -> None:
+    """A request's thread that ended after its caller was cancelled: its error (the agent killed) is expected."""
+    if not task.cancelled():
+        task.exception()

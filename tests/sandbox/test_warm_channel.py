@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 
@@ -13,7 +14,7 @@ from greenloop_sandbox.images import build_template_image
 from tests.sandbox.test_warm_runs import outcomes
 
 pytestmark = pytest.mark.docker
-LIMITS = Limits(test_case_timeout=10, test_timeout=120, cpus=0.5)
+LIMITS = Limits(test_case_timeout=20, case_timeout_factor=0, test_timeout=120, cpus=0.5)  # a fixed per-test limit
 PASSING = {"test_ok.py": b"def test_ok():\n    assert 1 + 1 == 2\n"}
 LISTING = "cd /workspace && find . -mindepth 1 -printf '%p %m %T@ %s %u\\n' | sort"
 AGENTS = ("python3 -c \"import os; print(sum(b'channel_' b'agent' in open(f'/proc/{p}/cmdline', 'rb').read() "
@@ -102,3 +103,20 @@ async def test_a_run_over_the_channel_sees_the_environment_and_stdio_a_cold_run_
         for key in ("HOSTNAME", "GREENLOOP_SPARE"):  # the container's own name; the groups the cleanup spares
             one["env"].pop(key, None)
     assert seen[0] == seen[1]
+
+
+async def test_a_run_cancelled_over_the_channel_leaves_nothing_and_the_next_run_is_as_cold(
+        pair: tuple[DockerSandbox, DockerSandbox]) -> None:
+    _, warm = pair
+    await both(pair, PASSING)
+    slow = {**PASSING, "test_slow.py": b"import time\n\n\ndef test_slow():\n    time.sleep(60)\n"}
+    await warm.sync(slow)
+    run = asyncio.ensure_future(warm.run_tests(["test_slow.py"]))
+    await asyncio.sleep(4)
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert warm._channel.channel is None and warm.warm.pgid is None
+    assert (await warm.exec(AGENTS)).stdout.strip() == "0"  # the agent, the worker and the run are gone
+    await both(pair, PASSING)
+    assert warm._channel.channel is not None and (await warm.exec(AGENTS)).stdout.strip() == "1"
