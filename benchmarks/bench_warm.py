@@ -1,6 +1,6 @@
 """Warm test runs against cold ones: the same pass/fail per test for every candidate, and the seconds each takes.
 
-    nice -n 10 python benchmarks/bench_warm.py [--out FILE] [--hef N] [--edits N] [--cases ID,...]
+    nice -n 10 python benchmarks/bench_warm.py [--out FILE] [--hef N] [--edits N] [--cases ID,...] [--cpus N]
 
 Candidates are the small edits (`agent.repair.mutants.small_edits`) of each bug's function, no model:
 HumanEvalFix (all tasks packed in one repository, `humanevalfix_repo.py`; each candidate runs its task's
@@ -10,13 +10,15 @@ runs off and one with them on, and run in both, cold first; the per-test outcome
 code) must be equal. Every test gets the same fixed limit in both (`case_timeout_factor = 0`), so a
 limit learnt from a slightly different time cannot make them differ. Rows go to `--out` (JSONL) as they
 come; a rerun skips the candidates already there. The table: candidates, disagreements, and per project
-the median seconds per candidate cold and warm, as the sandbox's caller waits for them.
+the median seconds per candidate cold and warm, as the sandbox's caller waits for them (the test run; rows
+also hold each sync's seconds, `cold_sync_s` and `warm_sync_s`, and the table their sum with the run's).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import statistics
@@ -86,7 +88,9 @@ class Bench:
             return
         row: dict[str, Any] = {"suite": suite, "case": case, "n": n, "kind": kind}
         for label, box in (("cold", cold), ("warm", warm)):
+            start = time.monotonic()
             await box.sync(files)
+            row[f"{label}_sync_s"] = round(time.monotonic() - start, 3)
             start = time.monotonic()
             report = await box.run_tests(tests)
             row[f"{label}_s"] = round(time.monotonic() - start, 3)
@@ -101,13 +105,13 @@ class Bench:
             print(f"DISAGREE {suite} {case} #{n} {kind}: cold {row['cold']} warm {row['warm']}", flush=True)
 
 
-async def humanevalfix(bench: Bench, tasks: int, edits: int) -> None:
+async def humanevalfix(bench: Bench, tasks: int, edits: int, limits: Limits = HEF_LIMITS) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-warm-hef-") as tmp:
         root = Path(tmp)
         hef = humanevalfix_repo.write_repo(root)[:tasks]
         base = dict(read_tree(root))
-        async with open_sandbox("python", backend="docker", limits=HEF_LIMITS) as cold, \
-                open_sandbox("python", backend="docker", limits=HEF_LIMITS, warm_runs=True) as warm:
+        async with open_sandbox("python", backend="docker", limits=limits) as cold, \
+                open_sandbox("python", backend="docker", limits=limits, warm_runs=True) as warm:
             for task in hef:
                 source = base[task.module].decode("utf-8")
                 target = Target(task.module, task.entry_point, "function", 1, len(source.splitlines()))
@@ -118,7 +122,7 @@ async def humanevalfix(bench: Bench, tasks: int, edits: int) -> None:
             print(f"humanevalfix: warm {warm.warm.__dict__}", flush=True)  # type: ignore[attr-defined]
 
 
-async def realbugs_case(bench: Bench, case: realbugs.Case, edits: int) -> None:
+async def realbugs_case(bench: Bench, case: realbugs.Case, edits: int, limits: Limits = REALBUGS_LIMITS) -> None:
     row = next(json.loads(line) for line in (realbugs.DATA / "cases.jsonl").read_text().splitlines()
                if json.loads(line)["id"] == case.id)
     truth = case.truth[0]
@@ -131,8 +135,8 @@ async def realbugs_case(bench: Bench, case: realbugs.Case, edits: int) -> None:
                if f.path == truth.path and truth.start <= f.line <= truth.end}
         raised = builtin_exceptions(case.output) if hot else []
         edited = list(candidates(source, target, edits, hot, raised))
-        async with open_sandbox("python", backend="docker", limits=REALBUGS_LIMITS) as cold, \
-                open_sandbox("python", backend="docker", limits=REALBUGS_LIMITS, warm_runs=True) as warm:
+        async with open_sandbox("python", backend="docker", limits=limits) as cold, \
+                open_sandbox("python", backend="docker", limits=limits, warm_runs=True) as warm:
             for box in (cold, warm):
                 if row["requirements"]:
                     installed = await box.install(list(row["requirements"]))
@@ -145,7 +149,7 @@ async def realbugs_case(bench: Bench, case: realbugs.Case, edits: int) -> None:
             print(f"{case.id}: {len(edited)} candidates; warm {warm.warm.__dict__}", flush=True)  # type: ignore[attr-defined]
 
 
-async def humanevalfix_batched(bench: Bench, tasks: int, edits: int) -> None:
+async def humanevalfix_batched(bench: Bench, tasks: int, edits: int, limits: Limits = HEF_LIMITS) -> None:
     """Round k holds each task's k-th small edit at once (a task's test imports its own module only): one
     whole-suite run, cold and warm, compares every task's candidate by its own test's outcome."""
     with tempfile.TemporaryDirectory(prefix="bench-warm-hef-") as tmp:
@@ -157,8 +161,8 @@ async def humanevalfix_batched(bench: Bench, tasks: int, edits: int) -> None:
             source = base[task.module].decode("utf-8")
             target = Target(task.module, task.entry_point, "function", 1, len(source.splitlines()))
             edited[task.number] = list(candidates(source, target, edits, set(), []))
-        async with open_sandbox("python", backend="docker", limits=HEF_LIMITS) as cold, \
-                open_sandbox("python", backend="docker", limits=HEF_LIMITS, warm_runs=True) as warm:
+        async with open_sandbox("python", backend="docker", limits=limits) as cold, \
+                open_sandbox("python", backend="docker", limits=limits, warm_runs=True) as warm:
             for k in range(edits):
                 batch = [t for t in hef if len(edited[t.number]) > k
                          and ("humanevalfix-batched", f"t{t.number:03d}", k) not in bench.done]
@@ -198,8 +202,8 @@ async def humanevalfix_batched(bench: Bench, tasks: int, edits: int) -> None:
 
 def table(files: list[Path]) -> str:
     rows = [json.loads(line) for out in files for line in out.read_text().splitlines()]
-    lines = ["| suite / project | candidates | disagreements | cold s/candidate (median) | warm s/candidate (median) | ratio |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| suite / project | candidates | disagreements | cold s/candidate (median) | warm s/candidate (median) | ratio "
+             "| with the sync: cold / warm s (median) | ratio |", "|---|---|---|---|---|---|---|---|"]
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         key = row["suite"] if row["suite"].startswith("humanevalfix") else row["case"].rsplit("-", 1)[0].replace("-git", "")
@@ -207,9 +211,15 @@ def table(files: list[Path]) -> str:
     for key, group in sorted(groups.items()):
         cold = statistics.median(r["cold_s"] for r in group)
         warm = statistics.median(r["warm_s"] for r in group)
+        synced = [r for r in group if "cold_sync_s" in r]
+        both = ""
+        if synced:
+            cold_all = statistics.median(r["cold_s"] + r["cold_sync_s"] for r in synced)
+            warm_all = statistics.median(r["warm_s"] + r["warm_sync_s"] for r in synced)
+            both = f"{cold_all:.3f} / {warm_all:.3f} | {cold_all / warm_all:.1f}x"
         lines.append(f"| {key} | {len(group)} | {sum(not r['agree'] for r in group)} | {cold:.3f} | {warm:.3f} | "
-                     f"{cold / warm:.1f}x |")
-    lines.append(f"| all | {len(rows)} | {sum(not r['agree'] for r in rows)} | | | |")  # seconds: per project only
+                     f"{cold / warm:.1f}x | {both or '| '} |")
+    lines.append(f"| all | {len(rows)} | {sum(not r['agree'] for r in rows)} | | | | | |")  # seconds: per project only
     return "\n".join(lines)
 
 
@@ -221,6 +231,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--edits", type=int, default=30, help="small edits per realbugs case")
     parser.add_argument("--cases", default=DEFAULT_CASES, help="realbugs case ids, comma-separated ('' : none)")
     parser.add_argument("--batched", action="store_true", help="HumanEvalFix: one candidate per task in each run")
+    parser.add_argument("--cpus", type=float, default=REALBUGS_LIMITS.cpus, help="each sandbox's cores")
     parser.add_argument("--table", nargs="+", type=Path, help="only print the table of these rows files")
     args = parser.parse_args(argv)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -230,15 +241,15 @@ async def main(argv: list[str] | None = None) -> int:
     bench = Bench(args.out)
     commit = subprocess.run(  # noqa: ASYNC221 (once, before anything runs)
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    print(f"commit {commit}, load {os.getloadavg()}", flush=True)
+    print(f"commit {commit}, load {os.getloadavg()}, cpus {args.cpus:g}", flush=True)
     ids = [i for i in args.cases.split(",") if i]
     cases = {c.id: c for c in realbugs.load_cases(ids=set(ids))}
     for case_id in ids:  # in the order given
-        await realbugs_case(bench, cases[case_id], args.edits)
+        await realbugs_case(bench, cases[case_id], args.edits, dataclasses.replace(REALBUGS_LIMITS, cpus=args.cpus))
     if args.hef and args.batched:
-        await humanevalfix_batched(bench, args.hef, args.hef_edits)
+        await humanevalfix_batched(bench, args.hef, args.hef_edits, dataclasses.replace(HEF_LIMITS, cpus=args.cpus))
     elif args.hef:
-        await humanevalfix(bench, args.hef, args.hef_edits)
+        await humanevalfix(bench, args.hef, args.hef_edits, dataclasses.replace(HEF_LIMITS, cpus=args.cpus))
     print(f"load {os.getloadavg()}", flush=True)
     print(table([args.out]))
     return 0

@@ -18,7 +18,7 @@ from dataclasses import asdict, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from greenloop_sandbox import docker_warm, images, packages, pip_resolve, sdist_build
+from greenloop_sandbox import docker_channel, docker_warm, images, packages, pip_resolve, sdist_build
 from greenloop_sandbox.base import (
     DEFAULT_LIMITS,
     ExecResult,
@@ -40,8 +40,9 @@ from greenloop_sandbox.reaper import owner_labels, reap_containers
 from greenloop_sandbox.report import TestReport
 from greenloop_sandbox.templates import EnvTemplate
 from greenloop_sandbox.transfer import template_image_on
-from greenloop_sandbox.tree import SyncState, check_relpath, is_executable_text
+from greenloop_sandbox.tree import SyncState, check_relpath
 from greenloop_sandbox.warm import SPARE_ENV, WarmRuns
+from greenloop_sandbox.workspace_tar import file_mode, tar_files, write_tree
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,7 @@ class DockerSandbox(Sandbox):
         self._state = SyncState()
         self._files: dict[str, bytes] = {}
         self._lock = asyncio.Lock()
+        self._channel = docker_channel.SandboxChannel(self._channel_broke)  # open while the warm worker runs
 
     def workspace_dir(self) -> str | None:
         return WORKSPACE if self._container is not None else None
@@ -106,6 +108,7 @@ class DockerSandbox(Sandbox):
         assert self.image is not None
         self._cases = None  # a new container has no limits file yet
         self.warm.pgid = None  # ... and no warm worker
+        self._channel.drop()  # ... nor channel
         ncpu = os.cpu_count() or 1
         kwargs: dict[str, Any] = dict(
             command=["sleep", "infinity"], detach=True, init=True, user="0:0", network_mode="none",
@@ -125,6 +128,7 @@ class DockerSandbox(Sandbox):
 
     async def close(self) -> None:
         container, self._container = self._container, None
+        self._channel.drop()
         if container is None:
             return
         removal = asyncio.ensure_future(asyncio.to_thread(_remove, container))
@@ -139,8 +143,8 @@ class DockerSandbox(Sandbox):
         async with self._lock:
             self._require()
             changed, gone = self._state.plan(files, deleted)
-            if changed:
-                data = await asyncio.to_thread(_tar_files, changed)
+            if changed and not await self._channel.write(WORKSPACE, changed, file_mode):
+                data = await asyncio.to_thread(tar_files, changed)
                 await asyncio.to_thread(self._container.put_archive, WORKSPACE, data)
             if gone:
                 res = await self._run(["rm", "-f", "--", *gone], timeout=60)
@@ -160,11 +164,15 @@ class DockerSandbox(Sandbox):
     async def _run(self, command: str | list[str], *, timeout: float, env: Mapping[str, str] | None = None,  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
                    workdir: str | None = None) -> ExecResult:
         cwd = WORKSPACE if not workdir or workdir == "." else str(PurePosixPath(WORKSPACE, check_relpath(workdir)))
+        return await run_in_container(self._client, self._container.id, command, timeout=timeout,
+                                      env=self._command_env(env), workdir=cwd, output_limit=self.limits.output_limit)
+
+    def _command_env(self, env: Mapping[str, str] | None) -> dict[str, str]:
         full_env = {**self.template.env, "HOME": "/home/sandbox", **(env or {})}
-        if self.warm.pgid is not None:  # the cleanup after the command spares the warm worker
-            full_env[SPARE_ENV] = str(self.warm.pgid)
-        return await run_in_container(self._client, self._container.id, command, timeout=timeout, env=full_env,
-                                      workdir=cwd, output_limit=self.limits.output_limit)
+        spare = [str(g) for g in (self.warm.pgid, self._channel.pgid) if g is not None]
+        if spare:  # the cleanup after the command spares the warm worker and the channel's agent
+            full_env[SPARE_ENV] = " ".join(spare)
+        return full_env
 
     async def run_tests(self, test_ids: list[str] | None = None, *, timeout: float | None = None,  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
                         stop: EarlyStop | None = None) -> TestReport:
@@ -174,8 +182,13 @@ class DockerSandbox(Sandbox):
         tests = self.template.test_argv(report_path, test_ids, case_timeout)
 
         async def once(command: str) -> tuple[ExecResult, str | None]:
-            res = await self._run(f"rm -rf {REPORT_DIR}; mkdir -p {REPORT_DIR}; {stale}{command}",
-                                  timeout=timeout or self.limits.test_timeout, env=env)
+            full = f"rm -rf {REPORT_DIR}; mkdir -p {REPORT_DIR}; {stale}{command}"
+            seconds = timeout or self.limits.test_timeout
+            by_channel = await self._channel.run(full, timeout=seconds, env=self._command_env(env), workdir=WORKSPACE,
+                                                 output_limit=self.limits.output_limit, read=report_path)
+            if by_channel is not None:
+                return by_channel
+            res = await self._run(full, timeout=seconds, env=env)
             return res, await asyncio.to_thread(self._read_file, report_path) if report_path else None
 
         async with self._lock:
@@ -188,11 +201,17 @@ class DockerSandbox(Sandbox):
 
     # the warm worker (warm.py, docker_warm.py); called with the lock held ---------------------------------
     async def start_worker(self, env: dict[str, str]) -> int:
-        return await asyncio.to_thread(docker_warm.start_worker_blocking, self._client, self._container, env,
+        pgid = await asyncio.to_thread(docker_warm.start_worker_blocking, self._client, self._container, env,
                                        self.support_dir(), WORKSPACE, self._read_file)
+        await self._channel.open(self._client, self._container.id, docker_warm.AGENT)
+        return pgid
 
     async def stop_worker(self) -> None:
+        self._channel.drop()
         await self._run("true", timeout=30)  # no GREENLOOP_SPARE: the cleanup after it kills every process
+
+    def _channel_broke(self) -> None:
+        self.warm.pgid = None  # killed with the channel's agent: the next warm run starts a new worker and channel
 
     def worker_paths(self) -> tuple[str, str]:
         return docker_warm.SCRIPT, docker_warm.SOCKET
@@ -306,7 +325,7 @@ class DockerSandbox(Sandbox):
 
     async def _setup_layer(self, ctx: Path, command: str) -> ExecResult:
         assert self.image is not None
-        await asyncio.to_thread(_write_tree, ctx / "ws", self._files)
+        await asyncio.to_thread(write_tree, ctx / "ws", self._files)
         (ctx / "Dockerfile").write_text(
             f"FROM {self.image}\nUSER root\nCOPY --chown=1000:1000 ws/ {WORKSPACE}/\n"
             f"RUN cd {WORKSPACE} && timeout -k 5 {self.limits.exec_timeout:.0f} sh -c {_shq(command)}"
@@ -335,7 +354,7 @@ class DockerSandbox(Sandbox):
         await self._start_container()
         files, self._state = self._files, SyncState()
         if files:
-            data = await asyncio.to_thread(_tar_files, files)
+            data = await asyncio.to_thread(tar_files, files)
             await asyncio.to_thread(self._container.put_archive, WORKSPACE, data)
             self._state.apply(files, [])
 
@@ -396,31 +415,6 @@ def _build_report(template: EnvTemplate, res: ExecResult, report_text: str | Non
     if res.timed_out:
         mark_timed_out(report, res.duration, report_text or raw)
     return report
-
-
-def _tar_files(files: Mapping[str, bytes]) -> bytes:
-    """A tar of `files` owned by the sandbox user, parent folders included."""
-    buf = io.BytesIO()
-    dirs: set[str] = set()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for rel, data in sorted(files.items()):
-            for parent in reversed(PurePosixPath(rel).parents[:-1]):
-                if str(parent) not in dirs:
-                    dirs.add(str(parent))
-                    tar.addfile(tar_entry(str(parent), tarfile.DIRTYPE, 0o755))
-            info = tar_entry(rel, tarfile.REGTYPE, 0o755 if is_executable_text(data) else 0o644)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
-
-def _write_tree(root: Path, files: Mapping[str, bytes]) -> None:
-    root.mkdir(parents=True, exist_ok=True)
-    for rel, data in files.items():
-        path = root / check_relpath(rel)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
 
 
 def _remove(container: Any) -> None:

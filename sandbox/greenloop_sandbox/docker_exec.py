@@ -15,13 +15,14 @@ from greenloop_sandbox.output import CappedOutput
 USER = "1000:1000"
 # Runs the command under `timeout`, then kills every process the sandbox user still has (stragglers,
 # daemons that escaped with setsid). PID 1 (docker-init, root) and this shell survive `kill -1`.
-# With GREENLOOP_SPARE set (the warm worker's process group, warm.py) the processes of that group live
-# on: the others are killed one by one, in passes until a pass finds none (a fork between passes is
-# caught by the next). A process cannot join that group from another session, and each run the worker
-# forks starts its own session.
+# With GREENLOOP_SPARE set (process groups, space-separated: the warm worker's, warm.py, and the channel's
+# agent's, docker_channel.py) the processes of those groups live on: the others are killed one by one,
+# in passes until a pass finds none (a fork between passes is caught by the next). A process cannot join
+# such a group from another session; each run the worker forks, and each command the agent runs, starts
+# its own session.
 _SPARE = ('for pass in 1 2 3 4 5 6 7 8; do n=0; for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" = "$$" ] '
           '&& continue; read -r s < "$d/stat" 2>/dev/null || continue; s=${s##*) }; set -- $s; '
-          '[ "$3" = "$GREENLOOP_SPARE" ] && continue; kill -9 "$p" 2>/dev/null && n=1; done; '
+          'case " $GREENLOOP_SPARE " in *" $3 "*) continue;; esac; kill -9 "$p" 2>/dev/null && n=1; done; '
           '[ $n = 0 ] && break; done')
 _WRAPPER = ('timeout -s KILL "$0" "$@"; rc=$?; if [ -n "$GREENLOOP_SPARE" ]; then ' + _SPARE +
             '; else kill -9 -1 2>/dev/null; fi; exit $rc')
@@ -73,7 +74,12 @@ async def run_in_container(client: Any, container_id: str, command: str | list[s
     except asyncio.CancelledError:
         await asyncio.shield(asyncio.to_thread(kill_all_blocking, client, container_id))
         raise
-    duration = time.monotonic() - start
+    return exec_result(code, out, err, time.monotonic() - start, timeout, timed_out)
+
+
+def exec_result(code: int, out: CappedOutput, err: CappedOutput, duration: float, timeout: float,
+                timed_out: bool = False) -> ExecResult:
+    """A wrapped command's result; killed by its `timeout` (exit 137 at that time) counts as timed out."""
     if code == 137 and duration >= timeout - 0.05:
         timed_out = True
     if timed_out:

@@ -2,7 +2,8 @@
 
 The worker is its own exec, detached, as the sandbox user; it is no command's child, and every later
 command carries its process group in GREENLOOP_SPARE so the cleanup after that command spares it
-(docker_exec.py). Its program goes in read-only (owned by root), so a test run cannot change it.
+(docker_exec.py). Its program, and the channel's agent (docker_channel.py), go in read-only (owned by
+root), so a test run cannot change them.
 """
 
 from __future__ import annotations
@@ -19,9 +20,13 @@ from greenloop_sandbox.base import SandboxError
 from greenloop_sandbox.docker_exec import USER, tar_entry
 from greenloop_sandbox.warm import WORKER_FILE
 
+AGENT_FILE = WORKER_FILE.with_name("channel_agent.py")
+CHILD_FILE = WORKER_FILE.with_name("warm_child.py")  # the worker loads it from its own folder
+
 FOLDER = "/tmp/greenloop-warm"  # the program, root's
 RUN_DIR = "/tmp/greenloop-warm-run"  # the worker's socket and state, the sandbox user's (mode 0700)
 SCRIPT = f"{FOLDER}/warm_worker.py"
+AGENT = f"{FOLDER}/channel_agent.py"
 SOCKET = f"{RUN_DIR}/sock"
 START_SECONDS = 30.0
 
@@ -51,16 +56,17 @@ def start_worker_blocking(client: Any, container: Any, env: Mapping[str, str], s
 
 
 def _program_tar() -> bytes:
-    data = WORKER_FILE.read_bytes()
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         folder = tar_entry(FOLDER.removeprefix("/tmp/"), tarfile.DIRTYPE, 0o755)
         folder.uid = folder.gid = 0
         folder.uname = folder.gname = "root"
         tar.addfile(folder)
-        info = tar_entry(SCRIPT.removeprefix("/tmp/"), tarfile.REGTYPE, 0o644)
-        info.uid = info.gid = 0
-        info.uname = info.gname = "root"
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
+        for source, path in ((WORKER_FILE, SCRIPT), (CHILD_FILE, f"{FOLDER}/warm_child.py"), (AGENT_FILE, AGENT)):
+            data = source.read_bytes()
+            info = tar_entry(path.removeprefix("/tmp/"), tarfile.REGTYPE, 0o644)
+            info.uid = info.gid = 0
+            info.uname = info.gname = "root"
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
     return buf.getvalue()

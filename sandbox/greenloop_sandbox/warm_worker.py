@@ -15,12 +15,10 @@ saying why on stderr, when the worker cannot take the run (the sandbox then runs
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import importlib
 import importlib.util
 import json
 import os
-import random
 import select
 import signal
 import socket
@@ -34,7 +32,6 @@ MARK = "greenloop-warm: unavailable:"
 CONNECT_SECONDS = 2.0  # a worker that does not accept in this long is down
 LEARN_TRIES = 3
 IMPORT_SECONDS = 30  # importing the libraries may take this long; past it, runs are cold
-_IGNORED_ENV = ("PYTEST_",)  # pytest's own variables (PYTEST_VERSION, PYTEST_CURRENT_TEST) are no change
 
 
 # the client ------------------------------------------------------------------------------------
@@ -96,11 +93,8 @@ class Worker:
         self.sock_path, self.state_path = sock_path, state_path
         self.private = os.path.dirname(sock_path)
         self.runner_path = os.path.join(support, "run_pytest.py")
-        spec = importlib.util.spec_from_file_location("run_pytest", self.runner_path)
-        if spec is None or spec.loader is None:
-            raise SystemExit(f"no runner at {self.runner_path}")
-        self.runner = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(self.runner)  # imports pytest, as a cold run does first
+        self.runner = _load(self.runner_path, "run_pytest")  # imports pytest, as a cold run does first
+        self.child = _load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "warm_child.py"), "warm_child")
         self.env_delta: dict[str, str | None] = {}  # what the imports did to the environment, applied in children
         self.learnt = False
         self.tries = 0  # first runs that did not say what they imported (a test that ended its process)
@@ -150,7 +144,7 @@ class Worker:
             if pid == 0:  # the child never returns
                 listener.close()
                 conn.close()
-                _child(self, request, fds, learn)
+                self.child.run_child(self, request, fds, learn)
         finally:
             for fd in fds:
                 os.close(fd)
@@ -193,7 +187,7 @@ class Worker:
             signal.alarm(0)
             signal.signal(signal.SIGALRM, signal.SIG_DFL)
         self.env_delta = {k: os.environ.get(k) for k in set(before) | set(os.environ) if before.get(k) != os.environ.get(k)}
-        self.cold = self.cold or _unsafe(seen)
+        self.cold = self.cold or _unsafe(seen, self.child)
         self._write_state(imported=len(seen["import"]))
 
     def _write_state(self, **extra: Any) -> None:
@@ -202,6 +196,16 @@ class Worker:
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(data, fh)
         os.replace(tmp, self.state_path)
+
+
+def _load(path: str, name: str) -> Any:
+    """The module at `path`, run once and kept out of `sys.modules` (a project's module may have its name)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"no {name} at {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _warm_caches(patterns: list[list[Any]]) -> None:
@@ -226,138 +230,19 @@ def _too_long(signum: int, frame: Any) -> None:
     raise _TooLong
 
 
-def _unsafe(seen: dict[str, Any]) -> str:
+def _unsafe(seen: dict[str, Any], child: Any) -> str:
     """Why forking this worker would not give a cold run's result, or ""."""
     threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
     if threads > 1:
         return f"a library started {threads - 1} thread(s) when imported, and a forked run would lack them"
     files: dict[str, str] = seen["files"]
     for name, module in list(sys.modules.items()):
-        where = _file(module)
+        where = child.file_of(module)
         if name in files and where and files[name] != where:
             return f"the module {name} is the project's own in a test run ({files[name]}) but not in the worker ({where})"
-        if where and _inside(where, seen["root"]):
+        if where and child.inside(where, seen["root"]):
             return f"importing the test session's libraries imported the project's own {name}"
     return ""
-
-
-def _child(worker: Worker, request: dict[str, Any], fds: list[int], learn: str | None) -> None:
-    """The forked run: a new session, the client's stdio, cwd and environment, then pytest. Never returns."""
-    code = 1
-    try:
-        os.setsid()
-        with contextlib.suppress(Exception):  # die with the worker (a killed worker leaves no run behind)
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        for target, fd in zip((0, 1, 2), fds, strict=False):
-            os.dup2(fd, target)
-        for fd in fds:  # a cold run has stdin, stdout and stderr only
-            if fd > 2:
-                os.close(fd)
-        os.chdir(request["cwd"])
-        os.environ.clear()
-        os.environ.update(request["env"])
-        for key, value in worker.env_delta.items():  # as if the libraries were imported in this environment
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        sys.argv = [worker.runner_path, *request["argv"]]
-        sys.path.insert(0, os.getcwd())  # as run_pytest.main has it (the worker runs with -P: no folder of its own)
-        importlib.invalidate_caches()
-        random.seed()
-        recorder = _Recorder() if learn else None
-        if recorder is not None:
-            sys.meta_path.insert(0, recorder)
-        sys.pycache_prefix = os.path.join(worker.private, "pyc")  # read there; written by _cache_bytecode only
-        code = int(worker.runner.pytest.main(request["argv"], plugins=worker.runner.plugins()))
-        if recorder is not None and learn is not None:
-            recorder.save(learn, os.getcwd())
-        _cache_bytecode(os.getcwd())
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    except BaseException:  # print it as python would, then leave like the cold runner
-        import traceback
-
-        traceback.print_exc()
-    finally:
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(code)
-
-
-def _cache_bytecode(root: str) -> None:
-    """Checked-hash bytecode (PEP 552: checked against the source's hash when imported, whatever its time
-    or size) of the project's modules this run imported, in the worker's own folder (`sys.pycache_prefix`,
-    never the workspace): the next run imports an unchanged module without compiling it, and compiles an
-    edited one. Written once per module, as first seen: the module the candidates edit keeps the original's
-    (its edits would each be compiled twice for nothing), which serves again when a run has it as it was.
-    pytest's rewritten test modules and conftest files are not among them (another loader)."""
-    import py_compile
-    from importlib.machinery import SourceFileLoader
-
-    for module in list(sys.modules.values()):
-        spec = getattr(module, "__spec__", None)
-        origin = getattr(spec, "origin", None)
-        if (not isinstance(getattr(spec, "loader", None), SourceFileLoader) or not isinstance(origin, str)
-                or not origin.endswith(".py") or not _inside(origin, root)):
-            continue
-        cached = importlib.util.cache_from_source(origin)
-        if os.path.exists(cached):
-            continue
-        with contextlib.suppress(Exception):
-            py_compile.compile(origin, cfile=cached, doraise=True, quiet=2,
-                               invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
-
-
-class _Recorder:
-    """A meta path finder that finds nothing: it notes each module imported, and whether the environment then
-    differed from the start (a conftest or test set a variable a library may read when imported)."""
-
-    def __init__(self) -> None:
-        self.start = _env_key(os.environ)
-        self.order: list[str] = []
-        self.changed: set[str] = set()
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
-        self.order.append(name)
-        if _env_key(os.environ) != self.start:
-            self.changed.add(name)
-
-    def save(self, path: str, root: str) -> None:
-        files = {name: where for name, module in list(sys.modules.items()) if (where := _file(module))}
-        chosen = []
-        for name in dict.fromkeys(self.order):
-            module = sys.modules.get(name)
-            if module is None or name in self.changed or name == "__main__":
-                continue
-            where = _file(module)
-            if not where or _inside(where, root) or any(_inside(p, root) for p in getattr(module, "__path__", []) or []):
-                continue
-            if type(getattr(module, "__loader__", None)).__name__ == "AssertionRewritingHook":
-                continue  # pytest rewrote it (a plugin): importing it first would only warn that it cannot
-            chosen.append(name)
-        import re
-
-        patterns = [[key[1], key[2]] for key in list(getattr(re, "_cache", {})) if isinstance(key, tuple)
-                    and len(key) == 3 and isinstance(key[1], str) and isinstance(key[2], int)]
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump({"import": chosen, "files": files, "root": root, "patterns": patterns}, fh)
-
-
-def _env_key(env: Any) -> frozenset[tuple[str, str]]:
-    return frozenset((k, v) for k, v in env.items() if not k.startswith(_IGNORED_ENV))
-
-
-def _file(module: Any) -> str:
-    where = getattr(module, "__file__", None)
-    return os.path.realpath(where) if isinstance(where, str) else ""
-
-
-def _inside(path: str, root: str) -> bool:
-    real = os.path.realpath(path)
-    base = os.path.realpath(root)
-    return real == base or real.startswith(base.rstrip("/") + "/")
 
 
 def _wait(pid: int, conn: socket.socket) -> int:
