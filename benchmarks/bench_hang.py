@@ -64,9 +64,9 @@ async def one_run(llm: ScriptedLLM, factor: float, backend: str, budget: float) 
     return {"first_call": (asked[0] - start) if asked else None, "total": end - start, "outcome": outcome}
 
 
-async def main_async(repeats: int, backend: str, budget: float, runs: list[str]) -> int:
+async def main_async(repeats: int, backend: str, budget: float, names: list[str]) -> int:
     llm = ScriptedLLM().start()
-    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in runs}
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
     try:
         for _ in range(repeats):
             for name, factor in (("before", 0.0), ("after", 20.0)):

@@ -83,7 +83,7 @@ def measuring_copies(folder: Path) -> None:
             STAMPS.append({"send": sent, "answer": time.time(), **done.get("t", {})})
         return done
 
-    dch.Channel._request = stamped  # type: ignore[method-assign]
+    dch.Channel._request = stamped  # type: ignore[method-assign,assignment]
 
 
 async def main(case_id: str, n: int, cpus: float) -> None:
