@@ -2,7 +2,7 @@
 
     python benchmarks/ablation.py [SUITE=]FOLDER... [--out DIR]
     python benchmarks/ablation.py [SUITE=]FOLDER... --plan [--plan-out DIR] [--suite-file SUITE=JSONL ...]
-    python benchmarks/ablation.py --evidence SOURCE... [--out DIR]
+    python benchmarks/ablation.py --evidence SOURCE... [--offered [--offered-suite SUITE=JSONL ...]] [--out DIR]
 
 FOLDER is a `greenloop bench --out` folder (read only; a running bench's finished cells count); its suite
 comes from its report.json, else `SUITE=` before it. Per suite and config, each rung and family gets: the
@@ -10,7 +10,9 @@ cells it ran in, the cells whose kept (final) change came from it and their verd
 equivalent, differs, unknown), the cells where it moved the state, the seconds spent in it, the candidates
 it tested and how many were green. A kept change is an upper bound on the greens a part gains: the
 removal reruns (`--plan`: the cells it ran in, with it off) measure the gain. `--evidence` counts, per
-family, every green it gave in stored reports and folders (SOURCE: a report .json or a bench folder).
+family, every green it gave in stored reports and folders (SOURCE: a report .json or a bench folder);
+`--offered` adds, per task, the family's edits of the function the reference fix changes and whether one
+of them is that fix (ablation_offered.py: tree-sitter only).
 """
 
 from __future__ import annotations
@@ -22,37 +24,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ablation_evidence import evidence
+from ablation_offered import offers
 from ablation_plan import write_plan
-from ablation_records import CORRECT, FAMILIES, SECOND_LOOK, SMALL_EDITS, Cell, read_folder, read_report
+from ablation_records import FAMILIES, SECOND_LOOK, SMALL_EDITS, Cell, Row, read_folder, read_report
 from greenloop.agent.repair.ladder import ORDER, SETTLE
-from greenloop.bench.suites import SUITES
+from greenloop.bench.suites import SUITES, load_suite
 
 RUNGS: tuple[str, ...] = (SETTLE, *(r.name for r in ORDER), SMALL_EDITS, SECOND_LOOK)
-
-
-@dataclass
-class Row:
-    """What one rung or family did over a group of cells."""
-
-    name: str
-    ran: int = 0  # cells it ran in (of the cells with run records)
-    kept: int = 0  # cells whose kept green change came from it
-    correct: int = 0
-    differs: int = 0
-    unknown: int = 0  # judged unknown, or not judged
-    moved: int = 0  # cells where a round of it moved the state (better or green)
-    seconds: float = 0.0
-    tested: int = 0
-    green: int = 0
-
-    def keep(self, verdict: str) -> None:
-        self.kept += 1
-        if verdict in CORRECT:
-            self.correct += 1
-        elif verdict == "differs":
-            self.differs += 1
-        else:
-            self.unknown += 1
 
 
 @dataclass
@@ -147,32 +126,6 @@ def as_json(found: Sequence[Table]) -> list[dict[str, object]]:
     return [asdict(t) for t in found]
 
 
-def evidence(cells: Sequence[Cell]) -> tuple[str, dict[str, object]]:
-    """Per family and suite, the greens it gave (by verdict) and the cells it was tried in (where records are)."""
-    suites = sorted({c.suite or "?" for c in cells})
-    rows: dict[str, dict[str, Row]] = {f: {s: Row(f) for s in suites} for f in FAMILIES}
-    recorded = {s: sum(c.rounds is not None for c in cells if (c.suite or "?") == s) for s in suites}
-    for cell in cells:
-        suite = cell.suite or "?"
-        if cell.kept_family:
-            rows[cell.kept_family][suite].keep(cell.verdict)
-        for family in {e.family for r in cell.rounds or [] for e in r.edits}:
-            rows.setdefault(family, {s: Row(family) for s in suites})[suite].ran += 1
-    head = " | ".join(f"{s}: green (correct/differs/unknown) | tried in (of {recorded[s]} recorded)" for s in suites)
-    out = [f"| family | {head} |\n", "|---|" + "---:|---:|" * len(suites) + "\n"]
-    for family, per in rows.items():
-        cols = " | ".join(f"{per[s].kept} ({per[s].correct}/{per[s].differs}/{per[s].unknown}) | "
-                          + (str(per[s].ran) if recorded[s] else "-") for s in suites)
-        out.append(f"| {family} | {cols} |\n")
-    never = [f for f, per in rows.items() if not any(r.kept for r in per.values())]
-    wrong_only = [f for f, per in rows.items()
-                  if any(r.kept for r in per.values()) and not any(r.correct for r in per.values())]
-    out.append(f"\nNever green: {', '.join(never) or 'none'}.\nGreen but never correct: {', '.join(wrong_only) or 'none'}.\n")
-    data = {"cells": len(cells), "recorded": recorded, "never_green": never, "green_never_correct": wrong_only,
-            "families": {f: {s: asdict(r) for s, r in per.items()} for f, per in rows.items()}}
-    return "".join(out), data
-
-
 def read_sources(specs: Sequence[str]) -> list[Cell]:
     """The cells of each source (`[SUITE=]FOLDER` or a report .json), a run read twice kept once (the first)."""
     cells: list[Cell] = []
@@ -222,6 +175,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="a suite file the cells came from: the reruns' suite files are cut from it")
     parser.add_argument("--tasks-out", type=Path, help="with --suite-file: write each rerun's suite file here")
     parser.add_argument("--evidence", action="store_true", help="the small-edit families' greens in every source")
+    parser.add_argument("--offered", action="store_true",
+                        help="with --evidence: each family's edits of the sources' tasks, and which is the fix")
+    parser.add_argument("--offered-suite", action="append", default=[], metavar="SUITE=JSONL",
+                        help="with --offered: the tasks of this suite file too")
     args = parser.parse_args(argv)
     for out in (args.out, args.plan_out if args.plan else None, args.tasks_out):
         if out is not None and (inside := _inside_a_source(out, args.sources)):
@@ -230,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cells = read_sources(args.sources)
         if args.evidence:
-            text, data = evidence(cells)
+            tasks = {(c.suite, c.task) for c in cells} | set(_suite_tasks(args.offered_suite))
+            text, data = evidence(cells, offers(tasks) if args.offered else ())
             _write(args.out, "evidence", text, data)
         elif args.plan:
             print(write_plan(cells, args.plan_out, args.base, args.suite_file, args.tasks_out))
@@ -241,6 +199,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ablation: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _suite_tasks(specs: Sequence[str]) -> list[tuple[str, str]]:
+    """(suite, task id) of every row of each `SUITE=JSONL`."""
+    found: list[tuple[str, str]] = []
+    for spec in specs:
+        suite, _, path = spec.partition("=")
+        if suite not in SUITES or not path:
+            raise ValueError(f"--offered-suite {spec!r}: give SUITE=JSONL with SUITE one of {', '.join(SUITES)}")
+        found.extend((suite, t.id) for t in load_suite(suite, Path(path)).tasks)
+    return found
 
 
 def _write(out: Path | None, stem: str, text: str, data: object) -> None:

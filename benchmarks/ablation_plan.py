@@ -13,6 +13,7 @@ first-green.toml, the other config of the same bench.
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -98,6 +99,11 @@ def cut_suite(sources: Sequence[Path], suite: str, tasks: set[str], dest: Path) 
     return len(rows)
 
 
+def _natural(item: tuple[str, object]) -> list[int | str]:
+    """Python/9 before Python/10."""
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", item[0])]
+
+
 def _task_id(parse: Any, line: str) -> str:
     try:
         return str(parse(json.loads(line)).id)
@@ -123,7 +129,7 @@ def write_plan(cells: Sequence[Cell], out: Path, base: Path, suite_files: Sequen
         total = sum(len(t) for t in rerun.cells.values())
         lines.append(f"\n{rerun.name}: loop.{rerun.setting} = [{rerun.part!r}], {total} cell(s); {config}")
         for suite, tasks in sorted(rerun.cells.items()):
-            named = ", ".join(f"{t} ({'+'.join(sorted(why))})" for t, why in sorted(tasks.items()))
+            named = ", ".join(f"{t} ({'+'.join(sorted(why))})" for t, why in sorted(tasks.items(), key=_natural))
             lines.append(f"  {suite}: {named}")
             if suite in files and tasks_out is not None:
                 dest = tasks_out / suite / f"{rerun.name}.jsonl"

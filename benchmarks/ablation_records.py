@@ -50,6 +50,31 @@ RUNG_OF_WHY = (  # the start of a round's `why` -> its rung (agent/repair/rungs/
 CORRECT = ("same", "equivalent")
 
 
+@dataclass
+class Row:
+    """What one rung or family did over a group of cells."""
+
+    name: str
+    ran: int = 0  # cells it ran in (of the cells with run records)
+    kept: int = 0  # cells whose kept green change came from it
+    correct: int = 0
+    differs: int = 0
+    unknown: int = 0  # judged unknown, or not judged
+    moved: int = 0  # cells where a round of it moved the state (better or green)
+    seconds: float = 0.0
+    tested: int = 0
+    green: int = 0
+
+    def keep(self, verdict: str) -> None:
+        self.kept += 1
+        if verdict in CORRECT:
+            self.correct += 1
+        elif verdict == "differs":
+            self.differs += 1
+        else:
+            self.unknown += 1
+
+
 def family_of(kind: str) -> str:
     """The small-edit family of a change's kind; "" when the kind is no small edit ("model", "install", ...)."""
     kind = REFINED.get(kind, kind)

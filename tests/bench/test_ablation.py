@@ -194,7 +194,8 @@ def test_evidence_counts_each_familys_greens_from_stored_reports_once(bench_out:
     assert fams["comparison"]["humanevalfix"]["kept"] == 2 and fams["comparison"]["humanevalfix"]["ran"] >= 3
     assert "exception suppressed" in data["green_never_correct"]
     assert "attribute default" in data["never_green"] and "regex" not in data["never_green"]
-    assert "| regex | 0 (0/0/0) | 0 | 2 (2/0/0) | - |" in text  # no realbugs run record: tried in unknown
+    assert fams["regex"]["realbugs"]["tasks"] == ["youtube-dl-3", "youtube-dl-43"]
+    assert "| regex | 0 (0) | 0/0/0 | 0 | 2 (2) | 2/0/0 | - |" in text  # no realbugs run record: tried in unknown
 
 
 def test_the_cli_refuses_to_write_into_a_source_and_leaves_the_sources_as_they_were(
@@ -209,3 +210,17 @@ def test_the_cli_refuses_to_write_into_a_source_and_leaves_the_sources_as_they_w
     assert json.loads((tmp_path / "table" / "ablation.json").read_text())[0]["config"] == "first-green"
     assert ablation.main([str(tmp_path / "nowhere")]) == 2 and "no .bench folder" in capsys.readouterr().err
     assert digest() == before
+
+
+def test_offers_name_the_family_whose_edit_is_the_reference_fix() -> None:
+    offered = _module("ablation_offered")
+    found = {o.task: o for o in offered.offers({("humanevalfix", "Python/3"), ("realbugs", "tqdm-6"),
+                                                ("realbugs", "PySnooper-3"), ("realbugs", "youtube-dl-14"),
+                                                ("realbugs", "no-such-case")})}
+    assert found["Python/3"].exact == "comparison" and found["Python/3"].edits["comparison"] >= 2
+    assert found["tqdm-6"].exact == "attribute default"  # the developers' fix of a real bug, with no model
+    # its set row names the third `def write` of the file; the fix is in the second (the patch says where)
+    assert found["PySnooper-3"].exact == "unbound name"
+    assert found["youtube-dl-14"].note == "the fix spans several defs" and not found["youtube-dl-14"].edits
+    assert found["no-such-case"].note == "not in the suite file"
+    assert all(f in records.FAMILIES for o in found.values() for f in o.edits)
