@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --evidence: each family's edits of the sources' tasks, and which is the fix")
     parser.add_argument("--offered-suite", action="append", default=[], metavar="SUITE=JSONL",
                         help="with --offered: the tasks of this suite file too")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)
     for out in (args.out, args.plan_out if args.plan else None, args.tasks_out):
         if out is not None and (inside := _inside_a_source(out, args.sources)):
             print(f"ablation: {out} is inside the source {inside}; the sources are read only", file=sys.stderr)
