@@ -2,6 +2,7 @@
 
     python benchmarks/ablation.py [SUITE=]FOLDER... [--out DIR]
     python benchmarks/ablation.py [SUITE=]FOLDER... --plan [--plan-out DIR] [--suite-file SUITE=JSONL ...]
+    python benchmarks/ablation.py [SUITE=]FOLDER... --rerun [SUITE=]FOLDER... [--baseline-config second-look]
     python benchmarks/ablation.py --evidence SOURCE... [--offered [--offered-suite SUITE=JSONL ...]] [--out DIR]
 
 FOLDER is a `greenloop bench --out` folder (read only; a running bench's finished cells count); its suite
@@ -9,7 +10,8 @@ comes from its report.json, else `SUITE=` before it. Per suite and config, each 
 cells it ran in, the cells whose kept (final) change came from it and their verdicts (correct = same +
 equivalent, differs, unknown), the cells where it moved the state, the seconds spent in it, the candidates
 it tested and how many were green. A kept change is an upper bound on the greens a part gains: the
-removal reruns (`--plan`: the cells it ran in, with it off) measure the gain. `--evidence` counts, per
+removal reruns (`--plan`: the cells it ran in, with it off) measure the gain (`--rerun`: per part, the
+greens, right greens and wrong greens it adds and the seconds it costs, against the baseline's cells). `--evidence` counts, per
 family, every green it gave in stored reports and folders (SOURCE: a report .json or a bench folder);
 `--offered` adds, per task, the family's edits of the function the reference fix changes and whether one
 of them is that fix (ablation_offered.py: tree-sitter only).
@@ -25,6 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ablation_evidence import evidence
+from ablation_gains import gains, gains_markdown
 from ablation_offered import offers
 from ablation_plan import write_plan
 from ablation_records import FAMILIES, SECOND_LOOK, SMALL_EDITS, Cell, Row, read_folder, read_report
@@ -174,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite-file", action="append", default=[], metavar="SUITE=JSONL",
                         help="a suite file the cells came from: the reruns' suite files are cut from it")
     parser.add_argument("--tasks-out", type=Path, help="with --suite-file: write each rerun's suite file here")
+    parser.add_argument("--rerun", action="append", default=[], metavar="[SUITE=]FOLDER",
+                        help="a removal rerun's bench folder: the parts' gains against the sources' baseline cells")
+    parser.add_argument("--baseline-config", default="second-look", help="the sources' config the reruns are read "
+                        "against (default second-look)")
     parser.add_argument("--evidence", action="store_true", help="the small-edit families' greens in every source")
     parser.add_argument("--offered", action="store_true",
                         help="with --evidence: each family's edits of the sources' tasks, and which is the fix")
@@ -181,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --offered: the tasks of this suite file too")
     args = parser.parse_intermixed_args(argv)
     for out in (args.out, args.plan_out if args.plan else None, args.tasks_out):
-        if out is not None and (inside := _inside_a_source(out, args.sources)):
+        if out is not None and (inside := _inside_a_source(out, [*args.sources, *args.rerun])):
             print(f"ablation: {out} is inside the source {inside}; the sources are read only", file=sys.stderr)
             return 2
     try:
@@ -190,6 +197,10 @@ def main(argv: list[str] | None = None) -> int:
             tasks = {(c.suite, c.task) for c in cells} | set(_suite_tasks(args.offered_suite))
             text, data = evidence(cells, offers(tasks) if args.offered else ())
             _write(args.out, "evidence", text, data)
+        elif args.rerun:
+            found_gains = gains(cells, read_sources(args.rerun), args.baseline_config)
+            _write(args.out, "gains", gains_markdown(found_gains, args.baseline_config),
+                   [asdict(g) for g in found_gains])
         elif args.plan:
             print(write_plan(cells, args.plan_out, args.base, args.suite_file, args.tasks_out))
         else:

@@ -19,6 +19,7 @@ from greenloop.agent.repair import ladder
 from greenloop.agent.repair.mutants import small_edits
 from greenloop.agent.repair.splice import Target
 from greenloop.bench.configs import apply_config, load_config
+from greenloop.bench.state import BenchState, CellResult
 from greenloop.retrieval import Location
 from greenloop.runs import RunStore
 from greenloop.settings import Settings
@@ -224,3 +225,24 @@ def test_offers_name_the_family_whose_edit_is_the_reference_fix() -> None:
     assert found["youtube-dl-14"].note == "the fix spans several defs" and not found["youtube-dl-14"].edits
     assert found["no-such-case"].note == "not in the suite file"
     assert all(f in records.FAMILIES for o in found.values() for f in o.edits)
+
+
+def test_a_rerun_without_a_part_gives_its_gains_against_the_baseline(
+        bench_out: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rerun = tmp_path / "no-edits-arguments-swapped"
+    state = BenchState(rerun / ".bench")  # written as the bench writes a finished cell
+    state.add(CellResult(key="no-edits-arguments-swapped@1|m|Python/137|0", config="no-edits-arguments-swapped",
+                         task="Python/137", repeat=0, seed=1234, model="m", outcome="budget", iterations=3,
+                         seconds=900.0))
+    state.add(CellResult(key="no-edits-arguments-swapped@1|m|Python/999|0", config="no-edits-arguments-swapped",
+                         task="Python/999", repeat=0, seed=1234, model="m", outcome="green", seconds=5.0,
+                         extra={"kind": "model", "verdict": {"name": "same"}}))
+    assert ablation.main([f"humanevalfix={bench_out}", "--rerun", f"humanevalfix={rerun}",
+                          "--out", str(tmp_path / "gains")]) == 0
+    [gain] = json.loads((tmp_path / "gains" / "gains.json").read_text())
+    # with the family, /137 was green and right (second-look, 251 s); without it, 3 rounds and no green
+    assert (gain["config"], gain["cells"], gain["greens"], gain["right"], gain["wrong"]) == \
+        ("no-edits-arguments-swapped", 1, 1, 1, 0)
+    assert round(gain["seconds"]) == 251 - 900 and gain["changed"] == ["Python/137: right -> budget"]
+    assert gain["missing"] == ["humanevalfix Python/999"]  # no baseline cell: not counted
+    assert "| no-edits-arguments-swapped | 1 | 1 | 1 | 0 | -649 |" in capsys.readouterr().out
