@@ -8,13 +8,13 @@
 FOLDER is a `greenloop bench --out` folder (read only; a running bench's finished cells count); its suite
 comes from its report.json, else `SUITE=` before it. Per suite and config, each rung and family gets: the
 cells it ran in, the cells whose kept (final) change came from it and their verdicts (correct = same +
-equivalent, differs, unknown), the cells where it moved the state, the seconds spent in it, the candidates
-it tested and how many were green. A kept change is an upper bound on the greens a part gains: the
-removal reruns (`--plan`: the cells it ran in, with it off) measure the gain (`--rerun`: per part, the
-greens, right greens and wrong greens it adds and the seconds it costs, against the baseline's cells). `--evidence` counts, per
-family, every green it gave in stored reports and folders (SOURCE: a report .json or a bench folder);
-`--offered` adds, per task, the family's edits of the function the reference fix changes and whether one
-of them is that fix (ablation_offered.py: tree-sitter only).
+equivalent, differs, unknown), the cells where it moved the state, the seconds spent in it, the
+candidates it tested and how many were green. A kept change is an upper bound on what a part gains; the
+removal reruns measure it: `--plan` names the cells to rerun with the part off and writes the configs,
+`--rerun` reads the reruns against the baseline (the greens, right and wrong greens a part adds, the
+seconds it costs). `--evidence` counts each family's greens in stored reports and folders (SOURCE: a
+report .json or a bench folder); `--offered` adds each family's edits of the function the reference fix
+changes, and whether one of them is that fix (ablation_offered.py: tree-sitter only).
 """
 
 from __future__ import annotations

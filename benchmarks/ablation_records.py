@@ -1,4 +1,5 @@
 """Reads bench output folders (read-only) into cells: each result with the rounds its run record kept, by rung.
+(`Row` is what the tables count per rung or family over such cells.)
 
 A bench folder holds `.bench/results.jsonl` (one row per cell: outcome, the kept change's `kind`, the
 correctness verdict) and `.bench/runs.sqlite3` (each run's events). The events name no rung; a round is
