@@ -44,22 +44,28 @@ def _module(name: str) -> ModuleType:
 records, ablation, plan = _module("ablation_records"), _module("ablation"), _module("ablation_plan")
 
 
-@pytest.fixture
-def bench_out(tmp_path: Path) -> Path:
-    """A bench --out folder holding the five real cells: results.jsonl and a run store with their events."""
-    out = tmp_path / "bench-out"
+def _recorded(out: Path) -> RunStore:
+    """A bench --out folder holding the five real cells: results.jsonl and a run store with their events,
+    its store left open as a running bench's is."""
     state = out / ".bench"
     state.mkdir(parents=True)
     (state / "results.jsonl").write_text((FIXTURES / "results.jsonl").read_text())
     rows = [json.loads(line) for line in (FIXTURES / "results.jsonl").read_text().splitlines()]
-    with RunStore.open(state / "runs.sqlite3") as store:
-        for row in rows:
-            store.start_run(row["run_id"], mode="fix", workspace="ws", config={}, seed=row["seed"],
-                            model=row["model"], started_at=0.0, config_label=row["config"])
-        for line in (FIXTURES / "events.jsonl").read_text().splitlines():
-            event = json.loads(line)
-            store.add_event(event["run_id"], event)
-    return out
+    store = RunStore.open(state / "runs.sqlite3")
+    for row in rows:
+        store.start_run(row["run_id"], mode="fix", workspace="ws", config={}, seed=row["seed"],
+                        model=row["model"], started_at=0.0, config_label=row["config"])
+    for line in (FIXTURES / "events.jsonl").read_text().splitlines():
+        event = json.loads(line)
+        store.add_event(event["run_id"], event)
+    return store
+
+
+@pytest.fixture
+def bench_out(tmp_path: Path) -> Path:
+    """The five real cells in a finished bench's folder (its run store closed)."""
+    _recorded(tmp_path / "bench-out").close()
+    return tmp_path / "bench-out"
 
 
 def _cells(out: Path) -> dict[tuple[str, str], Any]:
@@ -82,6 +88,18 @@ def test_each_round_is_told_by_its_rung_with_its_seconds(bench_out: Path) -> Non
     hotter = cells["first-green", "Python/10"]  # a model reply of the hotter rung turned it green, round 3
     assert [r.rung for r in hotter.rounds] == ["small edits", "function", "small edits", "next function", "hotter"]
     assert (hotter.kept_rung, hotter.kept_family, hotter.verdict) == ("hotter", "", "equivalent")
+
+
+def test_a_running_benchs_store_is_read_with_its_newest_events(tmp_path: Path) -> None:
+    store = _recorded(tmp_path / "running")  # open: the events are in its write-ahead log, not yet in the file
+    try:
+        assert (tmp_path / "running" / ".bench" / "runs.sqlite3-wal").stat().st_size > 0
+        cells = _cells(tmp_path / "running")
+        assert [r.rung for r in cells["first-green", "Python/37"].rounds] == [
+            "small edits", "function", "hotter", "anew or file"]
+        assert all(c.rounds for c in cells.values())
+    finally:
+        store.close()
 
 
 def test_a_second_look_that_was_not_kept_is_its_own_round(bench_out: Path) -> None:
