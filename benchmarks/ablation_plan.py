@@ -85,16 +85,16 @@ def _toml(data: dict[str, Any], prefix: str = "") -> str:
 def cut_suite(sources: Sequence[Path], suite: str, tasks: set[str], dest: Path) -> int:
     """Write the rows of `tasks` from `sources` (suite files) to `dest`; realbugs' case folder linked beside it."""
     rows: list[str] = []
+    dest.parent.mkdir(parents=True, exist_ok=True)
     for source in sources:
         parse = row_parser(suite, source)
         for line in source.read_text(encoding="utf-8").splitlines():
             if line.strip() and _task_id(parse, line) in tasks:
                 rows.append(line)
-        cases = source.resolve().parent / "cases"
+        cases = (source.parent / "cases").resolve()
         link = dest.parent / "cases"
-        if suite == "realbugs" and cases.is_dir() and not link.exists():
+        if suite == "realbugs" and cases.is_dir() and not link.is_symlink():
             link.symlink_to(cases, target_is_directory=True)
-    dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text("".join(f"{r}\n" for r in rows), encoding="utf-8")
     return len(rows)
 

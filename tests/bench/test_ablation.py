@@ -20,6 +20,7 @@ from greenloop.agent.repair.mutants import small_edits
 from greenloop.agent.repair.splice import Target
 from greenloop.bench.configs import apply_config, load_config
 from greenloop.bench.state import BenchState, CellResult
+from greenloop.bench.suites import load_suite
 from greenloop.retrieval import Location
 from greenloop.runs import RunStore
 from greenloop.settings import Settings
@@ -156,6 +157,11 @@ def test_rerun_suite_files_are_cut_from_the_suite_the_cells_came_from(bench_out:
     cut = tmp_path / "tasks" / "humanevalfix" / "no-hotter.jsonl"
     assert sorted(json.loads(line)["task_id"] for line in cut.read_text().splitlines()) == ["Python/10", "Python/37"]
     assert "(2 of 2 tasks found)" in text
+    # a realbugs suite file: its rows name their cases' folder beside it, so the cut file gets a link to it
+    realbugs_cut = tmp_path / "realbugs" / "one.jsonl"
+    assert plan.cut_suite([ROOT / "benchmarks" / "data" / "realbugs" / "cases.jsonl"], "realbugs",
+                          {"youtube-dl-3", "tqdm-6"}, realbugs_cut) == 2
+    assert sorted(t.id for t in load_suite("realbugs", realbugs_cut).tasks) == ["tqdm-6", "youtube-dl-3"]
 
 
 def test_every_small_edit_kind_belongs_to_the_family_edits_off_names() -> None:
