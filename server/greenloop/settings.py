@@ -290,10 +290,10 @@ class RetrievalSettings(_Section):
 
 # The small edits' families (agent/repair/mutants.py), each of which `loop.edits_off` can turn off (ablations)
 EditFamily = Literal[
-    "unbound name", "comparison", "logic operator", "logic operator everywhere", "comparison everywhere",
-    "constant", "boolean", "boolean everywhere", "bound", "arithmetic", "arithmetic everywhere",
+    "unbound name", "comparison", "logic operator", "logic operator everywhere",
+    "constant", "boolean", "boolean everywhere", "bound", "arithmetic",
     "operands swapped", "arguments swapped", "twin called", "none guard", "attribute default",
-    "exception suppressed", "regex", "operator dropped", "term dropped", "statement dropped", "local name",
+    "exception suppressed", "regex", "term dropped", "statement dropped", "local name",
 ]
 
 

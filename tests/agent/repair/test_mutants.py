@@ -51,7 +51,6 @@ def test_twins_dropped_parts_and_all_answers_flipped() -> None:
     )
     flipped = edited(source, Target("m.py", "pick", "function", 1, 5))
     assert any("return False\n    return True" in f for f in flipped)  # both answers at once
-    assert any("if x >= t and x:" in f for f in flipped)  # `not` dropped
     assert any("if not x >= t:" in f for f in flipped)  # a condition too many
     assert all("return max(xs) + 1" in f for f in flipped)  # only the target function changes
     twins = edited(source, Target("m.py", "big", "function", 8, 9))
@@ -167,7 +166,6 @@ def test_one_operator_misused_throughout_is_changed_everywhere_at_once() -> None
     source = "def happy(s, i):\n    return s[i] == s[i + 1] and s[i + 1] == s[i + 2] and s[i] == s[i + 2]\n"
     found = edited(source, Target("m.py", "happy", "function", 1, 2), limit=25)
     assert any("    return s[i] == s[i + 1] or s[i + 1] == s[i + 2] or s[i] == s[i + 2]\n" in f for f in found)
-    assert any("s[i] != s[i + 1] and s[i + 1] != s[i + 2] and s[i] != s[i + 2]" in f for f in found)
     once = edited("def f(a, b):\n    return a and b\n", Target("m.py", "f", "function", 1, 2))
     assert sum("a or b" in f for f in once) == 1  # a single `and`: the one-at-a-time swap only
 

@@ -50,7 +50,6 @@ _BINARY = {  # nodes whose anonymous child is an operator a swap may change
     "binary_operator", "comparison_operator", "boolean_operator", "binary_expression",
     "augmented_assignment", "augmented_assignment_expression", "compound_assignment_expr",
 }
-_UNARY = {"not_operator", "unary_operator", "unary_expression"}
 _INTEGERS = {"integer", "number", "integer_literal"}
 _BOOLEANS = {"true": "false", "false": "true", "True": "False", "False": "True"}
 _IDENTIFIERS = {"identifier", "property_identifier", "field_identifier"}
@@ -190,16 +189,15 @@ def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]],
         ("comparison", _swaps(body, _COMPARE, _BINARY)), ("comparison", _swaps(body, _STRICT, _BINARY)),
         ("logic operator", _swaps(body, _LOGIC[lang], _BINARY)),
         ("logic operator everywhere", _all_swapped(body, _LOGIC[lang])),
-        ("comparison everywhere", _all_swapped(body, _COMPARE)),
         ("constant", _integers(body)), ("boolean", _booleans(body)), ("boolean everywhere", _all_booleans(body)),
         ("bound", _shifted(body)),
         ("arithmetic", _swaps(body, _ARITH[lang], _BINARY)), ("arithmetic", _swaps(body, _AUGMENTED, _BINARY)),
-        ("arithmetic everywhere", _all_swapped(body, _ARITH[lang])), ("operands swapped", _swapped_operands(body)),
+        ("operands swapped", _swapped_operands(body)),
         ("arguments swapped", _swapped_arguments(body)), ("twin called", _twins(body)),
         ("none guard", guards(definition, body, language, spans)),
         ("attribute default", defaults(body, language, spans)),
         ("exception suppressed", caught(body, language, spans, raised)), ("regex", pattern_edits(body)),
-        ("operator dropped", _dropped_operators(body)), ("term dropped", _dropped_operands(body)),
+        ("term dropped", _dropped_operands(body)),
         ("statement dropped", _dropped_statements(body)), ("local name", _names(definition, body)),
     )
     for kind, edits in kinds:
@@ -361,14 +359,6 @@ def _twins(nodes: list[ts.Node]) -> Iterator[Edit]:
     for node in nodes:
         if node.type in _IDENTIFIERS and (twin := _PAIRS.get(node_text(node))):
             yield node.start_byte, node.end_byte, twin
-
-
-def _dropped_operators(nodes: list[ts.Node]) -> Iterator[Edit]:
-    """`not x` -> `x`, `-x` -> `x`."""
-    for node in nodes:
-        operand = node.child_by_field_name("argument") if node.type in _UNARY else None
-        if operand is not None:
-            yield node.start_byte, node.end_byte, node_text(operand)
 
 
 def _dropped_operands(nodes: list[ts.Node]) -> Iterator[Edit]:
