@@ -139,6 +139,17 @@ def test_time_to_green_is_reported_beside_the_fix_rate() -> None:
     assert "| a | 10/11 | 55.0 | 90.0 | 4.7 |" in md and "| a | 0/1 | - | - | 3.0 |" in md
 
 
+def test_seconds_charged_for_memo_served_replies_are_said() -> None:
+    served = _result("b", "t", "green", 1)
+    served.extra = {"served_seconds": 42.5}
+    asked = _result("a", "t", "green", 1)
+    a, b = summarize([asked, served], ["a", "b"], max_iterations=3)
+    assert (a.served_seconds, b.served_seconds) == (0.0, 42.5)
+    meta = {"suite": "s", "tasks": 1, "repeat": 1, "model": "m", "sandbox": "docker", "jobs": 1, "max_iterations": 3,
+            "seed": 1, "suite_file": "f", "finished": "now", "version": "0", "command": "greenloop bench"}
+    assert "recorded (b 42 s)" in report_markdown(meta, [a, b], None)
+    assert "memo" not in report_markdown(meta, [a], None)
+
 def test_greens_offered_as_done_leave_out_the_plausible_ones() -> None:
     def green(task: str, verdict: str, risky: bool) -> CellResult:
         result = _result("a", task, "green", 1)

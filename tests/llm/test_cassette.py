@@ -146,3 +146,24 @@ async def test_memo_asks_the_model_once_per_request_and_never_keeps_an_error(
     assert (len(scripted_llm.requests_for("a")), len(scripted_llm.requests_for("b"))) == (2, 2)
     assert [r.cached for r in first] == [False, False]
     assert [r.cached for r in again] == [True, False, False]
+
+
+async def test_memo_charges_a_served_reply_the_seconds_the_model_took(
+    scripted_llm: ScriptedLLM, scripted_settings: Settings, tmp_path: Path
+) -> None:
+    """A bench served from the memo compares its time with a config that asked the model."""
+    scripted_llm.script(Reply("slow", delay=0.6), step="a")
+    path = tmp_path / "memo.jsonl"
+    first: list[CallRecord] = []
+    async with open_llm(scripted_settings, sink=first.append, cassette=Cassette(path, "memo")) as llm:
+        assert await llm.complete(ASK, step="a") == "slow"
+        assert llm.usage.served_seconds == 0.0  # asked: the seconds are the wall's own
+    again: list[CallRecord] = []
+    async with open_llm(scripted_settings, sink=again.append, cassette=Cassette(path, "memo")) as llm:
+        assert await llm.complete(ASK, step="a") == "slow"
+        charged = llm.usage.served_seconds
+    assert len(scripted_llm.requests_for("a")) == 1
+    assert first[0].recorded_seconds is None and first[0].latency >= 0.6
+    assert again[0].cached and again[0].recorded_seconds is not None
+    assert again[0].recorded_seconds >= 0.6 and again[0].latency < 0.6
+    assert charged == pytest.approx(again[0].recorded_seconds - again[0].latency)

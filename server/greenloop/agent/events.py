@@ -171,6 +171,7 @@ class BudgetUsed(_Event):
     cost: float
     seconds: float
     calls: int
+    served_seconds: float = 0.0  # model seconds replies served from a memo cassette took when recorded
 
 
 class Message(_Event):
@@ -218,6 +219,7 @@ class Done(_Event):
     completion_tokens: int = 0
     cost: float = 0.0
     seconds: float = 0.0
+    served_seconds: float = 0.0  # model seconds replies served from a memo cassette took when recorded
     evidence: str = ""  # why stuck / which budget / the error
     offers_changes: bool = False  # the change set holds something to accept (front ends offer it only then)
 

@@ -58,6 +58,7 @@ class ConfigSummary:
     median_seconds_to_green: float | None = None
     p90_seconds_to_green: float | None = None
     candidates_per_minute: float = 0.0  # candidates tested per minute of wall time, all runs
+    served_seconds: float = 0.0  # model seconds charged to runs whose replies a memo cassette served
 
 
 def summarize(results: list[CellResult], configs: list[str], max_iterations: int) -> list[ConfigSummary]:
@@ -145,6 +146,7 @@ def _time_to_green(rows: list[CellResult]) -> dict[str, Any]:
         "median_seconds_to_green": statistics.median(green) if green else None,
         "p90_seconds_to_green": green[max(0, math.ceil(0.9 * len(green)) - 1)] if green else None,
         "candidates_per_minute": tested / minutes if minutes > 0 else 0.0,
+        "served_seconds": sum(float(r.extra.get("served_seconds", 0.0)) for r in rows),
     }
 
 
@@ -157,6 +159,10 @@ def _time_lines(summaries: list[ConfigSummary]) -> list[str]:
         median = "-" if s.median_seconds_to_green is None else f"{s.median_seconds_to_green:.1f}"
         p90 = "-" if s.p90_seconds_to_green is None else f"{s.p90_seconds_to_green:.1f}"
         lines.append(f"| {s.config} | {s.passed}/{s.runs} | {median} | {p90} | {s.candidates_per_minute:.1f} |")
+    served = [f"{s.config} {s.served_seconds:.0f} s" for s in summaries if s.served_seconds > 0]
+    if served:
+        lines += ["", "Replies served from the memo cassette are charged the seconds the model took when they were "
+                  f"recorded ({', '.join(served)}), so these times compare across configs."]
     return lines
 
 

@@ -225,6 +225,10 @@ async def run_cell(cell: Cell) -> CellResult:
     # the environment a task needs, built once and cached (realbugs' installs), is no part of its wall time
     judged = float((result.extra.get("verdict") or {}).get("seconds", 0.0))  # the bench's own check, not the loop's
     result.seconds = time.monotonic() - start - float(result.extra.get("setup_seconds", 0.0)) - judged
+    served = float(seen.get("served_seconds", 0.0))  # a memo bench charges a served reply the model's seconds
+    if served > 0:
+        result.extra["served_seconds"] = served
+        result.seconds += served
     return result
 
 

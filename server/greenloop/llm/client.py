@@ -84,6 +84,7 @@ class _Call:
     timeouts: int = 0  # retries after a timeout (at most one)
     ttft: float | None = None
     cached: bool = False
+    recorded_seconds: float | None = None  # a served reply: the seconds the model took when it was recorded
 
 
 class LLMClient:
@@ -188,8 +189,7 @@ class LLMClient:
             await self._record(call, partial, "failed", error=_describe(exc))
             raise
         exchange.content = "".join(parts)
-        if self.cassette is not None:
-            self.cassette.save(call.body, exchange)
+        self._save(call, exchange)
         await self._record(call, exchange, "ok")
 
     async def structured(self, messages: Messages, schema: type[T], *, step: str, attempt: int = 0) -> T:
@@ -321,6 +321,8 @@ class LLMClient:
             )
             await self._record(call, None, "failed", error=str(error))
             raise error
+        seconds = exchange.extra.get("seconds")
+        call.recorded_seconds = float(seconds) if isinstance(seconds, int | float) else None
         if exchange.extra.get("format_rejected"):
             raise FormatRejected(exchange.error)
         if exchange.status != 200:
@@ -442,7 +444,9 @@ class LLMClient:
 
     # -- records -----------------------------------------------------------------------
     def _save(self, call: _Call, exchange: Exchange) -> None:
+        """Record the exchange with the seconds it took, so a bench served it later can charge them."""
         if self.cassette is not None and not self.cassette.replaying:
+            exchange.extra["seconds"] = round(time.perf_counter() - call.started, 3)
             self.cassette.save(call.body, exchange)
 
     async def _record(
@@ -470,7 +474,7 @@ class LLMClient:
             cost=cost_of(self.settings.prices, model, prompt_tokens, completion_tokens),
             outcome=outcome, error=error, started_at=call.started_at, mode=call.mode, attempt=call.attempt,
             retries=call.retries, finish_reason=exchange.finish_reason if exchange else None,
-            cached=call.cached, messages=messages, reply=exchange.content if exchange else "",
+            cached=call.cached, recorded_seconds=call.recorded_seconds, messages=messages, reply=exchange.content if exchange else "",
         )
         self.usage.add(record)
         if self.sink is not None:

@@ -40,6 +40,7 @@ class CallRecord(BaseModel):
     retries: int = 0  # transport retries (429, 5xx, timeouts, connection errors)
     finish_reason: str | None = None
     cached: bool = False  # served from a cassette
+    recorded_seconds: float | None = None  # served: the seconds the model took when the reply was recorded
     messages: list[dict[str, str]] = Field(default_factory=list)
     reply: str = ""
 
@@ -52,6 +53,7 @@ class Usage:
     completion_tokens: int = 0
     cost: float = 0.0
     calls: int = 0
+    served_seconds: float = 0.0  # model seconds a cassette saved: served replies' recorded seconds less serving's
 
     @property
     def total_tokens(self) -> int:
@@ -62,6 +64,8 @@ class Usage:
         self.completion_tokens += record.completion_tokens
         self.cost += record.cost
         self.calls += 1
+        if record.cached and record.recorded_seconds is not None:
+            self.served_seconds += max(0.0, record.recorded_seconds - record.latency)
 
 
 def cost_of(prices: dict[str, ModelPrice], model: str, prompt_tokens: int, completion_tokens: int) -> float:

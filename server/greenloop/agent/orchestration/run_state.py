@@ -93,6 +93,7 @@ class RunState:
                 cost=u.cost,
                 seconds=round(self.budget.elapsed(), 3),
                 calls=u.calls,
+                served_seconds=round(u.served_seconds, 3),
             )
         )
 
@@ -116,6 +117,7 @@ class RunState:
                 completion_tokens=u.completion_tokens,
                 cost=u.cost,
                 seconds=round(self.budget.elapsed(), 3),
+                served_seconds=round(u.served_seconds, 3),
                 evidence=evidence,
             )
         )
