@@ -81,7 +81,8 @@ class RunState:
         return int(usage.prompt_tokens + usage.completion_tokens)
 
     def over_budget(self) -> str | None:
-        return self.budget.exceeded(tokens=self.tokens(), cost=float(self.ports.llm.usage.cost))
+        usage = self.ports.llm.usage
+        return self.budget.exceeded(tokens=self.tokens(), cost=float(usage.cost), served=usage.served_seconds)
 
     def budget_event(self, iteration: int) -> BudgetUsed:
         u = self.ports.llm.usage
