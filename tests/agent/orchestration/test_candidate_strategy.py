@@ -70,28 +70,29 @@ async def test_the_tests_pick_the_right_candidate_and_the_records_keep_all_four(
     assert stored[3]["diff"].count("+    return a + b") == 1 and stored[0]["prompt_hash"] == tested[0].prompt_hash
 
 
-async def test_a_reply_that_repeats_the_code_or_a_tested_change_is_asked_once_for_another(
+async def test_an_echo_of_the_code_is_rejected_and_a_tested_change_is_asked_once_for_another(
     calc_project: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
-    # the 1.5B model often names the bug and then writes the function out unchanged
+    # the 1.5B model often names the bug and then writes the function out unchanged; asked again, it echoed
+    # it again every time (decision repair-echo), so the echo is rejected and the next candidate asked
     echo = "It should add.\n```python\ndef add(a, b):\n    return a - b\n```\n"
     scripted_llm.script(echo, WRONG, WRONG, RIGHT, step="repair_function", repeat=False)
-    settings = make_settings(calc_project, loop=candidates({"candidates": 2}))
+    settings = make_settings(calc_project, loop=candidates({"candidates": 3}))
     events, done = await collect(fix(FixRequest(calc_project), settings))
     assert done.outcome == "green", done.summary + done.evidence
     tested = [e for e in events if isinstance(e, CandidateTested)]
-    assert [(e.index, e.status, e.green) for e in tested] == [(1, "tested", False), (2, "tested", True)]
+    assert [(e.index, e.status, e.green) for e in tested] == [
+        (1, "rejected", False), (2, "tested", False), (3, "tested", True)]
+    assert "is the same as the one in the file: it changes nothing" in tested[0].reason
+    assert "asked again" not in tested[0].reason
     requests = scripted_llm.requests_for("repair_function")
     assert len(requests) == 4
-    # candidate 1's echo goes back as the assistant turn, with what the tests say about that code
-    again = requests[1].messages
-    assert again[:-2] == requests[0].messages and again[-2]["content"] == echo
-    assert "is the code already in the file" in again[-1]["content"] and "assert" in again[-1]["content"]
-    assert requests[1].body["seed"] == requests[0].body["seed"]
-    # candidate 2 repeats candidate 1's tested change: told what it gave, it makes another
+    assert requests[1].messages == requests[0].messages and requests[1].body["seed"] != requests[0].body["seed"]
+    # candidate 3 repeats candidate 2's tested change: told what it gave, it makes another
     assert requests[2].messages == requests[0].messages
-    assert "was tested already" in requests[3].messages[-1]["content"]
-    assert "test_add" in requests[3].messages[-1]["content"]
+    again = requests[3].messages
+    assert again[:-2] == requests[2].messages and "was tested already" in again[-1]["content"]
+    assert "test_add" in again[-1]["content"] and requests[3].body["seed"] == requests[2].body["seed"]
 
 
 async def test_candidates_that_make_things_worse_leave_the_snapshot_byte_identical(

@@ -43,7 +43,7 @@ def test_a_file_with_more_code_than_the_function_gets_the_whole_file(tmp_path: P
     assert [why for _, why, _ in steps(tmp_path, TWO)][2:] == ["the whole file", "changes in several places"]
 
 
-def test_a_whole_file_reply_that_is_the_file_is_an_echo_to_ask_again_not_a_failed_apply(tmp_path: Path) -> None:
+def test_a_whole_file_reply_that_is_the_file_is_an_echo_not_a_failed_apply(tmp_path: Path) -> None:
     copy = WorkingCopy(tmp_path, {"shapes.py": TWO.replace("\n", "\r\n").encode(), "test_shapes.py": TEST.encode()})
     top = Location("shapes.py", "area", "function", 1, 2, 1.0, "frames")
     whole = next(a for a in ladder([top], TestReport(failed=1), copy, TestFiles()) if a.route == "file")

@@ -34,8 +34,6 @@ from greenloop.llm import ContextOverflow, LLMClient
 from greenloop_sandbox import TestReport
 from greenloop_sandbox.case_times import early_stop
 
-SAME_AS_FILE = ("That {what} is the code already in the file, and with it the tests fail: {failure}\n"
-                "It needs a change. Give the whole corrected {what} in one code block.")
 TRIED_BEFORE = ("That change was tested already, and the tests then said: {failure}\n"
                 "Make a different change. Give the whole corrected {what} in one code block.")
 Ended = Literal["green", "better", "nothing_better", "no_candidates", "budget"]
@@ -166,17 +164,16 @@ async def run_round(
                     break
             fork, reason, environment[index], fingerprint, again, unchanged = await _read(
                 inputs, asked, copy, report, reply, start, fingerprints, tried)
-            if again:  # the code of the file, or a change already tested: asked once for a different one
+            if again:  # a change already tested: asked once for a different one
                 follow = [*inputs.messages, {"role": "assistant", "content": reply}, {"role": "user", "content": again}]
                 try:
                     more = await _ask(inputs, approach, limit, seed, temperature, follow)
                 except ContextOverflow:
                     more = ""
-                first, echoed = reason, unchanged
-                fork, reason, environment[index], fingerprint, _, unchanged = await _read(
+                first = reason
+                fork, reason, environment[index], fingerprint, _, _ = await _read(
                     inputs, approach, copy, report, more, start, fingerprints, tried)
                 reason = f"{first}; asked again: {reason}" if reason else ""
-                unchanged = echoed and unchanged
             await envs.applied(index, environment[index][:2] != ((), ()))
             tokens = _tokens(inputs.llm) - used
             if reason:
@@ -268,9 +265,8 @@ async def _read(
         reason, unchanged = "it changes nothing", True
     again = ""
     what = approach.form.asked_for(approach)  # "" when the form asks nothing again
-    if unchanged and what:
-        again = SAME_AS_FILE.format(what=what, failure=_feedback(report))
-    elif not reason and (same := _same_as(fingerprint, fingerprints, inputs.seen)):
+    # an echo of the code is not asked again: asked, the model echoed it again every time (ablation_reasks.py)
+    if not reason and (same := _same_as(fingerprint, fingerprints, inputs.seen)):
         reason = same
         earlier = next((t.feedback for t in tried if t.index == fingerprints.get(fingerprint)), "")
         gave = earlier or inputs.seen.get(fingerprint, "")

@@ -3,7 +3,7 @@ function is most of its file, that function written anew from the tests.
 
 The file form is shared by the rungs that ask for a file whole (broken_file.py, the one-shot baseline,
 a failing test file in checks.py): the reply's code block for that file replaces it (code_reply.py); a
-reply that is the file as it is changes nothing and is asked once for another.
+reply that is the file as it is changes nothing and is rejected (asked again, the model echoed it again).
 """
 
 from __future__ import annotations

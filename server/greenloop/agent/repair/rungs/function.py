@@ -3,7 +3,8 @@
 The model sees that function with its line numbers, the signatures of what it calls and what calls
 it, the failing output and the tests as the spec (prompts.py), and writes the function again as
 plain code (`repair_function`); the reply is spliced in at the function (splice.py). A reply that
-gives the code back unchanged, or a change tested before, is asked once for another; a round whose
+gives a change tested before is asked once for another; one that gives the code back unchanged is
+rejected at once (asked again, the 1.5B model echoed it again every time: decision repair-echo); a round whose
 candidates mostly gave it back unchanged is "stood by" and not asked first again. A failing test
 written in this run (the checks rung, tests that may change) is asked and read the same way, and may
 get right expected values but never fewer checks.
