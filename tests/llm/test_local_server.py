@@ -171,7 +171,8 @@ async def test_a_llama_server_that_will_not_start_falls_back_to_llama_cpp_python
         return [*healthy, "--port", str(port)]
 
     monkeypatch.setattr(local_command, "llama_cpp_python_command", fallback_command)
-    monkeypatch.setattr("greenloop.llm.local_server.llama_cpp_python_installed", lambda: True)
+    for module in ("local_server", "local_binary"):  # both ask: the choice and the start
+        monkeypatch.setattr(f"greenloop.llm.{module}.llama_cpp_python_installed", lambda: True)
     settings = settings_for(tmp_path)
     server = LocalModelServer(settings)
     async with server:
