@@ -35,7 +35,7 @@ SMALL_EDITS, SECOND_LOOK = "small edits", "second look"
 RUNG_OF_WHY = (  # the start of a round's `why` -> its rung (agent/repair/rungs/*.py), the longest first
     ("small edits of the function", SMALL_EDITS),
     ("the top-ranked function, sampled hotter", "hotter"),
-    ("the top-ranked function, written anew", "anew or file"),
+    ("the top-ranked function, written anew", "anew or file"),  # removed rung (decision ablation): older stores
     ("the top-ranked function", "function"),
     ("the next-ranked function", "next function"),
     ("the whole file, once", "oneshot"),

@@ -374,7 +374,7 @@ async def test_a_server_that_refuses_the_request_as_too_long_is_a_rejected_round
     # llama-server's own answer when llm.context_window is not set (youtube-dl-14 of the realbugs bench)
     too_long = Reply(status=400, error="request (8936 tokens) exceeds the available context size (8192 tokens), "
                      "try increasing it")
-    scripted_llm.script(too_long)  # every route: the function, then the whole file
+    scripted_llm.script(too_long)  # every route: the function, hotter, then blocks
     settings = make_settings(calc_project, loop=candidates({"max_iterations": 6}))
     events, done = await collect(fix(FixRequest(calc_project), settings))
     assert done.outcome == "stuck", done.summary + done.evidence
@@ -660,7 +660,7 @@ async def test_a_check_the_request_sides_with_is_never_asked_to_be_rewritten_to_
     events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome != "green" and not done.changes.files, "\n".join(describe(e) for e in events)
     assert scripted_llm.requests_for("repair_test") == []  # no rung asked to rewrite the upheld check
-    assert {e.route for e in events if isinstance(e, CandidateAsked)} == {"function"}
+    assert {e.route for e in events if isinstance(e, CandidateAsked)} == {"function", "blocks"}  # the code's rungs
 
 
 async def test_a_test_with_several_wrong_expectations_is_settled_check_after_check_within_one_round(

@@ -10,6 +10,7 @@ from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import EditAction
 from greenloop.agent.repair.approach import ReplyRejected, ReplyUnchanged, read_reply
+from greenloop.agent.repair.file_form import whole_file
 from greenloop.agent.repair.ladder import ladder
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
 from greenloop.agent.repair.rungs.properties import property_reply
@@ -22,48 +23,31 @@ TWO = "def area(r):\n    return 3.14 * r\n\n\ndef perimeter(r):\n    return 2 * 
 TEST = "from shapes import area\n\n\ndef test_area():\n    assert area(1) == 3.14\n"
 
 
-def steps(tmp_path: Path, source: str) -> list[tuple[str, str, bool]]:
+def steps(tmp_path: Path, source: str) -> list[tuple[str, str]]:
     copy = WorkingCopy(tmp_path, {"shapes.py": source.encode(), "test_shapes.py": TEST.encode()})
     start = source.splitlines().index("def area(r):") + 1
     top = Location("shapes.py", "area", "function", start, start + 1, 1.0, "frames")
     found = ladder([top], TestReport(failed=1), copy, TestFiles())
-    return [(a.route, a.why, a.anew) for a in found]
+    return [(a.route, a.why) for a in found]
 
 
-def test_a_file_that_is_the_function_gets_the_function_written_anew_not_the_same_request_again(tmp_path: Path) -> None:
-    assert steps(tmp_path, ONE) == [
-        ("function", "the top-ranked function", False),
-        ("function", "the top-ranked function, sampled hotter", False),
-        ("function", "the top-ranked function, written anew from the tests", True),
-        ("blocks", "changes in several places", False),
+def test_after_the_function_and_hotter_the_ladder_asks_for_blocks_whatever_the_file(tmp_path: Path) -> None:
+    ladder_of_one = [
+        ("function", "the top-ranked function"),
+        ("function", "the top-ranked function, sampled hotter"),
+        ("blocks", "changes in several places"),
     ]
-
-
-def test_a_file_with_more_code_than_the_function_gets_the_whole_file(tmp_path: Path) -> None:
-    assert [why for _, why, _ in steps(tmp_path, TWO)][2:] == ["the whole file", "changes in several places"]
+    assert steps(tmp_path, ONE) == ladder_of_one  # the file is the function
+    assert steps(tmp_path, TWO) == ladder_of_one  # the file has more code: no whole-file rung (decision ablation)
 
 
 def test_a_whole_file_reply_that_is_the_file_is_an_echo_not_a_failed_apply(tmp_path: Path) -> None:
     copy = WorkingCopy(tmp_path, {"shapes.py": TWO.replace("\n", "\r\n").encode(), "test_shapes.py": TEST.encode()})
-    top = Location("shapes.py", "area", "function", 1, 2, 1.0, "frames")
-    whole = next(a for a in ladder([top], TestReport(failed=1), copy, TestFiles()) if a.route == "file")
+    whole = whole_file("shapes.py", "the code does not load")  # the broken-file rung's and the baseline's form
     with pytest.raises(ReplyUnchanged, match="is the file as it is"):  # CRLF on disk, LF in the reply
         read_reply(whole, copy, f"The file is right.\n```python\n{TWO}\n```\n")
     plan = read_reply(whole, copy, f"```python\n{TWO.replace('3.14 * r', '3.14 * r * r', 1)}```\n")
     assert [a.path for a in plan.actions] == ["shapes.py"]
-
-
-async def test_the_anew_request_asks_for_the_function_from_the_tests(tmp_path: Path) -> None:
-    copy = WorkingCopy(tmp_path, {"shapes.py": ONE.encode(), "test_shapes.py": TEST.encode()})
-    top = Location("shapes.py", "area", "function", 4, 5, 1.0, "frames")
-    fresh = ladder([top], TestReport(failed=1), copy, TestFiles())[2]
-    index = RepoIndex()
-    await index.update(copy.files())
-    prompt = repair_messages(fresh, copy, index, TestReport(failed=1), TestFiles(), template="python",
-                             workspace=tmp_path)[-1]["content"]
-    assert "Write `area` again" in prompt and "Find the bug" not in prompt
-    assert "The tests are right: do not change them." in prompt  # fix: the tests are the spec
-    assert "return math.pi * r" in prompt  # the current code is still shown
 
 
 def test_a_module_that_is_not_installed_is_installed_first_by_its_package_name(tmp_path: Path) -> None:

@@ -106,7 +106,6 @@ class Approach:
     declared: tuple[str, ...] = ()  # the install form's first candidate installs these too (declared.py)
     feedback: str = ""  # what an earlier attempt gave, said to the model
     bare: bool = False  # the one-shot baseline's bare prompt: failures and the file, nothing else
-    anew: bool = False  # the function written again from the tests rather than patched
     test: bool = False  # the target is a failing test written in this run: its expected values may be wrong
     checks: tuple[Check, ...] = ()  # the checks form's statements, where the failing tests stopped
     given: str = ""  # a reply known before the round (settle.py): its first candidate, asked of no model

@@ -23,7 +23,6 @@ from greenloop.agent.repair.approach import Approach
 from greenloop.agent.repair.check_statements import Check
 from greenloop.agent.repair.rung import LadderState, Rung
 from greenloop.agent.repair.rungs import (
-    anew_or_file,
     blocks,
     broken_file,
     checks,
@@ -48,7 +47,6 @@ ORDER: tuple[Rung, ...] = (
     function.RUNG,  # the top-ranked function, written again
     next_function.RUNG,  # the next-ranked function
     hotter.RUNG,  # the top function, sampled hotter
-    anew_or_file.RUNG,  # the top file whole, or the function written anew when it is most of its file
     blocks.RUNG,  # SEARCH/REPLACE blocks on the top file
     checks.RUNG,  # tests that may change: the failing checks, placed right after the first rung
 )

@@ -72,7 +72,7 @@ class FunctionForm(Form):
                    "end": str(target.end_line), "code": "\n".join(rows), "related": related}
         if approach.test:
             values["spec"] = ""  # the test is the code shown
-        task = "repair_task_test" if approach.test else "repair_task_anew" if approach.anew else "repair_task_fix"
+        task = "repair_task_test" if approach.test else "repair_task_fix"
         values["task"] = render_prompt(task, workspace, **values)
         return render_prompt("repair_function", workspace, **values)
 

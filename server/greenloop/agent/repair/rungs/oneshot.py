@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from greenloop.agent.repair.approach import Approach
+from greenloop.agent.repair.file_form import whole_file
 from greenloop.agent.repair.rung import LadderState, Rung
-from greenloop.agent.repair.rungs.anew_or_file import whole_file
 
 
 class Oneshot(Rung):

@@ -22,9 +22,9 @@ from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import DebugPlan
 from greenloop.agent.repair.approach import Approach, Form, stood_by_key
+from greenloop.agent.repair.file_form import FILE
 from greenloop.agent.repair.guard_edits import builtin_exceptions
 from greenloop.agent.repair.mutants import small_edits
-from greenloop.agent.repair.rungs.anew_or_file import FILE
 from greenloop.agent.repair.rungs.function import FUNCTION
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import Location, RepoIndex, parse_frames

@@ -1,9 +1,8 @@
-"""Rung "anew or file": the whole top file (at most FILE_ROUTE_LINES lines) written again, or, when the top
-function is most of its file, that function written anew from the tests.
+"""The whole-file form: a file written again, the reply's code block for it replacing it (code_reply.py).
 
-The file form is shared by the rungs that ask for a file whole (broken_file.py, the one-shot baseline,
-a failing test file in checks.py): the reply's code block for that file replaces it (code_reply.py); a
-reply that is the file as it is changes nothing and is rejected (asked again, the model echoed it again).
+Asked by the rungs that want a file whole: a source file that does not load (rungs/broken_file.py), the
+one-shot baseline (rungs/oneshot.py) and a failing test file written in this run (rungs/checks.py). A
+reply that is the file as it is changes nothing and is rejected.
 """
 
 from __future__ import annotations
@@ -25,8 +24,6 @@ from greenloop.agent.repair.approach import (
     keeps_checks,
 )
 from greenloop.agent.repair.prompts import code_under_test, failing_test_targets
-from greenloop.agent.repair.rung import FILE_ROUTE_LINES, LadderState, Rung, target_of
-from greenloop.agent.repair.rungs.function import FUNCTION
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import RepoIndex
 from greenloop_sandbox import TestReport
@@ -73,34 +70,3 @@ FILE = FileForm()
 
 def whole_file(path: str, why: str) -> Approach:
     return Approach(FILE, Target(path, path, "file", 1, 0), why)
-
-
-class AnewOrFile(Rung):
-    name = "anew or file"
-
-    def applies(self, state: LadderState) -> list[Approach]:
-        return self._brought([], state)
-
-    def place(self, steps: list[Approach], state: LadderState) -> list[Approach]:
-        return [*steps, *self._brought(steps, state)]
-
-    def _brought(self, steps: list[Approach], state: LadderState) -> list[Approach]:
-        if not state.sources:
-            return []
-        path = state.sources[0].path
-        top = target_of(state.functions[0]) if state.functions else None
-        if top is not None and _mostly(state.copy, top):  # the whole file would be the same request again
-            return [Approach(FUNCTION, top, "the top-ranked function, written anew from the tests", anew=True)]
-        if state.lines(path) <= FILE_ROUTE_LINES and not any(s.form is FILE and s.target.path == path for s in steps):
-            return [whole_file(path, "the whole file")]
-        return []
-
-
-def _mostly(copy: WorkingCopy, target: Target) -> bool:
-    """The function is most of its file's code (imports and blank lines aside)."""
-    rows = (copy.read(target.path) or "").splitlines()
-    code = [r for r in rows if r.strip() and not r.lstrip().startswith(("import ", "from ", "#"))]
-    return (target.end_line - target.start_line + 1) >= 0.8 * len(code)
-
-
-RUNG = AnewOrFile()
