@@ -15,6 +15,16 @@ from greenloop_sandbox.languages import source_suffixes
 
 MAX_FAILURES_SHOWN = 5
 MAX_TRACEBACK_LINES = 60
+_OBJECT = re.compile(r"<(?:function|built-in function|class) '?([\w.]+)'?(?: at 0x[0-9a-f]+)?>")
+_ADDRESS = re.compile(r"(<[^<>\n]*?)(?: at 0x[0-9a-fA-F]+| id='\d+')>")
+
+
+def tidy(text: str) -> str:
+    """Runner output as a reader wants it, the same words from run to run: pytest's `<function f at
+    0x7f...>('bye')` is `f('bye')`, and an object's address (`<pkg.C object at 0x7f...>`, a mock's
+    `id='1403...'`) is left out. An address tells the model nothing and changes every run, so a prompt
+    that shows one is never the same request twice (seeded replies, the bench's memo)."""
+    return _ADDRESS.sub(r"\1>", _OBJECT.sub(r"\1", text))
 
 
 def render_failures(report: TestReport) -> str:
@@ -24,10 +34,11 @@ def render_failures(report: TestReport) -> str:
     parts = [f"{report.summary()}."]
     for failure in report.failures[:MAX_FAILURES_SHOWN]:
         where = f" ({failure.file}:{failure.line})" if failure.file and failure.line else ""
-        lines = (failure.traceback or failure.message).strip().splitlines()
+        lines = tidy(failure.traceback or failure.message).strip().splitlines()
         if len(lines) > MAX_TRACEBACK_LINES:
             lines = [*lines[:10], "...", *lines[-(MAX_TRACEBACK_LINES - 11) :]]
-        parts.append(f"### {failure.test_id}{where}\n{failure.message.strip()}\n```\n" + "\n".join(lines) + "\n```")
+        message = tidy(failure.message).strip()
+        parts.append(f"### {failure.test_id}{where}\n{message}\n```\n" + "\n".join(lines) + "\n```")
     if len(report.failures) > MAX_FAILURES_SHOWN:
         parts.append(f"... and {len(report.failures) - MAX_FAILURES_SHOWN} more failing tests.")
     return "\n\n".join(parts)

@@ -17,6 +17,7 @@ from pathlib import Path
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.prompting.files import render_prompt
+from greenloop.agent.prompting.material import tidy
 from greenloop.agent.repair.approach import Approach
 from greenloop.agent.repair.check_statements import Check
 from greenloop.agent.repair.places import frames, known_path
@@ -43,14 +44,6 @@ def render_failures(report: TestReport) -> str:
     if len(report.failures) > FAILURES_SHOWN:
         parts.append(f"... and {len(report.failures) - FAILURES_SHOWN} more failing tests.")
     return "\n\n".join(parts)
-
-
-_OBJECT = re.compile(r"<(?:function|built-in function|class) '?([\w.]+)'?(?: at 0x[0-9a-f]+)?>")
-
-
-def tidy(text: str) -> str:
-    """Runner output as a reader wants it: pytest's `<function f at 0x7f...>('bye')` is `f('bye')`."""
-    return _OBJECT.sub(r"\1", text)
 
 
 # python's "cannot import name 'X' from 'm'", node's "module './m.js' does not provide an export named 'X'"

@@ -24,11 +24,12 @@ from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import CandidateAsked, CandidateTested, Event, InstalledPackage
 from greenloop.agent.ports import SandboxPort
+from greenloop.agent.prompting.material import tidy
 from greenloop.agent.repair.approach import Approach, ReplyRejected, ReplyUnchanged, read_reply
 from greenloop.agent.repair.check_statements import COLLECTION_ERROR
 from greenloop.agent.repair.environments import CandidateEnvironments
 from greenloop.agent.repair.progress import further, reached
-from greenloop.agent.repair.prompts import prompt_hash, tidy
+from greenloop.agent.repair.prompts import prompt_hash
 from greenloop.agent.repair.splice import has_code_block
 from greenloop.llm import ContextOverflow, LLMClient
 from greenloop_sandbox import TestReport
