@@ -78,7 +78,8 @@ class Form:
 
     def please(self, approach: Approach) -> str:
         """What a reply of prose alone is asked next for ("" when the form asks nothing more)."""
-        return ""
+        what = self.asked_for(approach)
+        return CODE_PLEASE.format(what=what) if what else ""
 
     def module(self, approach: Approach) -> str:
         """The missing module an install is for ("" for any other)."""

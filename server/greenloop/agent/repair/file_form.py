@@ -16,7 +16,6 @@ from greenloop.agent.plan import DebugPlan, EditAction, WriteAction
 from greenloop.agent.prompting.code_reply import extract_code
 from greenloop.agent.prompting.files import render_prompt
 from greenloop.agent.repair.approach import (
-    CODE_PLEASE,
     Approach,
     Form,
     ReplyRejected,
@@ -37,9 +36,6 @@ class FileForm(Form):
 
     def asked_for(self, approach: Approach) -> str:
         return f"`{approach.target.path}`"
-
-    def please(self, approach: Approach) -> str:
-        return CODE_PLEASE.format(what=self.asked_for(approach))
 
     def prompt(self, approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
                values: dict[str, str], workspace: Path) -> str:

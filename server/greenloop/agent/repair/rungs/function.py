@@ -20,7 +20,6 @@ from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import Action, DebugPlan
 from greenloop.agent.prompting.files import render_prompt
 from greenloop.agent.repair.approach import (
-    CODE_PLEASE,
     Approach,
     Form,
     ReplyRejected,
@@ -59,9 +58,6 @@ class FunctionForm(Form):
 
     def asked_for(self, approach: Approach) -> str:
         return f"`{approach.target.name}`"
-
-    def please(self, approach: Approach) -> str:
-        return CODE_PLEASE.format(what=self.asked_for(approach))
 
     def prompt(self, approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
                values: dict[str, str], workspace: Path) -> str:
