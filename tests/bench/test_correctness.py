@@ -8,7 +8,7 @@ import pytest
 
 from greenloop.agent.ports import SandboxPort, open_sandbox_for
 from greenloop.agent.repair.behaviour import PROBE
-from greenloop.bench.correctness import changed, compare, faster, judge, same_trees
+from greenloop.bench.correctness import changed, compare, faster, judge, patched, same_trees
 from greenloop.settings import Settings
 
 pytestmark = pytest.mark.docker
@@ -78,6 +78,18 @@ def test_same_trees_ignore_formatting_and_docstrings() -> None:
     assert same_trees(tree(BUGGY), tree(spaced), tree(REFERENCE))
     assert not same_trees(tree(BUGGY), tree(WIDENED), tree(REFERENCE))
     assert changed(tree(BUGGY), tree(WIDENED)) == [("factors.py", "factorize")]
+
+
+def test_the_reference_patch_leaves_crlf_and_binary_files_as_they_were() -> None:
+    # a text round trip turned CRLF into LF and a PNG's bytes into others: every such file then differed
+    # from the reference, and a fix equal to the developers' could not come out `same`
+    buggy = {"pkg/mod.py": "def f():\n    return 1\n", "notes.patch": "a\r\nb\r\n",
+             "logo.png": b"\x89PNG\r\n\x1a\n\xff\x00".decode("utf-8", "surrogateescape")}
+    patch = ("--- a/pkg/mod.py\n+++ b/pkg/mod.py\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2\n")
+    reference = patched(buggy, patch)
+    assert reference["notes.patch"] == buggy["notes.patch"] and reference["logo.png"] == buggy["logo.png"]
+    fixed = {**buggy, "pkg/mod.py": "def f():\n    return 2  # the fix\n"}
+    assert same_trees(buggy, fixed, reference)
 
 
 async def test_rewrite_is_equivalent_and_widened_loop_differs(sandbox: SandboxPort) -> None:

@@ -201,15 +201,18 @@ async def humanevalfix_verdict(files: Mapping[str, str], extra: Mapping[str, Any
 
 
 def patched(files: Mapping[str, str], patch: str) -> dict[str, str]:
-    """`files` with a unified diff applied (`patch -p1` in a scratch folder: it reads and writes files only)."""
+    """`files` with a unified diff applied (`patch -p1` in a scratch folder: it reads and writes files only).
+
+    Files go through as bytes: a text read would turn CRLF into LF (and mangle a PNG), and every file so
+    changed would count as a difference from the reference, so a fix equal to it could not be `same`."""
     with tempfile.TemporaryDirectory(prefix="greenloop-verdict-") as tmp:
         root = Path(tmp)
         for path, text in files.items():
             (root / path).parent.mkdir(parents=True, exist_ok=True)
-            (root / path).write_text(text, encoding="utf-8", errors="surrogateescape")
+            (root / path).write_bytes(text.encode("utf-8", "surrogateescape"))
         done = subprocess.run(["patch", "-p1", "-s", "-i", "-"], input=patch, text=True, cwd=root,
                               capture_output=True, timeout=60)
         if done.returncode != 0:
             raise ValueError(f"the reference patch does not apply: {(done.stdout + done.stderr).strip()[:200]}")
-        return {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8", errors="surrogateescape")
+        return {p.relative_to(root).as_posix(): p.read_bytes().decode("utf-8", "surrogateescape")
                 for p in root.rglob("*") if p.is_file() and not p.name.endswith(".orig")}
