@@ -293,7 +293,7 @@ EditFamily = Literal[
     "unbound name", "comparison", "logic operator", "logic operator everywhere",
     "constant", "boolean", "boolean everywhere", "bound", "arithmetic",
     "operands swapped", "arguments swapped", "twin called", "none guard", "attribute default",
-    "exception suppressed", "regex", "term dropped", "statement dropped", "local name",
+    "exception suppressed", "regex", "term dropped", "local name",
 ]
 
 
@@ -331,7 +331,7 @@ class LoopSettings(_Section):
     edits_off: list[EditFamily] = Field(
         default_factory=list,
         description="Small-edit families not tried (for ablations: what a family adds, measured by taking "
-        "it away), e.g. [\"statement dropped\"].",
+        "it away), e.g. [\"exception suppressed\"].",
     )
     rungs_off: list[str] = Field(
         default_factory=list,
@@ -342,8 +342,8 @@ class LoopSettings(_Section):
     )
     second_look: bool = Field(
         default=True,
-        description="When the change that turns the tests green has a shape known to overfit (a dropped "
-        "statement, a suppressed exception, a guard returning another type, a changed loop bound: "
+        description="When the change that turns the tests green has a shape known to overfit (a suppressed "
+        "exception, a guard returning another type, a changed loop bound, two arguments traded: "
         "agent/repair/risk.py), ask the model once more, shown that change, and keep the better green.",
     )
     candidate_temperature: float = Field(

@@ -396,10 +396,10 @@ def test_each_family_is_a_setting_and_a_family_turned_off_is_not_tried() -> None
     refined = {"loop bound changed": "term dropped", "none guard returning another type": "none guard",
                "none check skipping a statement": "none guard"}
     kinds = {kind for _, kind in small_edits(source, target, 1000, hot={4})}
-    assert {"comparison", "bound", "statement dropped"} <= kinds
+    assert {"comparison", "bound", "term dropped"} <= kinds
     assert {refined.get(k, k) for k in kinds} <= families
-    without = {kind for _, kind in small_edits(source, target, 1000, hot={4}, off=["statement dropped", "bound"])}
-    assert without == kinds - {"statement dropped", "bound"}
+    without = {kind for _, kind in small_edits(source, target, 1000, hot={4}, off=["term dropped", "bound"])}
+    assert without == kinds - {"term dropped", "bound", "loop bound changed"}
     with pytest.raises(ValidationError, match="edits_off"):
         LoopSettings(edits_off=["no such family"])
 

@@ -1,7 +1,7 @@
 """Small edits of one function, tried by the tests before any model is asked (template repair).
 
-Many bugs are one token off: `<` for `<=`, `+ 1` too many, `and` for `or`, `max` for `min`, a
-statement too many, one variable for another. Each such edit of the function the failure is
+Many bugs are one token off: `<` for `<=`, `+ 1` too many, `and` for `or`, `max` for `min`, one
+variable for another. Each such edit of the function the failure is
 about is a candidate the sandbox can check in about a second, without a model call (the edit
 operators of mutation-based repair: PraPR, TBar). The edits are found with tree-sitter on the
 definition's own text, in the order below (the cheap, likely ones first), each as the whole
@@ -22,7 +22,6 @@ from greenloop.agent.changes.syntax import parse
 from greenloop.agent.repair.guard_edits import caught, defaults, guards
 from greenloop.agent.repair.nodes import (
     BLOCKS,
-    NOT_STATEMENTS,
     Edit,
     in_header,
     is_binding,
@@ -198,7 +197,7 @@ def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]],
         ("attribute default", defaults(body, language, spans)),
         ("exception suppressed", caught(body, language, spans, raised)), ("regex", pattern_edits(body)),
         ("term dropped", _dropped_operands(body)),
-        ("statement dropped", _dropped_statements(body)), ("local name", _names(definition, body)),
+        ("local name", _names(definition, body)),
     )
     for kind, edits in kinds:
         for edit in edits if kind not in off else ():
@@ -375,24 +374,6 @@ def _dropped_operands(nodes: list[ts.Node]) -> Iterator[Edit]:
                 yield whole.start_byte, whole.end_byte, node_text(part)
             else:
                 yield node.start_byte, node.end_byte, node_text(part)
-
-
-def _dropped_statements(nodes: list[ts.Node]) -> Iterator[Edit]:
-    """A statement too many (on lines of its own), in a block that keeps at least one other."""
-    for node in nodes:
-        if node.type not in BLOCKS:
-            continue
-        statements = [c for c in node.named_children if c.type not in NOT_STATEMENTS]
-        if len([c for c in node.named_children if c.type != "comment"]) < 2:
-            continue
-        source = root_text(node)
-        for statement in statements:
-            start = statement.start_byte - statement.start_point[1]
-            end = source.find(b"\n", statement.end_byte)
-            end = len(source) if end < 0 else end + 1
-            if source[start : statement.start_byte].strip() or source[statement.end_byte : end].strip():
-                continue  # it shares a line with other code
-            yield start, end, ""
 
 
 def _names(definition: ts.Node, nodes: list[ts.Node]) -> Iterator[Edit]:

@@ -14,7 +14,6 @@ import ast
 from collections.abc import Mapping
 
 RISKY = {  # kind -> what such a change does, said to the user
-    "statement dropped": "drops a statement",
     "exception suppressed": "suppresses the exception the failure raised",
     "attribute default": "reads an attribute that may be missing as None",
     "loop bound changed": "changes a loop's bound",
