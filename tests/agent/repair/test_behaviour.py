@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,17 @@ def test_of_greens_alike_in_risk_and_votes_the_one_changing_fewer_passing_calls_
     kept = choose([smaller, larger], copy, [1, 0])
     assert kept.result is larger.result
     assert kept.reason == "it changes what the function gives on 0 of the passing tests' calls, the other green on 1"
+
+
+def test_a_reply_that_copied_the_hinted_change_is_no_vote_for_it() -> None:
+    # youtube-dl-25: the 1.5B model, shown the risky `re.match(v, regex)` swap, wrote that swap again, and the
+    # loop said "2 independent candidates made this same change" of a change one candidate made
+    copy = WorkingCopy(Path("."), tree(BUGGY))
+    first = green(tree(FLOATS), 2, "returns a float where the function otherwise returns an int")
+    again = replace(green(tree(FLOATS), 2, "keeps the change it was shown"), copied=True)
+    kept = choose([first, again], copy)
+    assert kept.result is first.result
+    assert kept.reason == "the only green change: the model's round gave back the change it was shown"
+    other = green(tree(RIGHT), 3, "")
+    assert choose([first, again, other], copy).result is other.result  # not risky beats a copied vote
+    assert choose([first, replace(again, copied=False)], copy).reason == "2 independent candidates made this same change"

@@ -3,8 +3,8 @@ loop keeps the best of the greens.
 
 A small edit (or a reply) that turns the tests green with a shape known to overfit (risk.py) is shown to
 the model as a hint ("this change makes the tests pass; write the fix the function needs"); its
-candidates are tested as any round's; a reply that makes the hinted change again is no independent fix
-and shares its risk (the 1.5B model copied a hinted `re.match(v, regex)`). Among the greens the loop
+candidates are tested as any round's; a reply that makes the hinted change again is no independent fix:
+it shares its risk and is no vote for it (the 1.5B model copied a hinted `re.match(v, regex)`). Among the greens the loop
 keeps, in order: the one whose shape is not risky (a return value of another type than the function's
 other returns is a risk: risk.py), the one that independent candidates agree on (the same syntax tree:
 the Agentless vote), the one that changes less of what the changed functions do on the calls the
@@ -38,6 +38,7 @@ class Green:
     kind: str
     risk: str
     reason: str = ""  # why it was chosen (set by `choose`)
+    copied: bool = False  # the model's reply made the change it was shown: no vote of its own
 
 
 def green_of(result: RoundResult, copy: WorkingCopy) -> Green:
@@ -71,7 +72,8 @@ async def second_look(inputs: RoundInputs, hinted: Approach, copy: WorkingCopy, 
         looked = green_of(other, copy)
         hint = first.result.best.diff if first.result.best is not None else ""
         if other.best is not None and keeps(other.best.diff, hint):  # the hint copied is no independent fix
-            looked = replace(looked, risk=looked.risk or f"keeps the change it was shown, which {first.risk}")
+            looked = replace(looked, risk=looked.risk or f"keeps the change it was shown, which {first.risk}",
+                             copied=True)
         greens.append(looked)
     yield choose(greens, copy, await _behaviour(inputs, greens, copy, report))
 
@@ -89,8 +91,12 @@ async def _behaviour(inputs: RoundInputs, greens: list[Green], copy: WorkingCopy
 
 
 def _rank(green: Green, copy: WorkingCopy, greens: list[Green]) -> tuple[bool, int]:
-    shapes = Counter(_shape(g, copy) for g in greens)
-    return bool(green.risk), -shapes[_shape(green, copy)]
+    return bool(green.risk), -_votes(greens, [_shape(g, copy) for g in greens])[_shape(green, copy)]
+
+
+def _votes(greens: list[Green], shapes: list[str]) -> Counter[str]:
+    """How many independent candidates made each change: a reply that copied the hint is none."""
+    return Counter(s for g, s in zip(greens, shapes, strict=True) if not g.copied)
 
 
 def keeps(diff: str, hint: str) -> bool:
@@ -107,7 +113,7 @@ def choose(greens: list[Green], copy: WorkingCopy, changes: list[int] | None = N
     """The green to keep: not risky, then agreed on by more candidates, then the one that changes fewer of the
     passing tests' calls (`changes`, per green, when known), then the smaller change."""
     shapes = [_shape(g, copy) for g in greens]
-    votes = Counter(shapes)
+    votes = _votes(greens, shapes)
     moved = changes or [0] * len(greens)
 
     def key(item: tuple[Green, str, int]) -> tuple[bool, int, int, int]:
@@ -120,6 +126,8 @@ def choose(greens: list[Green], copy: WorkingCopy, changes: list[int] | None = N
             if (bool(g.risk), votes[s]) == (bool(chosen.risk), votes[shape])]
     if len(greens) == 1:
         why = "the only green change" + (": the model's round gave none" if chosen.risk else "")
+    elif all(g.copied and s == shape for g, s in zip(greens, shapes, strict=True) if g is not chosen):
+        why = "the only green change: the model's round gave back the change it was shown"
     elif votes[shape] > 1:
         why = f"{votes[shape]} independent candidates made this same change"
     elif not chosen.risk and any(g.risk for g in greens):
