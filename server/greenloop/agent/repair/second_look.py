@@ -81,17 +81,15 @@ async def second_look(inputs: RoundInputs, hinted: Approach, copy: WorkingCopy, 
 async def _behaviour(inputs: RoundInputs, greens: list[Green], copy: WorkingCopy,
                      report: TestReport) -> list[int] | None:
     """Each green's changed outcomes on the passing tests' calls, when risk and votes leave greens tied."""
-    ranks = [_rank(g, copy, greens) for g in greens]
+    shapes = [_shape(g, copy) for g in greens]
+    votes = _votes(greens, shapes)
+    ranks = [(bool(g.risk), -votes[s]) for g, s in zip(greens, shapes, strict=True)]
     if ranks.count(min(ranks)) < 2:
         return None
     trees = [g.result.files or {} for g in greens]
     failing = [f.test_id for f in report.failures if f.test_id]
     async with inputs.sandbox.lease() as box:
         return await changes_on_passing_calls(box, copy.files(), trees, failing, inputs.suite or ())
-
-
-def _rank(green: Green, copy: WorkingCopy, greens: list[Green]) -> tuple[bool, int]:
-    return bool(green.risk), -_votes(greens, [_shape(g, copy) for g in greens])[_shape(green, copy)]
 
 
 def _votes(greens: list[Green], shapes: list[str]) -> Counter[str]:
