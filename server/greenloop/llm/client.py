@@ -11,50 +11,40 @@ instead of running to max_tokens, and so that a cancelled request stops the
 server's generation too (llama.cpp finishes a non-streamed reply regardless).
 A streamed reply that sends nothing for `llm.first_token_timeout` seconds ends the call
 (not retried); a request that times out is retried once at most.
+
+Its parts: `request_body.py` (what is sent), `streaming.py` (streamed replies),
+`call_keeping.py` (retries and records).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import importlib
-import json
-import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from openai import APITimeoutError, AsyncOpenAI, AsyncStream, DefaultAsyncHttpxClient
-from openai.types.chat import ChatCompletionChunk
+from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 from pydantic import BaseModel
 
-from greenloop import tokens
+from greenloop.llm.call_keeping import Call, CallKeeping
 from greenloop.llm.cassette import Cassette, Exchange
 from greenloop.llm.errors import ContextOverflow, LLMError, StructuredOutputError
-from greenloop.llm.json_reply import (
-    ReplyError,
-    parse_reply,
-    repair_instruction,
-    retry_instruction,
-    schema_instruction,
-)
-from greenloop.llm.prices import price_of
-from greenloop.llm.records import CallRecord, Mode, Outcome, Usage, cost_of
-from greenloop.llm.repeats import LoopWatch, trim_loop
-from greenloop.llm.retry import FormatRejected, as_llm_error, delay_for, is_format_rejection, retryable
+from greenloop.llm.json_reply import ReplyError, parse_reply, repair_instruction, retry_instruction
+from greenloop.llm.records import CallRecord, Mode, Usage
+from greenloop.llm.repeats import trim_loop
+from greenloop.llm.request_body import STEP_HEADER, STREAMED, Messages, RequestBodies, with_note
+from greenloop.llm.retry import FormatRejected
 from greenloop.llm.server_tokens import ServerTokenizer
+from greenloop.llm.streaming import StreamedReplies
 from greenloop.llm.window import fit_messages
 from greenloop.settings import LLMSettings
 
 T = TypeVar("T", bound=BaseModel)
-Messages = list[dict[str, str]]
-STEP_HEADER = "X-Greenloop-Step"
 _NEXT_MODE: dict[Mode, Mode] = {"json_schema": "json_object", "json_object": "prompt"}
 _LARGE_REPLY = 64_000  # characters; bigger replies are parsed in a worker thread
-_STREAMED: dict[str, Any] = {"stream": True, "stream_options": {"include_usage": True}}
 
 
 def _http_client(base_url: str, timeout: float) -> DefaultAsyncHttpxClient | None:
@@ -70,24 +60,7 @@ def _http_client(base_url: str, timeout: float) -> DefaultAsyncHttpxClient | Non
     return DefaultAsyncHttpxClient(timeout=timeout, limits=http.Limits(max_keepalive_connections=0))
 
 
-@dataclass
-class _Call:
-    """Bookkeeping of one round trip while it runs."""
-
-    step: str
-    mode: Mode
-    body: dict[str, Any]
-    started: float
-    started_at: float
-    attempt: int = 0
-    retries: int = 0
-    timeouts: int = 0  # retries after a timeout (at most one)
-    ttft: float | None = None
-    cached: bool = False
-    recorded_seconds: float | None = None  # a served reply: the seconds the model took when it was recorded
-
-
-class LLMClient:
+class LLMClient(RequestBodies, StreamedReplies, CallKeeping):
     """An OpenAI-compatible chat client; see the module docstring."""
 
     def __init__(
@@ -160,7 +133,7 @@ class LLMClient:
 
     async def stream(self, messages: Messages, *, step: str, max_tokens: int | None = None) -> AsyncIterator[str]:
         """Text deltas as they arrive; the call is recorded when the stream ends."""
-        body = {**(await self._body(messages, max_tokens, 0, step)), **_STREAMED}
+        body = {**(await self._body(messages, max_tokens, 0, step)), **STREAMED}
         call = self._start(step, "text", body)
         if self.cassette is not None and self.cassette.serves(call.body):
             exchange = await self._exchange(call)
@@ -230,7 +203,7 @@ class LLMClient:
                     ) from None
                 if exchange.finish_reason == "repetition":
                     # asked afresh, without the loop (docs/decisions/2026-11-llm-stop-repeats.md)
-                    convo = _with_note(messages, retry_instruction(problem))
+                    convo = with_note(messages, retry_instruction(problem))
                 else:
                     convo = [*convo, {"role": "assistant", "content": exchange.content},
                              {"role": "user", "content": repair_instruction(problem)}]
@@ -239,46 +212,8 @@ class LLMClient:
             await self._record(call, exchange, "ok" if attempt == first else "repaired")
             return value
 
-    # -- requests ------------------------------------------------------------------
-    async def _body(self, messages: Messages, max_tokens: int | None, attempt: int, step: str) -> dict[str, Any]:
-        """The request. One asked again gets the next seed and a higher temperature: the 0.5B model
-        at 0.2 sent a refused reply back byte for byte, with the same seed and with the next one."""
-        body: dict[str, Any] = {
-            "model": self.settings.model,
-            "messages": messages,
-            "temperature": self._temperature(attempt),
-            "max_tokens": max_tokens or self.settings.max_tokens,
-        }
-        body["messages"] = await fit_messages(messages, self.context_window, body["max_tokens"], step,
-                                              self.tokenizer.count)
-        if self.settings.seed is not None:
-            body["seed"] = self.settings.seed + attempt
-        if self.settings.stop_repeats:
-            body.update(_STREAMED)
-        return body
-
-    def _temperature(self, attempt: int) -> float:
-        base = self.settings.temperature
-        return max(base, min(1.0, base + self.settings.retry_temperature_step * attempt)) if attempt else base
-
-    async def _structured_body(
-        self, messages: Messages, json_schema: dict[str, Any], mode: Mode, step: str, attempt: int
-    ) -> dict[str, Any]:
-        if mode == "json_schema":
-            name = re.sub(r"[^a-zA-Z0-9_-]", "_", step)[:64] or "reply"
-            body = await self._body(messages, None, attempt, step)
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": name, "schema": json_schema, "strict": False},
-            }
-            return body
-        body = await self._body(_with_instruction(messages, schema_instruction(json_schema)), None, attempt, step)
-        if mode == "json_object":
-            body["response_format"] = {"type": "json_object", "schema": json_schema}
-        return body
-
-    def _start(self, step: str, mode: Mode, body: dict[str, Any]) -> _Call:
-        return _Call(step=step, mode=mode, body=body, started=time.perf_counter(), started_at=time.time())
+    def _start(self, step: str, mode: Mode, body: dict[str, Any]) -> Call:
+        return Call(step=step, mode=mode, body=body, started=time.perf_counter(), started_at=time.time())
 
     async def _parse(self, text: str, schema: type[T]) -> T:
         if len(text) > _LARGE_REPLY:
@@ -286,7 +221,7 @@ class LLMClient:
         return parse_reply(text, schema)
 
     # -- one round trip -------------------------------------------------------------
-    async def _exchange(self, call: _Call) -> Exchange:
+    async def _exchange(self, call: Call) -> Exchange:
         """The reply (cassette or live, with retries); failures are recorded and raised."""
         if self.cassette is not None and self.cassette.serves(call.body):
             return await self._replayed(call)
@@ -310,7 +245,7 @@ class LLMClient:
         self._save(call, exchange)
         return exchange
 
-    async def _replayed(self, call: _Call) -> Exchange:
+    async def _replayed(self, call: Call) -> Exchange:
         assert self.cassette is not None
         call.cached = True
         exchange = self.cassette.lookup(call.body)
@@ -330,7 +265,7 @@ class LLMClient:
             raise LLMError(exchange.error, status=exchange.status or None)
         return exchange
 
-    async def _attempt(self, call: _Call) -> Exchange:
+    async def _attempt(self, call: Call) -> Exchange:
         if call.body.get("stream"):  # the whole reply, streamed so that a loop can be stopped
             exchange = Exchange()
             parts = [text async for text in self._stream_attempt(call, exchange)]
@@ -353,164 +288,11 @@ class LLMClient:
             response_bytes=len(raw.http_response.content),
         )
 
-    async def _open_stream(
-        self, call: _Call
-    ) -> tuple[AsyncStream[ChatCompletionChunk], AsyncIterator[ChatCompletionChunk], ChatCompletionChunk | None]:
-        """The stream and its first chunk, within `llm.first_token_timeout`, or the prompt's tokens at
-        `llm.slowest_prompt_rate` when that is longer (an LLMError after it).
-
-        A request sent while others of this client stream waits behind them on a one-slot server
-        (the embedded model; generation writes files in parallel): it gets the limit once per request.
-        """
-        reading = tokens.count_messages(call.body.get("messages", [])) / self.settings.slowest_prompt_rate
-        limit = round(max(self.settings.first_token_timeout, reading), 1) * self._streaming
-        stream: AsyncStream[ChatCompletionChunk] | None = None
-        try:
-            async with asyncio.timeout(limit):
-                stream = await self._openai.chat.completions.create(
-                    **call.body, extra_headers={STEP_HEADER: call.step}
-                )
-                chunks = aiter(stream)
-                first = await anext(chunks, None)
-        except TimeoutError:
-            if stream is not None:
-                await stream.close()
-            raise LLMError(
-                f"{self.base_url} sent nothing for {limit:g}s (llm.first_token_timeout) on the "
-                f"{call.step!r} request: the model server is hung, or reads prompts slower than that. "
-                "Check the server; for a slow one, raise llm.first_token_timeout."
-            ) from None
-        return stream, chunks, first
-
-    async def _stream_attempt(self, call: _Call, exchange: Exchange) -> AsyncIterator[str]:
-        self._streaming += 1
-        try:
-            async with contextlib.aclosing(self._streamed_reply(call, exchange)) as reply:
-                async for text in reply:
-                    yield text
-        finally:
-            self._streaming -= 1
-
-    async def _streamed_reply(self, call: _Call, exchange: Exchange) -> AsyncGenerator[str, None]:
-        stream, chunks, chunk = await self._open_stream(call)
-        watch = LoopWatch() if self.settings.stop_repeats else None
-        try:
-            while chunk is not None:
-                exchange.response_bytes += len(chunk.model_dump_json()) + 8
-                exchange.model = chunk.model or exchange.model
-                if chunk.usage:
-                    exchange.usage = {"prompt_tokens": chunk.usage.prompt_tokens,
-                                      "completion_tokens": chunk.usage.completion_tokens}
-                for choice in chunk.choices:
-                    exchange.finish_reason = choice.finish_reason or exchange.finish_reason
-                    text = choice.delta.content if choice.delta else None
-                    if text:
-                        if call.ttft is None:
-                            call.ttft = time.perf_counter() - call.started
-                        yield text
-                        if watch is not None and watch.looping(text):
-                            exchange.finish_reason = "repetition"  # closing the stream stops the server
-                            return
-                chunk = await anext(chunks, None)
-        finally:
-            await stream.close()
-        if exchange.finish_reason is None:
-            raise ValueError(
-                "the stream ended before the reply was complete: the server stopped mid-reply. "
-                "llama-cpp-python's server does this on a prompt longer than its context window "
-                "(set llm.context_window to the model's --n_ctx), on an error (see its log), and when "
-                "another request arrives unless started with --interrupt_requests false"
-            )
-
-    async def _retry_or_raise(self, call: _Call, exc: Exception) -> None:
-        """Sleep before the next try, or raise FormatRejected / LLMError.
-
-        A request that timed out is tried once more at most: a server that took `llm.timeout` once
-        is likely hung, and `max_retries` more waits would keep the run stuck for that many timeouts.
-        """
-        if isinstance(exc, LLMError):  # already worded (the first-token timeout): not retried
-            raise exc
-        if call.mode in ("json_schema", "json_object") and is_format_rejection(exc):
-            raise FormatRejected(str(exc)[:500]) from exc
-        timed_out = isinstance(exc, APITimeoutError)
-        if not retryable(exc) or call.retries >= self.settings.max_retries or (timed_out and call.timeouts):
-            raise as_llm_error(
-                exc, base_url=self.base_url, model=self.settings.model, retries=call.retries,
-                timeout=self.settings.timeout,
-            ) from exc
-        await asyncio.sleep(delay_for(exc, call.retries, self.settings))
-        call.retries += 1
-        call.timeouts += timed_out
-
-    # -- records -----------------------------------------------------------------------
-    def _save(self, call: _Call, exchange: Exchange) -> None:
-        """Record the exchange with the seconds it took, so a bench served it later can charge them."""
-        if self.cassette is not None and not self.cassette.replaying:
-            exchange.extra["seconds"] = round(time.perf_counter() - call.started, 3)
-            self.cassette.save(call.body, exchange)
-
-    async def _record(
-        self, call: _Call, exchange: Exchange | None, outcome: Outcome, error: str | None = None
-    ) -> None:
-        messages: Messages = call.body["messages"]
-        prompt_tokens = completion_tokens = 0
-        estimated = False
-        if exchange is not None and exchange.usage:
-            prompt_tokens = exchange.usage["prompt_tokens"]
-            completion_tokens = exchange.usage["completion_tokens"]
-        elif exchange is not None:
-            prompt_tokens, completion_tokens = await asyncio.to_thread(_count, messages, exchange.content)
-            estimated = True
-        model = self.settings.model
-        if price_of(self.settings.prices, model) is None and exchange is not None and exchange.model:
-            model = exchange.model
-        record = CallRecord(
-            step=call.step, model=model, base_url=self.base_url, seed=call.body.get("seed"),
-            temperature=call.body["temperature"], prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens, tokens_estimated=estimated,
-            latency=time.perf_counter() - call.started, ttft=call.ttft,
-            request_bytes=len(json.dumps(call.body).encode()),
-            response_bytes=exchange.response_bytes if exchange else 0,
-            cost=cost_of(self.settings.prices, model, prompt_tokens, completion_tokens),
-            outcome=outcome, error=error, started_at=call.started_at, mode=call.mode, attempt=call.attempt,
-            retries=call.retries, finish_reason=exchange.finish_reason if exchange else None,
-            cached=call.cached, recorded_seconds=call.recorded_seconds, messages=messages, reply=exchange.content if exchange else "",
-        )
-        self.usage.add(record)
-        if self.sink is not None:
-            self.sink(record)
-
 
 @functools.lru_cache(maxsize=256)
 def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON schema (generating it costs about a millisecond; models do not change)."""
     return schema.model_json_schema()
-
-
-def _with_note(messages: Messages, note: str) -> Messages:
-    """`note` appended to the last user message (or as a new one): a request asked again afresh."""
-    for i in range(len(messages) - 1, -1, -1):
-        if messages[i].get("role") == "user":
-            last = {**messages[i], "content": f"{messages[i].get('content', '')}\n\n{note}"}
-            return [*messages[:i], last, *messages[i + 1 :]]
-    return [*messages, {"role": "user", "content": note}]
-
-
-def _with_instruction(messages: Messages, instruction: str) -> Messages:
-    """`instruction` appended to the first user message (or as a new one).
-
-    Not in the system message: the calls of one run then share their opening tokens (system prompt,
-    failures, code), which servers with a prompt cache (llama.cpp, hosted APIs) do not read again.
-    """
-    for i, message in enumerate(messages):
-        if message.get("role") == "user":
-            first = {**message, "content": f"{message.get('content', '')}\n\n{instruction}"}
-            return [*messages[:i], first, *messages[i + 1 :]]
-    return [*messages, {"role": "user", "content": instruction}]
-
-
-def _count(messages: Messages, reply: str) -> tuple[int, int]:
-    return tokens.count_messages(messages), tokens.count_text(reply) if reply else 0
 
 
 def _describe(exc: BaseException) -> str:

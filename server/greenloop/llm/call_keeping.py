@@ -1,0 +1,111 @@
+"""A round trip's bookkeeping: the `Call` while it runs, its retries, and what it leaves (`CallRecord`, cassette)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from openai import APITimeoutError
+
+from greenloop import tokens
+from greenloop.llm.cassette import Cassette, Exchange
+from greenloop.llm.errors import LLMError
+from greenloop.llm.prices import price_of
+from greenloop.llm.records import CallRecord, Mode, Outcome, Usage, cost_of
+from greenloop.llm.request_body import Messages
+from greenloop.llm.retry import FormatRejected, as_llm_error, delay_for, is_format_rejection, retryable
+from greenloop.settings import LLMSettings
+
+
+@dataclass
+class Call:
+    """Bookkeeping of one round trip while it runs."""
+
+    step: str
+    mode: Mode
+    body: dict[str, Any]
+    started: float
+    started_at: float
+    attempt: int = 0
+    retries: int = 0
+    timeouts: int = 0  # retries after a timeout (at most one)
+    ttft: float | None = None
+    cached: bool = False
+    recorded_seconds: float | None = None  # a served reply: the seconds the model took when it was recorded
+
+
+class CallKeeping:
+    """Retries and records of `LLMClient`'s calls (a part of it: the client sets the attributes below)."""
+
+    settings: LLMSettings
+    base_url: str
+    sink: Callable[[CallRecord], None] | None
+    cassette: Cassette | None
+    usage: Usage
+
+    # -- retries -----------------------------------------------------------------------
+    async def _retry_or_raise(self, call: Call, exc: Exception) -> None:
+        """Sleep before the next try, or raise FormatRejected / LLMError.
+
+        A request that timed out is tried once more at most: a server that took `llm.timeout` once
+        is likely hung, and `max_retries` more waits would keep the run stuck for that many timeouts.
+        """
+        if isinstance(exc, LLMError):  # already worded (the first-token timeout): not retried
+            raise exc
+        if call.mode in ("json_schema", "json_object") and is_format_rejection(exc):
+            raise FormatRejected(str(exc)[:500]) from exc
+        timed_out = isinstance(exc, APITimeoutError)
+        if not retryable(exc) or call.retries >= self.settings.max_retries or (timed_out and call.timeouts):
+            raise as_llm_error(
+                exc, base_url=self.base_url, model=self.settings.model, retries=call.retries,
+                timeout=self.settings.timeout,
+            ) from exc
+        await asyncio.sleep(delay_for(exc, call.retries, self.settings))
+        call.retries += 1
+        call.timeouts += timed_out
+
+    # -- records -----------------------------------------------------------------------
+    def _save(self, call: Call, exchange: Exchange) -> None:
+        """Record the exchange with the seconds it took, so a bench served it later can charge them."""
+        if self.cassette is not None and not self.cassette.replaying:
+            exchange.extra["seconds"] = round(time.perf_counter() - call.started, 3)
+            self.cassette.save(call.body, exchange)
+
+    async def _record(
+        self, call: Call, exchange: Exchange | None, outcome: Outcome, error: str | None = None
+    ) -> None:
+        messages: Messages = call.body["messages"]
+        prompt_tokens = completion_tokens = 0
+        estimated = False
+        if exchange is not None and exchange.usage:
+            prompt_tokens = exchange.usage["prompt_tokens"]
+            completion_tokens = exchange.usage["completion_tokens"]
+        elif exchange is not None:
+            prompt_tokens, completion_tokens = await asyncio.to_thread(_count, messages, exchange.content)
+            estimated = True
+        model = self.settings.model
+        if price_of(self.settings.prices, model) is None and exchange is not None and exchange.model:
+            model = exchange.model
+        record = CallRecord(
+            step=call.step, model=model, base_url=self.base_url, seed=call.body.get("seed"),
+            temperature=call.body["temperature"], prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens, tokens_estimated=estimated,
+            latency=time.perf_counter() - call.started, ttft=call.ttft,
+            request_bytes=len(json.dumps(call.body).encode()),
+            response_bytes=exchange.response_bytes if exchange else 0,
+            cost=cost_of(self.settings.prices, model, prompt_tokens, completion_tokens),
+            outcome=outcome, error=error, started_at=call.started_at, mode=call.mode, attempt=call.attempt,
+            retries=call.retries, finish_reason=exchange.finish_reason if exchange else None,
+            cached=call.cached, recorded_seconds=call.recorded_seconds, messages=messages, reply=exchange.content if exchange else "",
+        )
+        self.usage.add(record)
+        if self.sink is not None:
+            self.sink(record)
+
+
+def _count(messages: Messages, reply: str) -> tuple[int, int]:
+    return tokens.count_messages(messages), tokens.count_text(reply) if reply else 0

@@ -1,0 +1,97 @@
+"""Streamed replies: the first chunk within a time limit, deltas read into an `Exchange`, a loop stopped as it starts."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+
+from openai import AsyncOpenAI, AsyncStream
+from openai.types.chat import ChatCompletionChunk
+
+from greenloop import tokens
+from greenloop.llm.call_keeping import Call
+from greenloop.llm.cassette import Exchange
+from greenloop.llm.errors import LLMError
+from greenloop.llm.repeats import LoopWatch
+from greenloop.llm.request_body import STEP_HEADER
+from greenloop.settings import LLMSettings
+
+
+class StreamedReplies:
+    """The streamed requests of `LLMClient` (a part of it: the client sets the attributes below)."""
+
+    settings: LLMSettings
+    base_url: str
+    _openai: AsyncOpenAI
+    _streaming: int  # streamed requests of this client in flight
+
+    async def _open_stream(
+        self, call: Call
+    ) -> tuple[AsyncStream[ChatCompletionChunk], AsyncIterator[ChatCompletionChunk], ChatCompletionChunk | None]:
+        """The stream and its first chunk, within `llm.first_token_timeout`, or the prompt's tokens at
+        `llm.slowest_prompt_rate` when that is longer (an LLMError after it).
+
+        A request sent while others of this client stream waits behind them on a one-slot server
+        (the embedded model; generation writes files in parallel): it gets the limit once per request.
+        """
+        reading = tokens.count_messages(call.body.get("messages", [])) / self.settings.slowest_prompt_rate
+        limit = round(max(self.settings.first_token_timeout, reading), 1) * self._streaming
+        stream: AsyncStream[ChatCompletionChunk] | None = None
+        try:
+            async with asyncio.timeout(limit):
+                stream = await self._openai.chat.completions.create(
+                    **call.body, extra_headers={STEP_HEADER: call.step}
+                )
+                chunks = aiter(stream)
+                first = await anext(chunks, None)
+        except TimeoutError:
+            if stream is not None:
+                await stream.close()
+            raise LLMError(
+                f"{self.base_url} sent nothing for {limit:g}s (llm.first_token_timeout) on the "
+                f"{call.step!r} request: the model server is hung, or reads prompts slower than that. "
+                "Check the server; for a slow one, raise llm.first_token_timeout."
+            ) from None
+        return stream, chunks, first
+
+    async def _stream_attempt(self, call: Call, exchange: Exchange) -> AsyncIterator[str]:
+        self._streaming += 1
+        try:
+            async with contextlib.aclosing(self._streamed_reply(call, exchange)) as reply:
+                async for text in reply:
+                    yield text
+        finally:
+            self._streaming -= 1
+
+    async def _streamed_reply(self, call: Call, exchange: Exchange) -> AsyncGenerator[str, None]:
+        stream, chunks, chunk = await self._open_stream(call)
+        watch = LoopWatch() if self.settings.stop_repeats else None
+        try:
+            while chunk is not None:
+                exchange.response_bytes += len(chunk.model_dump_json()) + 8
+                exchange.model = chunk.model or exchange.model
+                if chunk.usage:
+                    exchange.usage = {"prompt_tokens": chunk.usage.prompt_tokens,
+                                      "completion_tokens": chunk.usage.completion_tokens}
+                for choice in chunk.choices:
+                    exchange.finish_reason = choice.finish_reason or exchange.finish_reason
+                    text = choice.delta.content if choice.delta else None
+                    if text:
+                        if call.ttft is None:
+                            call.ttft = time.perf_counter() - call.started
+                        yield text
+                        if watch is not None and watch.looping(text):
+                            exchange.finish_reason = "repetition"  # closing the stream stops the server
+                            return
+                chunk = await anext(chunks, None)
+        finally:
+            await stream.close()
+        if exchange.finish_reason is None:
+            raise ValueError(
+                "the stream ended before the reply was complete: the server stopped mid-reply. "
+                "llama-cpp-python's server does this on a prompt longer than its context window "
+                "(set llm.context_window to the model's --n_ctx), on an error (see its log), and when "
+                "another request arrives unless started with --interrupt_requests false"
+            )
