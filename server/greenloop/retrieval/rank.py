@@ -18,13 +18,14 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from greenloop.retrieval.candidates import Candidate, Evidence
 from greenloop.retrieval.evidence import is_test_definition, tests_named
 from greenloop.retrieval.executed import ochiai
 from greenloop.retrieval.failures import Failure, from_reports, from_text
 from greenloop.retrieval.graph import DefinitionGraph, personalized_pagerank
 from greenloop.retrieval.index import RepoIndex
 from greenloop.retrieval.model import Definition, Location, Signal
-from greenloop.retrieval.signals import Candidate, Evidence, collect, late_modules, sizes
+from greenloop.retrieval.signals import collect, late_modules, sizes
 from greenloop_sandbox.report import TestFailure
 from greenloop_sandbox.spectrum import Spectrum
 
