@@ -1,35 +1,35 @@
-"""DockerSandbox: one warm, locked-down container per session, reused through `exec`."""
+"""DockerSandbox: one warm, locked-down container per session, reused through `exec`.
+
+Its environment's image layers are in `docker_layers.py`; starting and removing containers in
+`docker_container.py`.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import io
-import json
 import logging
 import os
 import shlex
 import tarfile
-import tempfile
-import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import asdict, replace
-from pathlib import Path, PurePosixPath
+from collections.abc import Mapping
+from pathlib import PurePosixPath
 from typing import Any
 
-from greenloop_sandbox import docker_channel, docker_warm, images, packages, pip_resolve, sdist_build
-from greenloop_sandbox.base import (
-    DEFAULT_LIMITS,
-    ExecResult,
-    InstalledFile,
-    InstallResult,
-    Limits,
-    Sandbox,
-    SandboxError,
-)
+from greenloop_sandbox import docker_channel, docker_warm, images
+from greenloop_sandbox.base import DEFAULT_LIMITS, ExecResult, Limits, Sandbox, SandboxError
 from greenloop_sandbox.case_times import EarlyStop
+from greenloop_sandbox.docker_container import (
+    WORKSPACE,
+    quietly,
+    remove_container,
+    remove_named,
+    run_container,
+    ulimit,
+)
 from greenloop_sandbox.docker_exec import USER, run_in_container, tar_entry
+from greenloop_sandbox.docker_layers import DockerLayers
 from greenloop_sandbox.engine import docker_client
 from greenloop_sandbox.output import cap_text
 from greenloop_sandbox.parsers import ParseInput, parse_report
@@ -42,22 +42,16 @@ from greenloop_sandbox.templates import EnvTemplate
 from greenloop_sandbox.transfer import template_image_on
 from greenloop_sandbox.tree import SyncState, check_relpath
 from greenloop_sandbox.warm import SPARE_ENV, WarmRuns
-from greenloop_sandbox.workspace_tar import file_mode, tar_files, write_tree
+from greenloop_sandbox.workspace_tar import file_mode, tar_files
 
 log = logging.getLogger(__name__)
 
-WORKSPACE = "/workspace"
-# coreutils `timeout`'s exit code; it bounds a setup command's build step
-# (docs/decisions/2026-11-sandbox-templates-and-images.md)
-_TIMED_OUT = 124
-START_ATTEMPTS = 3  # a container that vanishes between its create and start (see _run_container)
-INSTALLED_LABEL = "greenloop.installed"  # a pip layer's InstalledFile records (JSON), read back when it is cached
 REPORT_DIR = "/tmp/greenloop-report"
 CASES_FILE = "greenloop-cases.json"  # per-test limits and the early stop, for the template's runner (case_times.py)
 _reaped: set[str | None] = set()  # engines whose leftovers this process has reaped
 
 
-class DockerSandbox(Sandbox):
+class DockerSandbox(DockerLayers, Sandbox):
     """Strong isolation: network none, non-root, memory/cpu/pids limits, no host env, no socket."""
 
     name = "docker"
@@ -101,7 +95,7 @@ class DockerSandbox(Sandbox):
         try:
             await self._start_container()
         except BaseException:
-            await asyncio.shield(asyncio.to_thread(_remove_named, self._client, f"greenloop-{self.session_id}"))
+            await asyncio.shield(asyncio.to_thread(remove_named, self._client, f"greenloop-{self.session_id}"))
             raise
 
     async def _start_container(self) -> None:
@@ -116,13 +110,13 @@ class DockerSandbox(Sandbox):
             nano_cpus=int(min(self.limits.cpus, ncpu) * 1e9), pids_limit=self.limits.pids,
             cap_drop=["ALL"], security_opt=["no-new-privileges"], working_dir=WORKSPACE,
             labels=owner_labels(self.session_id, self.label), name=f"greenloop-{self.session_id}",
-            environment={"HOME": "/home/sandbox"}, ulimits=[_ulimit("fsize", self.limits.file_size)],
+            environment={"HOME": "/home/sandbox"}, ulimits=[ulimit("fsize", self.limits.file_size)],
         )
-        run = asyncio.ensure_future(asyncio.to_thread(_run_container, self._client, self.image, kwargs))
+        run = asyncio.ensure_future(asyncio.to_thread(run_container, self._client, self.image, kwargs))
         try:
             self._container = await asyncio.shield(run)
         except asyncio.CancelledError:
-            self._container = await _quietly(run)
+            self._container = await quietly(run)
             await self.close()
             raise
 
@@ -131,12 +125,29 @@ class DockerSandbox(Sandbox):
         self._channel.drop()
         if container is None:
             return
-        removal = asyncio.ensure_future(asyncio.to_thread(_remove, container))
+        removal = asyncio.ensure_future(asyncio.to_thread(remove_container, container))
         try:
             await asyncio.shield(removal)
         except asyncio.CancelledError:
-            await _quietly(removal)
+            await quietly(removal)
             raise
+
+    async def _switch(self, tag: str) -> None:
+        """Replace the warm container with one from `tag` and put the workspace back."""
+        old, self._container = self._container, None
+        if old is not None:
+            await asyncio.to_thread(remove_container, old)
+        self.image = tag
+        await self._start_container()
+        files, self._state = self._files, SyncState()
+        if files:
+            data = await asyncio.to_thread(tar_files, files)
+            await asyncio.to_thread(self._container.put_archive, WORKSPACE, data)
+            self._state.apply(files, [])
+
+    def _require(self) -> None:
+        if self._container is None:
+            raise SandboxError("The sandbox is not running: call `await sandbox.start()` first (or it was closed).")
 
     # workspace -------------------------------------------------------------------
     async def sync(self, files: Mapping[str, bytes], deleted: frozenset[str] = frozenset()) -> int:
@@ -239,164 +250,6 @@ class DockerSandbox(Sandbox):
             fh = tar.extractfile(member) if member else None
             return fh.read().decode("utf-8", errors="replace") if fh else None
 
-    # environment -----------------------------------------------------------------------
-    async def install(self, packages_: list[str]) -> ExecResult:
-        manager = self.template.package_manager
-        pkgs = packages.check_pip_specs(packages_) if manager == "pip" else packages.check_packages(packages_)
-        # pip layers from before wheels-only installs (no records, maybe sdists built on the host) are not reused
-        step = f"install:{manager}:{'wheels-only:' if manager == 'pip' else ''}{' '.join(pkgs)}"
-        result = await self._add_layer(step, lambda ctx: self._install_layer(ctx, manager, pkgs))
-        if manager == "pip" and result.ok and not isinstance(result, InstallResult) and self.image is not None:
-            labels = await asyncio.to_thread(_image_labels, self._client, self.image)  # a cached layer
-            result = InstallResult(result.exit_code, result.stdout, result.stderr, result.duration,
-                                   files=_files_from_label(labels.get(INSTALLED_LABEL, "")))
-        return result
-
-    async def run_setup(self, command: str) -> ExecResult:
-        snap = hashlib.sha256(repr(sorted(self._state.hashes.items())).encode()).hexdigest()[:16]
-        step = f"run:{command}:{snap}"
-        res = await self._add_layer(step, lambda ctx: self._setup_layer(ctx, command))
-        if not res.ok and f"non-zero code: {_TIMED_OUT}" in res.stdout:
-            why = f"the command ran longer than {self.limits.exec_timeout:.0f}s and was stopped\n"
-            return replace(res, stderr=why + res.stderr, timed_out=True)
-        return res
-
-    async def environment(self) -> str:
-        return self.image or ""  # each install or setup command is a layer: the image says the environment
-
-    async def restore_environment(self, mark: str) -> None:
-        async with self._lock:
-            self._require()
-            if mark and mark != self.image:
-                await self._switch(mark)
-
-    async def _add_layer(self, step: str, make: Callable[[Path], Awaitable[ExecResult]]) -> ExecResult:
-        """Build (or reuse) the layer `step` on the current image and move the session onto it."""
-        async with self._lock:
-            self._require()
-            assert self.image is not None
-            tag = images.layer_tag(self.image, step)
-            cached = await asyncio.to_thread(images.image_exists, self._client, tag)
-            result = ExecResult(0, f"cached layer {tag}\n", "", 0.0)
-            if not cached:
-                with tempfile.TemporaryDirectory(prefix="greenloop-layer-") as tmp:
-                    made = await make(Path(tmp))
-                    result = made
-                    if made.exit_code == 0:
-                        files = made.files if isinstance(made, InstallResult) else None
-                        result = await self._build_layer(tag, Path(tmp), files)
-                        if files is not None and result.exit_code == 0:
-                            result = InstallResult(result.exit_code, result.stdout, result.stderr, result.duration,
-                                                   files=files)
-            if result.exit_code == 0:
-                await self._switch(tag)
-            return result
-
-    async def _install_layer(self, ctx: Path, manager: str, pkgs: list[str]) -> ExecResult:
-        assert self.image is not None
-        dockerfile, folder = packages.layer_dockerfile(self.image, manager, pkgs)
-        (ctx / folder).mkdir(exist_ok=True)
-        if manager == "pip":
-            with tempfile.TemporaryDirectory(prefix="greenloop-sdists-") as work:  # outside the build context
-                wheels = await pip_resolve.resolve_wheels(pkgs, ctx / folder, Path(work), self._build_sdist)
-            if wheels.ok:
-                (ctx / "Dockerfile").write_text(dockerfile)
-            return wheels
-        dest = ctx / "resolve"
-        dest.mkdir(exist_ok=True)
-        for argv in packages.resolve_argv(manager, pkgs, dest):
-            res = await packages.run_host(argv, cwd=dest)
-            if res.exit_code != 0:
-                return res
-        if manager == "npm":
-            (ctx / folder).rmdir()
-            (dest / "node_modules").rename(ctx / folder)
-        elif manager == "cargo":
-            (ctx / folder).rmdir()
-            (dest / "vendor").rename(ctx / folder)
-        (ctx / "Dockerfile").write_text(dockerfile)
-        return ExecResult(0, "", "", 0.0)
-
-    async def _build_sdist(self, sdist: Path, build_wheels: Path, out: Path) -> ExecResult:
-        """An sdist built into a wheel in a container of the sandbox's first image (sdist_build.py)."""
-        assert self._start_image is not None
-        return await sdist_build.build_wheel(self._client, self._start_image, sdist, build_wheels, out,
-                                             limits=self.limits, timeout=self.limits.exec_timeout)
-
-    async def _setup_layer(self, ctx: Path, command: str) -> ExecResult:
-        assert self.image is not None
-        await asyncio.to_thread(write_tree, ctx / "ws", self._files)
-        (ctx / "Dockerfile").write_text(
-            f"FROM {self.image}\nUSER root\nCOPY --chown=1000:1000 ws/ {WORKSPACE}/\n"
-            f"RUN cd {WORKSPACE} && timeout -k 5 {self.limits.exec_timeout:.0f} sh -c {_shq(command)}"
-            f" && chown -R 1000:1000 {WORKSPACE}\nUSER sandbox\n")
-        return ExecResult(0, "", "", 0.0)
-
-    async def _build_layer(self, tag: str, ctx: Path, installed: tuple[InstalledFile, ...] | None = None) -> ExecResult:
-        dockerfile = await asyncio.to_thread((ctx / "Dockerfile").read_text)
-        names = await asyncio.to_thread(lambda: [p for p in ctx.iterdir() if p.name != "Dockerfile"])
-        files: dict[str, bytes | Path] = {p.name: p for p in names}
-        loop = asyncio.get_running_loop()
-        start = loop.time()
-        labels = {INSTALLED_LABEL: json.dumps([asdict(f) for f in installed])} if installed is not None else None
-        ok, text = await asyncio.to_thread(images.build_image, self._client, tag, dockerfile, files,
-                                           memory=self.limits.memory, log_limit=self.limits.output_limit,
-                                           labels=labels)
-        out, cut = cap_text(text, self.limits.output_limit)
-        return ExecResult(0 if ok else 1, out, "" if ok else out[-4000:], loop.time() - start, truncated=cut)
-
-    async def _switch(self, tag: str) -> None:
-        """Replace the warm container with one from `tag` and put the workspace back."""
-        old, self._container = self._container, None
-        if old is not None:
-            await asyncio.to_thread(_remove, old)
-        self.image = tag
-        await self._start_container()
-        files, self._state = self._files, SyncState()
-        if files:
-            data = await asyncio.to_thread(tar_files, files)
-            await asyncio.to_thread(self._container.put_archive, WORKSPACE, data)
-            self._state.apply(files, [])
-
-    def _require(self) -> None:
-        if self._container is None:
-            raise SandboxError("The sandbox is not running: call `await sandbox.start()` first (or it was closed).")
-
-
-def _run_container(client: Any, image: str, kwargs: dict[str, Any]) -> Any:
-    """`containers.run`, once more when the container vanished between create and start.
-
-    Kept for a `docker container prune` from another tool (a created container counts as stopped). The
-    404s that led to it (2026-11-26) were most likely the reaper's list racing another run's close
-    (mended in reaper.list_containers, 2026-11-27): the same message, on another container's id.
-    """
-    import docker.errors
-
-    for attempt in range(1, START_ATTEMPTS):
-        try:
-            return client.containers.run(image, **kwargs)
-        except docker.errors.NotFound:
-            log.warning("sandbox container %s vanished while starting (try %d); starting it again",
-                        kwargs["name"], attempt)
-            _remove_named(client, kwargs["name"])
-            time.sleep(0.2 * attempt)
-    return client.containers.run(image, **kwargs)
-
-
-def _image_labels(client: Any, tag: str) -> dict[str, str]:
-    try:
-        return dict(client.images.get(tag).labels or {})
-    except Exception:  # gone, or an engine that keeps no labels
-        return {}
-
-
-def _files_from_label(text: str) -> tuple[InstalledFile, ...]:
-    try:
-        rows = json.loads(text) if text else []
-        return tuple(InstalledFile(**{**row, "modules": tuple(row.get("modules", ()))}) for row in rows)
-    except (ValueError, TypeError):
-        return ()
-
 
 def _default_client() -> Any:
     """The environment's engine, when it answers: the source of images another engine lacks."""
@@ -415,38 +268,6 @@ def _build_report(template: EnvTemplate, res: ExecResult, report_text: str | Non
     if res.timed_out:
         mark_timed_out(report, res.duration, report_text or raw)
     return report
-
-
-def _remove(container: Any) -> None:
-    try:
-        container.remove(force=True)
-    except Exception as exc:  # already gone
-        log.debug("remove %s: %s", getattr(container, "name", "?"), exc)
-
-
-def _remove_named(client: Any, name: str) -> None:
-    """Remove a container that was created but whose start failed or was cancelled."""
-    try:
-        client.containers.get(name).remove(force=True)
-    except Exception as exc:  # never created
-        log.debug("remove %s: %s", name, exc)
-
-
-def _ulimit(name: str, value: int) -> Any:
-    import docker.types
-
-    return docker.types.Ulimit(name=name, soft=value, hard=value)
-
-
-def _shq(text: str) -> str:
-    return "'" + text.replace("'", "'\"'\"'") + "'"
-
-
-async def _quietly(fut: asyncio.Future[Any]) -> Any:
-    try:
-        return await fut
-    except Exception:
-        return None
 
 
 __all__ = ["USER", "DockerSandbox"]

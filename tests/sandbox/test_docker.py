@@ -11,7 +11,7 @@ import pytest
 
 from greenloop_sandbox import DockerSandbox, Limits, SandboxError, load_template, open_sandbox
 from greenloop_sandbox import engine as engine_mod
-from greenloop_sandbox.docker_backend import _remove
+from greenloop_sandbox.docker_container import remove_container
 from greenloop_sandbox.engine import docker_client
 from greenloop_sandbox.reaper import reap_containers
 from tests.sandbox.conftest import sandbox_containers
@@ -158,7 +158,7 @@ async def test_a_container_closed_while_the_reaper_reads_the_list_is_not_an_erro
 
         def closes_one_in_between(*args: object, **kwargs: object) -> object:
             found = listed(*args, **kwargs)
-            _remove(closed)  # what the other run's close does, after the engine listed its container
+            remove_container(closed)  # what the other run's close does, after the engine listed its container
             return found
 
         monkeypatch.setattr(client.api, "containers", closes_one_in_between)
