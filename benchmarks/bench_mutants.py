@@ -241,13 +241,13 @@ async def evaluate(name: str, files: dict[str, bytes], site: Site, output: str,
     plain = await ranked(None)
     definitions = index.definitions()
     deepest = realbugs.deepest_frame(output, definitions)
-    bm25 = realbugs.bm25_baseline(definitions, {p: index.lines(p) for p in index.paths}).top(output, 1)
+    bm25 = realbugs.bm25_ranking(files, output)[:1]
     mine = [d for d in definitions if d.path == truth.path and d.symbol == site.symbol]
     traced = any(d.start_line <= int(line) <= d.end_line for d in mine
                  for line in re.findall(rf"^{re.escape(truth.path)}:(\d+)", output, re.M))
     return Result(name, site, plain.rank, plain.top3, plain.why, traced,
                   deepest is not None and realbugs.hits(deepest.path, deepest.symbol, case),
-                  bool(bm25) and realbugs.hits(bm25[0].path, bm25[0].symbol, case),
+                  bool(bm25) and realbugs.hits(*bm25[0], case),
                   None if spectrum is None else await ranked(spectrum))
 
 

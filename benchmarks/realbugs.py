@@ -2,20 +2,24 @@
 
 A case's workspace is read straight from its tarball into memory (paths
 relative to the workspace root). The hit rule and the two baselines (deepest
-frame, Okapi BM25) are the set's README's.
+frame, Okapi BM25) are the set's README's; BM25 and the test-file rule are the
+set's build.py's own functions (the ones that wrote baselines.json), loaded
+from the file, so the bench and the set cannot disagree on them.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import io
 import json
-import math
 import os
 import re
-import statistics
+import sys
 import tarfile
-from collections import Counter
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 from greenloop.retrieval.model import Definition
 
@@ -24,6 +28,21 @@ _SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "realbugs"  
 # $REALBUGS_DATA picks a set folder; else the repository's, else the shared one
 DATA = Path(os.environ.get("REALBUGS_DATA") or (_INSIDE if (_INSIDE / "cases.jsonl").is_file() else _SHARED))
 _SUFFIXES = (".py", ".pyi", ".js", ".ts", ".rs", ".toml", ".cfg", ".ini", ".txt", ".md")
+
+
+def _load_build() -> ModuleType:
+    """The set's build script (benchmarks/data/realbugs/build.py), loaded by path: it stays runnable on its own."""
+    name = "realbugs_build"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, _INSIDE / "build.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+build = _load_build()
 
 
 @dataclass(frozen=True)
@@ -91,20 +110,11 @@ def hits(path: str, symbol: str, case: Case) -> bool:
 _HEADER = re.compile(r"^_{3,} (\S.*?) _{3,}\s*$", re.M)
 _BANNER = re.compile(r"^={3,} .* ={3,}\s*$", re.M)  # "=== warnings summary ===" ends the last section
 _LOCATION = re.compile(r"(?P<path>[\w./-]+\.py):(?P<line>\d+)")
-_WORDS = re.compile(r"[A-Za-z][a-z]*|[A-Z]+(?![a-z])|\d+")
-_TEST_FOLDERS = {"test", "tests", "testing"}
 
 
 def is_test_file(path: str) -> bool:
-    """The README's rule for a test file."""
-    parts = path.split("/")
-    name = parts[-1]
-    return (
-        any(p in _TEST_FOLDERS for p in parts[:-1])
-        or name.startswith(("test_", "tests_"))
-        or name.endswith("_test.py")
-        or name == "conftest.py"
-    )
+    """The README's rule for a test file (build.py's `is_test_path`)."""
+    return bool(build.is_test_path(path))
 
 
 def deepest_frame(output: str, definitions: list[Definition]) -> Definition | None:
@@ -133,39 +143,16 @@ def _relative(raw: str, by_path: dict[str, list[Definition]]) -> str | None:
     return next((p for p in by_path if raw.endswith("/" + p)), None)
 
 
-def tokens(text: str) -> list[str]:
-    return [w.lower() for w in _WORDS.findall(text)]
+def _text(data: bytes) -> str:
+    """A file's text as build.py reads it (`Path.read_text(encoding="utf-8", errors="replace")`: universal newlines)."""
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace").read()
 
 
-class OkapiBM25:
-    """The README's BM25 (k1=1.5, b=0.75): defs of non-test files, query = distinct terms of the output."""
-
-    def __init__(self, documents: list[tuple[Definition, list[str]]]) -> None:
-        self.docs = [(d, Counter(words), len(words)) for d, words in documents]
-        self.average = statistics.fmean(n for _, _, n in self.docs) if self.docs else 1.0
-        frequency: Counter[str] = Counter()
-        for _, counts, _ in self.docs:
-            frequency.update(counts.keys())
-        total = len(self.docs)
-        self.idf = {w: math.log(1 + (total - f + 0.5) / (f + 0.5)) for w, f in frequency.items()}
-
-    def top(self, query: str, k: int) -> list[Definition]:
-        terms = set(tokens(query))
-        scored = []
-        for definition, counts, length in self.docs:
-            score = 0.0
-            for term in terms & counts.keys():
-                tf = counts[term]
-                score += self.idf[term] * tf * 2.5 / (tf + 1.5 * (0.25 + 0.75 * length / self.average))
-            scored.append((-score, definition.path, definition.start_line, definition))
-        scored.sort(key=lambda item: item[:3])
-        return [d for *_, d in scored[:k]]
-
-
-def bm25_baseline(definitions: list[Definition], lines_of: dict[str, list[str]]) -> OkapiBM25:
-    documents = []
-    for d in definitions:
-        if d.kind in ("function", "method") and not is_test_file(d.path):
-            source = "\n".join(lines_of[d.path][d.start_line - 1 : d.end_line])
-            documents.append((d, tokens(f"{d.path} {d.symbol} {source}")))
-    return OkapiBM25(documents)
+def bm25_ranking(files: dict[str, bytes], output: str) -> list[tuple[str, str]]:
+    """The README's BM25, build.py's `bm25_rank` over its `source_defs` of the workspace's .py files:
+    every def (path, dotted symbol) of a non-test file, best first, for the failing output."""
+    sources = {path: _text(data) for path, data in sorted(files.items()) if path.endswith(".py")}
+    with warnings.catch_warnings():  # the projects' own invalid escapes ("\d" in a str), as `ast.parse` meets them
+        warnings.simplefilter("ignore", (DeprecationWarning, SyntaxWarning))
+        defs, lines = build.source_defs(sources)
+    return [(path, symbol) for path, symbol in build.bm25_rank(output, defs, lines)] if defs else []
