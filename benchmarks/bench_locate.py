@@ -12,7 +12,8 @@
    (realbugs_coverage.py: Docker sandbox, or the host for cases with
    requirements: `--host-python`).
 2. HumanEvalFix packed into one repo (164 buggy modules plus tests), real
-   pytest output: the same comparison, plus context size.
+   pytest output: the same comparison (BM25 the same, realbugs' build.py's,
+   over the defs of the 164 modules), plus context size.
 3. Index: cold index of ~2,000 real Python files (site-packages) with worker
    processes vs one thread, and a warm update after one file changes.
 """
@@ -21,10 +22,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import math
 import platform
 import random
-import re
 import statistics
 import sysconfig
 import tempfile
@@ -43,41 +42,16 @@ from greenloop.retrieval.model import Definition
 from greenloop.tokens import tokenizer_name
 from greenloop_sandbox import Spectrum
 
-_WORDS = re.compile(r"[A-Za-z][a-z]*|[A-Z]+(?![a-z])|\d+")
-
 
 def hit(path: str, symbol: str, task: hef.Task) -> bool:
     """The buggy function, or a function nested inside it."""
     return path == task.module and symbol.split(".")[0] == task.entry_point
 
 
-def tokens_of(text: str) -> list[str]:
-    return [w.lower() for w in _WORDS.findall(text)]
-
-
-class BM25:
-    """Okapi BM25 over function bodies (k1=1.5, b=0.75)."""
-
-    def __init__(self, docs: list[tuple[Definition, list[str]]]) -> None:
-        self.docs = [(d, Counter(words), len(words)) for d, words in docs]
-        self.avg = statistics.fmean(n for _, _, n in self.docs) or 1.0
-        frequency: Counter[str] = Counter()
-        for _, counts, _ in self.docs:
-            frequency.update(counts.keys())
-        total = len(self.docs)
-        self.idf = {w: math.log(1 + (total - f + 0.5) / (f + 0.5)) for w, f in frequency.items()}
-
-    def top(self, query: list[str], k: int) -> list[Definition]:
-        terms = set(query)
-        scored = []
-        for definition, counts, length in self.docs:
-            score = 0.0
-            for term in sorted(terms & counts.keys()):  # a float sum in set order differs between runs
-                tf = counts[term]
-                score += self.idf[term] * tf * 2.5 / (tf + 1.5 * (1 - 0.75 + 0.75 * length / self.avg))
-            scored.append((score, definition.key, definition))
-        scored.sort(key=lambda item: (-item[0], item[1]))
-        return [d for _, _, d in scored[:k]]
+def bm25_ranking(files: dict[str, bytes], failure: str) -> list[tuple[str, str]]:
+    """The BM25 baseline on the packed repo, every def (path, dotted symbol) best first: realbugs' one BM25
+    (build.py's `bm25_rank` and tokenizer, via `realbugs.bm25_ranking`); its documents the defs of src/."""
+    return realbugs.bm25_ranking({p: data for p, data in files.items() if p.startswith("src/")}, failure)
 
 
 def prepare(root: Path) -> tuple[list[hef.Task], str, float, dict[str, bytes]]:
@@ -94,9 +68,6 @@ async def localization(root: Path) -> tuple[list[str], dict[str, float]]:
     tasks, output, pytest_seconds, files = await asyncio.to_thread(prepare, root)
     index = RepoIndex()
     await index.update(files)
-    functions = [d for d in index.definitions() if d.kind in ("function", "method") and d.path.startswith("src/")]
-    lines = {p: index.lines(p) for p in files}
-    bm25 = BM25([(d, tokens_of("\n".join(lines[d.path][d.start_line - 1 : d.end_line]))) for d in functions])
     counts = {name: [0, 0] for name in ("locate", "deepest frame", "BM25")}
     budgets = (3000, 1500, 400)
     sizes: dict[str, list[int]] = {name: [] for name in (*(f"context {b}" for b in budgets), "traceback files")}
@@ -113,7 +84,7 @@ async def localization(root: Path) -> tuple[list[str], dict[str, float]]:
         frames = parse_frames(text, index.paths)
         deepest = index.enclosing(frames[0].path, frames[0].line) if frames else None
         record(counts["deepest frame"], [deepest is not None and hit(deepest.path, deepest.symbol, task)])
-        record(counts["BM25"], [hit(d.path, d.symbol, task) for d in bm25.top(tokens_of(text), 3)])
+        record(counts["BM25"], [hit(path, symbol, task) for path, symbol in bm25_ranking(files, text)[:3]])
         for budget in budgets:
             pack = pack_code(index, found, budget_tokens=budget)
             shown[f"context {budget}"] += any(hit(loc.path, loc.symbol, task) for loc in pack.locations)
@@ -371,8 +342,9 @@ async def main() -> int:
 DOC_HEAD = """# Retrieval benchmarks
 
 Made by `python benchmarks/bench_locate.py --write docs/benchmarks/retrieval.md`;
-every baseline is measured in the same run (realbugs' BM25 is its build.py's,
-the one baselines.json holds). realbugs hits follow its README:
+every baseline is measured in the same run. BM25 is realbugs' build.py's
+(the one its baselines.json holds) in both suites; on HumanEvalFix its
+documents are the defs of the 164 task modules. realbugs hits follow its README:
 same path, one dotted symbol a whole-component suffix of the other. A
 HumanEvalFix hit is the task's buggy function (its `entry_point`) or a
 function nested inside it.
