@@ -1,4 +1,4 @@
-"""bench_locate's realbugs baselines are the set's: on cases in git, its BM25 ranks as baselines.json says.
+"""bench_locate's BM25 is the realbugs set's build.py's: on realbugs cases as baselines.json says, on HumanEvalFix too.
 
 baselines.json is written by the set's build.py (`--baselines-only`); bench_locate reported another
 BM25 for a while (its own tokenizer and defs: 44 top-1 where build.py has 56). It now calls build.py's
@@ -7,6 +7,11 @@ first hit, the top 3 and the deepest frame's hit. The cases' folders are committ
 output baselines.json was computed on. The old BM25 ranked them otherwise: youtube-dl-28 1 (now 2),
 youtube-dl-30 4 (2), tqdm-2 2 (4), PySnooper-3 7 (6), youtube-dl-3 166 (114; there the decorators
 and the def universe move the rank too, not only the tokenizer).
+
+HumanEvalFix packed (bench_locate's suite 2) had a BM25 class of its own until it ranked with
+build.py's too; there the check is against build.py run on the packed repo as written to disk
+(`workspace_defs`, as `--baselines-only` reads a workspace), on one task's real pytest failure
+(has_close_elements: the old class ranked it 4th, build.py's BM25 1st).
 """
 
 from __future__ import annotations
@@ -59,3 +64,17 @@ async def test_bench_locate_baselines_are_baselines_json(case_id: str) -> None:
     assert hits["BM25"] == [expected["bm25_rank"] == place for place in (1, 2, 3)]
     assert hits["deepest frame"] == [expected["frame_hit"]]
 
+
+
+def test_bench_locate_humanevalfix_bm25_is_build_py(tmp_path: Path) -> None:
+    realbugs, bench_locate = _script("realbugs"), _script("bench_locate")
+    hef = sys.modules["humanevalfix_repo"]  # the packer bench_locate imports
+    tasks = hef.write_repo(tmp_path)
+    task = tasks[0]
+    assert task.entry_point == "has_close_elements"
+    [(_, failure)] = hef.split_failures(hef.run_pytest(tmp_path, "-k", task.test_name))
+    files = {p.relative_to(tmp_path).as_posix(): p.read_bytes() for p in tmp_path.rglob("*.py")}
+
+    ranking = bench_locate.bm25_ranking(files, failure)
+    assert ranking == realbugs.build.bm25_rank(failure, *realbugs.build.workspace_defs(tmp_path))
+    assert {path for path, _ in ranking} == {t.module for t in tasks}  # the documents: every task's defs
