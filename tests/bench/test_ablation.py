@@ -4,14 +4,12 @@ HumanEvalFix bench (fixtures/ablation/README.md), written into a run store the w
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from tests.bench.scripts import script
 
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
@@ -31,18 +29,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "ablation"
 STORED = ROOT / "docs" / "benchmarks" / "green-and-right" / "edits-realbugs20.json"
 
 
-def _module(name: str) -> ModuleType:
-    if str(ROOT / "benchmarks") not in sys.path:  # the scripts import their siblings by name
-        sys.path.insert(0, str(ROOT / "benchmarks"))
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-records, ablation, plan = _module("ablation_records"), _module("ablation"), _module("ablation_plan")
+records, ablation, plan = script("ablation_records"), script("ablation"), script("ablation_plan")
 
 
 def _recorded(out: Path) -> RunStore:
@@ -237,7 +224,7 @@ def test_the_cli_refuses_to_write_into_a_source_and_leaves_the_sources_as_they_w
 
 
 def test_offers_name_the_family_whose_edit_is_the_reference_fix() -> None:
-    offered = _module("ablation_offered")
+    offered = script("ablation_offered")
     found = {o.task: o for o in offered.offers({("humanevalfix", "Python/3"), ("realbugs", "tqdm-6"),
                                                 ("realbugs", "PySnooper-3"), ("realbugs", "youtube-dl-14"),
                                                 ("realbugs", "no-such-case")})}

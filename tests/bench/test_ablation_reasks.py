@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.bench.test_ablation import _module
+from tests.bench.scripts import script
 
 from greenloop.runs import RunStore
 
 FIXTURES = Path(__file__).parent / "fixtures" / "reasks"
-reasks = _module("ablation_reasks")
+reasks = script("ablation_reasks")
 
 
 @pytest.fixture

@@ -16,13 +16,12 @@ build.py's too; there the check is against build.py run on the packed repo as wr
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from tests.bench.scripts import script
 
 from greenloop.retrieval import RepoIndex
 
@@ -31,24 +30,13 @@ DATA = ROOT / "benchmarks" / "data" / "realbugs"
 SAMPLE = ["youtube-dl-3", "youtube-dl-28", "youtube-dl-30", "tqdm-2", "PySnooper-3"]
 
 
-def _script(name: str) -> ModuleType:
-    if str(ROOT / "benchmarks") not in sys.path:  # the scripts import their siblings by name
-        sys.path.insert(0, str(ROOT / "benchmarks"))
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
 def _baselines() -> dict[str, dict]:
     return {row["id"]: row for row in json.loads((DATA / "baselines.json").read_text())["per_case"]}
 
 
 @pytest.mark.parametrize("case_id", SAMPLE)
 async def test_bench_locate_baselines_are_baselines_json(case_id: str) -> None:
-    realbugs, bench_locate = _script("realbugs"), _script("bench_locate")
+    realbugs, bench_locate = script("realbugs"), script("bench_locate")
     [case] = realbugs.load_cases(DATA, ids={case_id})
     expected = _baselines()[case_id]
     files = case.files()
@@ -65,9 +53,8 @@ async def test_bench_locate_baselines_are_baselines_json(case_id: str) -> None:
     assert hits["deepest frame"] == [expected["frame_hit"]]
 
 
-
 def test_bench_locate_humanevalfix_bm25_is_build_py(tmp_path: Path) -> None:
-    realbugs, bench_locate = _script("realbugs"), _script("bench_locate")
+    realbugs, bench_locate = script("realbugs"), script("bench_locate")
     hef = sys.modules["humanevalfix_repo"]  # the packer bench_locate imports
     tasks = hef.write_repo(tmp_path)
     task = tasks[0]

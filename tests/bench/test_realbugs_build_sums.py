@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
+
+from tests.bench.scripts import script
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _build() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("realbugs_build", ROOT / "benchmarks" / "data" / "realbugs" / "build.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _sum(data: bytes) -> str:
@@ -36,7 +28,7 @@ def test_a_partial_build_keeps_the_sums_of_cases_not_on_disk(tmp_path: Path) -> 
         f"{_sum(b'x')}  cases.jsonl\n{_sum(b'old patch')}  cases/a-1/fix.patch\n"
         f"{'2' * 64}  cases/a-2/workspace.tar.gz\n{'3' * 64}  cases/gone-1/workspace.tar.gz\n")
 
-    _build().write_sums(tmp_path)
+    script("realbugs_build", ROOT / "benchmarks" / "data" / "realbugs" / "build.py").write_sums(tmp_path)
 
     lines = (tmp_path / "SHA256SUMS").read_text().splitlines()
     assert lines == [

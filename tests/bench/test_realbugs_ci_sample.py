@@ -10,12 +10,10 @@ tests run again (green). A case whose set-up no longer installs, or that stops r
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from tests.bench.scripts import script
 
 from greenloop.bench.suites import load_suite
 
@@ -24,16 +22,6 @@ SET = ROOT / "benchmarks" / "data" / "realbugs" / "cases.jsonl"
 SAMPLE = ["youtube-dl-3", "tqdm-1", "cookiecutter-4", "PySnooper-3", "cookiecutter-2"]
 
 pytestmark = pytest.mark.docker
-
-
-def _checker() -> ModuleType:
-    name = "realbugs_sandbox"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "realbugs_sandbox.py")
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
 
 
 def test_sample_is_in_the_set_and_has_dependencies() -> None:
@@ -46,7 +34,7 @@ def test_sample_is_in_the_set_and_has_dependencies() -> None:
 @pytest.mark.parametrize("case_id", SAMPLE)
 async def test_case_is_red_then_green_with_its_fix(case_id: str) -> None:
     [task] = [t for t in load_suite("realbugs", SET).tasks if t.id == case_id]
-    row = await _checker().check(task)
+    row = await script("realbugs_sandbox").check(task)
     assert row["installed"], row
     assert row["reproduced"], row
     assert row["fixed_green"], row
