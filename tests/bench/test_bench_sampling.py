@@ -21,8 +21,9 @@ def test_a_stratified_sample_gives_every_project_its_share_by_size() -> None:
     sample = load_suite("realbugs", SET, sample=40, sample_seed=0, stratify="project").tasks
     got = Counter(t.extra["project"] for t in sample)
     assert len(sample) == 40 and set(got) == set(sizes)  # every project, however small
-    for project, size in sizes.items():  # within one of its proportional share (one each taken first)
-        assert abs(got[project] - 40 * size / len(whole)) < 1.5, (project, got[project], size)
+    left, room = 40 - len(sizes), len(whole) - len(sizes)  # one each first, the rest by size beyond that one
+    for project, size in sizes.items():  # within one of its proportional share of the rest
+        assert abs(got[project] - 1 - left * (size - 1) / room) < 1, (project, got[project], size)
     projects = list(sizes)  # in the file's order; the sample takes them in turn, each in file order
     assert [t.extra["project"] for t in sample[: len(projects)]] == projects
     order = [t.id for t in whole]
