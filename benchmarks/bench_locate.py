@@ -48,10 +48,15 @@ def hit(path: str, symbol: str, task: hef.Task) -> bool:
     return path == task.module and symbol.split(".")[0] == task.entry_point
 
 
+def bm25_documents(files: dict[str, bytes]) -> tuple[list[Any], dict[str, list[str]]]:
+    """The BM25 baseline's documents on the packed repo: realbugs' one BM25 (build.py's defs and tokenizer,
+    via `realbugs.bm25_documents`) over the defs of src/."""
+    return realbugs.bm25_documents({p: data for p, data in files.items() if p.startswith("src/")})
+
+
 def bm25_ranking(files: dict[str, bytes], failure: str) -> list[tuple[str, str]]:
-    """The BM25 baseline on the packed repo, every def (path, dotted symbol) best first: realbugs' one BM25
-    (build.py's `bm25_rank` and tokenizer, via `realbugs.bm25_ranking`); its documents the defs of src/."""
-    return realbugs.bm25_ranking({p: data for p, data in files.items() if p.startswith("src/")}, failure)
+    """The BM25 baseline on the packed repo for one failure, every def (path, dotted symbol) best first."""
+    return realbugs.bm25_rank(bm25_documents(files), failure)
 
 
 def prepare(root: Path) -> tuple[list[hef.Task], str, float, dict[str, bytes]]:
@@ -68,6 +73,7 @@ async def localization(root: Path) -> tuple[list[str], dict[str, float]]:
     tasks, output, pytest_seconds, files = await asyncio.to_thread(prepare, root)
     index = RepoIndex()
     await index.update(files)
+    documents = bm25_documents(files)  # parsed once; each failure is one query
     counts = {name: [0, 0] for name in ("locate", "deepest frame", "BM25")}
     budgets = (3000, 1500, 400)
     sizes: dict[str, list[int]] = {name: [] for name in (*(f"context {b}" for b in budgets), "traceback files")}
@@ -84,7 +90,7 @@ async def localization(root: Path) -> tuple[list[str], dict[str, float]]:
         frames = parse_frames(text, index.paths)
         deepest = index.enclosing(frames[0].path, frames[0].line) if frames else None
         record(counts["deepest frame"], [deepest is not None and hit(deepest.path, deepest.symbol, task)])
-        record(counts["BM25"], [hit(path, symbol, task) for path, symbol in bm25_ranking(files, text)[:3]])
+        record(counts["BM25"], [hit(path, symbol, task) for path, symbol in realbugs.bm25_rank(documents, text)[:3]])
         for budget in budgets:
             pack = pack_code(index, found, budget_tokens=budget)
             shown[f"context {budget}"] += any(hit(loc.path, loc.symbol, task) for loc in pack.locations)

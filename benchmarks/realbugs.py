@@ -20,6 +20,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from greenloop.retrieval.model import Definition
 
@@ -148,11 +149,21 @@ def _text(data: bytes) -> str:
     return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace").read()
 
 
-def bm25_ranking(files: dict[str, bytes], output: str) -> list[tuple[str, str]]:
-    """The README's BM25, build.py's `bm25_rank` over its `source_defs` of the workspace's .py files:
-    every def (path, dotted symbol) of a non-test file, best first, for the failing output."""
+def bm25_documents(files: dict[str, bytes]) -> tuple[list[Any], dict[str, list[str]]]:
+    """The README's BM25 documents: build.py's `source_defs` of the workspace's .py files (defs of non-test
+    files, and their lines)."""
     sources = {path: _text(data) for path, data in sorted(files.items()) if path.endswith(".py")}
     with warnings.catch_warnings():  # the projects' own invalid escapes ("\d" in a str), as `ast.parse` meets them
         warnings.simplefilter("ignore", (DeprecationWarning, SyntaxWarning))
-        defs, lines = build.source_defs(sources)
+        return build.source_defs(sources)
+
+
+def bm25_rank(documents: tuple[list[Any], dict[str, list[str]]], output: str) -> list[tuple[str, str]]:
+    """build.py's `bm25_rank` over `documents` for the failing output: every def (path, dotted symbol), best first."""
+    defs, lines = documents
     return [(path, symbol) for path, symbol in build.bm25_rank(output, defs, lines)] if defs else []
+
+
+def bm25_ranking(files: dict[str, bytes], output: str) -> list[tuple[str, str]]:
+    """The README's BM25 on one workspace and its failing output (`bm25_documents`, then `bm25_rank`)."""
+    return bm25_rank(bm25_documents(files), output)
