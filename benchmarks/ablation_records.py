@@ -25,7 +25,9 @@ from typing import Any
 from greenloop.bench.state import NOT_RUN, BenchState
 from greenloop.settings import EditFamily
 
-FAMILIES: tuple[str, ...] = typing.get_args(EditFamily)
+# families the ablation deleted (docs/decisions/2026-11-ablation.md): older records still name them
+REMOVED: tuple[str, ...] = ("arguments swapped", "boolean everywhere")
+FAMILIES: tuple[str, ...] = (*typing.get_args(EditFamily), *REMOVED)
 REFINED = {  # kinds mutants.py tells apart within a family (`_refined`); `loop.edits_off` names the family
     "loop bound changed": "term dropped",
     "none guard returning another type": "none guard",

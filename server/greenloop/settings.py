@@ -291,8 +291,8 @@ class RetrievalSettings(_Section):
 # The small edits' families (agent/repair/mutants.py), each of which `loop.edits_off` can turn off (ablations)
 EditFamily = Literal[
     "unbound name", "comparison", "logic operator", "logic operator everywhere",
-    "constant", "boolean", "boolean everywhere", "bound", "arithmetic",
-    "operands swapped", "arguments swapped", "twin called", "none guard", "attribute default",
+    "constant", "boolean", "bound", "arithmetic",
+    "operands swapped", "twin called", "none guard", "attribute default",
     "exception suppressed", "regex", "term dropped", "local name",
 ]
 

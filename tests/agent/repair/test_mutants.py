@@ -44,13 +44,13 @@ def test_operators_constants_and_bounds_are_edited_one_at_a_time() -> None:
     assert len(found) == len(set(found)) and source not in found
 
 
-def test_twins_dropped_parts_and_all_answers_flipped() -> None:
+def test_twins_and_dropped_parts_but_not_all_answers_flipped_at_once() -> None:
     source = (
         "def pick(xs, t):\n    for x in xs:\n        if not x >= t and x:\n            return True\n"
         "    return False\n\n\ndef big(xs):\n    return max(xs) + 1\n"
     )
     flipped = edited(source, Target("m.py", "pick", "function", 1, 5))
-    assert any("return False\n    return True" in f for f in flipped)  # both answers at once
+    assert not any("return False\n    return True" in f for f in flipped)  # "boolean everywhere": deleted (ablation)
     assert any("if not x >= t:" in f for f in flipped)  # a condition too many
     assert all("return max(xs) + 1" in f for f in flipped)  # only the target function changes
     twins = edited(source, Target("m.py", "big", "function", 8, 9))
@@ -85,7 +85,8 @@ def test_sides_that_trade_places_and_the_name_an_update_changes() -> None:
     )
     found = edited(source, Target("m.py", "f", "function", 1, 7))
     assert any("if sub in x]" in f for f in found)  # `in` turned round
-    assert any("depth = depth - pow(n, 2)" in f for f in found) and any("pow(2, n)" in f for f in found)
+    assert any("depth = depth - pow(n, 2)" in f for f in found)
+    assert not any("pow(2, n)" in f for f in found)  # a call's arguments traded: "arguments swapped", deleted (ablation)
     assert any("        depth -= 1\n" in f for f in found)  # the update meant for another name
     assert not any("    for depth in strings:" in f for f in found)  # a loop's own variable stays
     commutes = edited("def g(a, b):\n    return a * b == b\n", Target("m.py", "g", "function", 1, 2))
@@ -104,7 +105,6 @@ def test_a_missing_none_check_on_the_line_the_failure_went_through_comes_first()
     assert any(guard in f for f in hot[:6]), "edits on the hot line come first"
     assert not any(guard in f for f in cold), "a line the failure did not go through gets no guard"
     assert any("    if value is not None:\n        assert isinstance(value, bool)\n" in f for f in hot)
-    assert any("isinstance(bool, value)" in f for f in hot[:3])
     returned = "    if flag is None:\n        return []\n    return [flag, 'false']"
     assert any(returned in f for f in cold), "every return of a value gets its guards"
     update = "def scale(total, unit):\n    if unit:\n        total *= unit\n    return total\n"

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import bisect
 import builtins
-import itertools
 import re
 from collections.abc import Collection, Iterator, Mapping
 
@@ -63,7 +62,6 @@ _BOUNDED = {"range", "slice", "substring", "substr", "islice"}
 _ATOMS = {"identifier", "call", "attribute", "subscript", "call_expression", "member_expression",
           "subscript_expression", "parenthesized_expression", "field_expression"}
 _ORDERED = {"-", "/", "//", "%", "**", "+", "in", "not in", "instanceof"}  # `a - b` is not `b - a` (nor `+` on text)
-_ARGUMENTS_SKIPPED = {"keyword_argument", "comment", "list_splat", "dictionary_splat", "spread_element"}
 _IDENTITY = {"1": ("*", "/", "//", "**"), "0": ("+", "-")}  # x op this == x
 _BUILTINS = frozenset(dir(builtins))
 _DECIMAL = re.compile(r"\d+")
@@ -188,11 +186,11 @@ def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]],
         ("comparison", _swaps(body, _COMPARE, _BINARY)), ("comparison", _swaps(body, _STRICT, _BINARY)),
         ("logic operator", _swaps(body, _LOGIC[lang], _BINARY)),
         ("logic operator everywhere", _all_swapped(body, _LOGIC[lang])),
-        ("constant", _integers(body)), ("boolean", _booleans(body)), ("boolean everywhere", _all_booleans(body)),
+        ("constant", _integers(body)), ("boolean", _booleans(body)),
         ("bound", _shifted(body)),
         ("arithmetic", _swaps(body, _ARITH[lang], _BINARY)), ("arithmetic", _swaps(body, _AUGMENTED, _BINARY)),
         ("operands swapped", _swapped_operands(body)),
-        ("arguments swapped", _swapped_arguments(body)), ("twin called", _twins(body)),
+        ("twin called", _twins(body)),
         ("none guard", guards(definition, body, language, spans)),
         ("attribute default", defaults(body, language, spans)),
         ("exception suppressed", caught(body, language, spans, raised)), ("regex", pattern_edits(body)),
@@ -282,13 +280,6 @@ def _booleans(nodes: list[ts.Node]) -> Iterator[Edit]:
             yield node.start_byte, node.end_byte, _BOOLEANS[text]
 
 
-def _all_booleans(nodes: list[ts.Node]) -> Iterator[Edit]:
-    """Every `True` a `False` and back, as one edit (a function that answers the opposite throughout)."""
-    flips = [n for n in nodes if n.type in ("true", "false", "boolean_literal") and node_text(n) in _BOOLEANS]
-    if len(flips) > 1:
-        yield _many(root_text(flips[0]), [(n.start_byte, n.end_byte, _BOOLEANS[node_text(n)]) for n in flips])
-
-
 def _shifted(nodes: list[ts.Node]) -> Iterator[Edit]:
     """One more or one less: a bound of `range`, a slice, a subscript (`range(n)` -> `range(n + 1)`)."""
     for node in nodes:
@@ -334,24 +325,6 @@ def _swapped_operands(nodes: list[ts.Node]) -> Iterator[Edit]:
         operator = source[left.end_byte : right.start_byte]
         if " ".join(operator.decode("utf-8", "replace").split()) in _ORDERED and node_text(left) != node_text(right):
             yield node.start_byte, node.end_byte, node_text(right) + operator.decode("utf-8", "replace") + node_text(left)
-
-
-def _swapped_arguments(nodes: list[ts.Node]) -> Iterator[Edit]:
-    """`f(a, b)` -> `f(b, a)`: two neighbouring positional arguments in the wrong order."""
-    for node in nodes:
-        arguments = node.child_by_field_name("arguments") if node.type in ("call", "call_expression") else None
-        if arguments is None:
-            continue
-        positional = []
-        for child in arguments.named_children:
-            if child.type in _ARGUMENTS_SKIPPED:
-                break  # only the leading positional ones can trade places
-            positional.append(child)
-        source = root_text(node)
-        for first, second in itertools.pairwise(positional):
-            if node_text(first) != node_text(second):
-                between = source[first.end_byte : second.start_byte].decode("utf-8", "replace")
-                yield first.start_byte, second.end_byte, node_text(second) + between + node_text(first)
 
 
 def _twins(nodes: list[ts.Node]) -> Iterator[Edit]:
