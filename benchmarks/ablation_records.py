@@ -29,7 +29,7 @@ from greenloop.settings import EditFamily
 REMOVED: tuple[str, ...] = ("arguments swapped", "boolean everywhere")
 FAMILIES: tuple[str, ...] = (*typing.get_args(EditFamily), *REMOVED)
 REFINED = {  # kinds mutants.py tells apart within a family (`_refined`); `loop.edits_off` names the family
-    "loop bound changed": "term dropped",
+    "loop bound changed": "term dropped",  # records before the shape named its family: `loop bound changed (arithmetic)`
     "none guard returning another type": "none guard",
     "none check skipping a statement": "none guard",
 }
@@ -80,7 +80,8 @@ class Row:
 
 def family_of(kind: str) -> str:
     """The small-edit family of a change's kind; "" when the kind is no small edit ("model", "install", ...)."""
-    kind = REFINED.get(kind, kind)
+    shape, _, family = kind.partition(" (")
+    kind = family.removesuffix(")") if family else REFINED.get(shape, shape)
     return kind if kind in FAMILIES else ""
 
 

@@ -343,7 +343,7 @@ class LoopSettings(_Section):
     second_look: bool = Field(
         default=True,
         description="When the change that turns the tests green has a shape known to overfit (a suppressed "
-        "exception, a guard returning another type, a changed loop bound, two arguments traded: "
+        "exception, a guard returning another type, a loop bound moved by more than one step: "
         "agent/repair/risk.py), ask the model once more, shown that change, and keep the better green.",
     )
     candidate_temperature: float = Field(

@@ -13,6 +13,7 @@ from greenloop.agent import FixRequest, fix
 from greenloop.agent.events import CandidateAsked, CandidateTested, RoundEnded
 from greenloop.agent.repair.guard_edits import builtin_exceptions
 from greenloop.agent.repair.mutants import mutants, small_edits
+from greenloop.agent.repair.risk import risk
 from greenloop.agent.repair.second_look import keeps
 from greenloop.agent.repair.splice import Target, code_blocks, splice
 from greenloop.settings import EditFamily, LoopSettings
@@ -358,7 +359,20 @@ def test_a_term_dropped_from_a_loop_header_is_a_changed_loop_bound() -> None:
     source = "def f(n):\n    i = 2\n    while i <= int(n ** 0.5) + 1:\n        i += 1\n    return i\n"
     edits = dict(small_edits(source, Target("f.py", "f", "function", 1, 5), 200))
     widened = next(reply for reply in edits if "while i <= int(n) + 1:" in reply)
-    assert edits[widened] == "loop bound changed"
+    assert edits[widened] == "loop bound changed (term dropped)"
+    assert risk(edits[widened], {"f.py": source}, {"f.py": source.replace("n ** 0.5", "n")}) == "changes a loop's bound"
+
+
+def test_an_edit_that_changes_a_loops_reach_is_a_changed_loop_bound_and_a_step_of_one_is_not() -> None:
+    source = ("def count(string, sub):\n    times = 0\n    for i in range(len(string) - len(sub)):\n"
+              "        if string[i:i + len(sub)] == sub:\n            times += 1\n    return times\n")
+    pairs = small_edits(source, Target("c.py", "count", "function", 1, 6), 500)
+    edits = {reply.split("\n")[3]: kind for reply, kind in pairs}
+    assert edits["    for i in range(len(string) + len(sub)):"] == "loop bound changed (arithmetic)"
+    assert edits["    for i in range((len(string) - len(sub)) + 1):"] == "bound"  # one step more: the off-by-one
+    assert risk("bound", {}, {}) == "" and risk("loop bound changed (arithmetic)", {}, {}) == "changes a loop's bound"
+    body = [kind for reply, kind in pairs if source.split("\n")[2] in reply.split("\n")]  # the header as it was
+    assert body and not any(kind.startswith("loop bound") for kind in body)  # the same operators outside the header
 
 
 @pytest.mark.docker
@@ -383,7 +397,7 @@ async def test_a_risky_green_small_edit_gets_a_second_look_and_the_models_right_
     assert (done.changes.kind, done.changes.risk, done.changes.label) == ("model", "", "")
     assert "not one known to overfit" in done.changes.reason
     greens = [(e.change_kind, e.route) for e in events if isinstance(e, CandidateTested) and e.green]
-    assert greens == [("loop bound changed", "mutants"), ("model", "function")]
+    assert greens == [("loop bound changed (term dropped)", "mutants"), ("model", "function")]
     [request] = scripted_llm.requests_for("repair_function")
     assert "+    while i <= int(n) + 1:" in "\n".join(m["content"] for m in request.messages)  # the hint
 
@@ -393,13 +407,16 @@ def test_each_family_is_a_setting_and_a_family_turned_off_is_not_tried() -> None
               "            out.append(xs[i] * 2)\n    return out\n")
     target = Target("f.py", "f", "function", 1, 6)
     families = set(get_args(EditFamily))
-    refined = {"loop bound changed": "term dropped", "none guard returning another type": "none guard",
-               "none check skipping a statement": "none guard"}
+    refined = {"none guard returning another type": "none guard", "none check skipping a statement": "none guard"}
+
+    def family(kind: str) -> str:  # `loop bound changed (arithmetic)`: the shape, then its family
+        return kind.partition(" (")[2].removesuffix(")") or refined.get(kind, kind)
+
     kinds = {kind for _, kind in small_edits(source, target, 1000, hot={4})}
     assert {"comparison", "bound", "term dropped"} <= kinds
-    assert {refined.get(k, k) for k in kinds} <= families
+    assert {family(k) for k in kinds} <= families
     without = {kind for _, kind in small_edits(source, target, 1000, hot={4}, off=["term dropped", "bound"])}
-    assert without == kinds - {"term dropped", "bound", "loop bound changed"}
+    assert without == {k for k in kinds if family(k) not in ("term dropped", "bound")}
     with pytest.raises(ValidationError, match="edits_off"):
         LoopSettings(edits_off=["no such family"])
 

@@ -34,8 +34,9 @@ def risk(kind: str, before: Mapping[str, str], after: Mapping[str, str]) -> str:
     for path in sorted(after):
         if path.endswith(".py") and before.get(path) != after.get(path):
             reasons.extend(_python_reasons(before.get(path) or "", after.get(path) or ""))
-    if kind in RISKY and not reasons:  # what the change does, said more exactly, comes first
-        reasons.append(RISKY[kind])
+    said = RISKY.get(kind.partition(" (")[0], "")  # `loop bound changed (arithmetic)`: the shape, then the family
+    if said and not reasons:  # what the change does, said more exactly, comes first
+        reasons.append(said)
     return "; ".join(dict.fromkeys(reasons))
 
 
