@@ -28,7 +28,7 @@ from greenloop.settings import EditFamily
 # families the ablation deleted (docs/decisions/2026-11-ablation.md): older records still name them
 REMOVED: tuple[str, ...] = ("arguments swapped", "boolean everywhere")
 FAMILIES: tuple[str, ...] = (*typing.get_args(EditFamily), *REMOVED)
-REFINED = {  # kinds mutants.py tells apart within a family (`_refined`); `loop.edits_off` names the family
+REFINED = {  # kinds edit_kinds.py tells apart within a family (`refined`); `loop.edits_off` names the family
     "loop bound changed": "term dropped",  # records before the shape named its family: `loop bound changed (arithmetic)`
     "none guard returning another type": "none guard",
     "none check skipping a statement": "none guard",

@@ -1,0 +1,45 @@
+"""What a small edit's kind says to the user and to risk.py: its family, told apart by where it edits (a loop's
+bound) or what it makes the function return."""
+
+from __future__ import annotations
+
+import tree_sitter as ts
+
+from greenloop.agent.repair.nodes import Edit, node_text, walk
+
+LOOP_BOUND = "loop bound changed"
+_ONE_STEP = ("bound", "comparison", "unbound name")  # edits of a loop header that keep its reach
+
+
+def refined(kind: str, edit: Edit, definition: ts.Node) -> str:
+    """A kind told apart by where or what it edits. An edit of a loop's header other than a step of one
+    (`bound`, `comparison`) or a name that is not bound changes how far the loop goes: `n ** 0.5` to `n`,
+    `len(a) - len(b)` to `len(a) + len(b)` (`loop bound changed (arithmetic)`). A `None` check that returns
+    `None` where the function returns other values returns another type."""
+    start, end, new = edit
+    if kind not in _ONE_STEP and _in_loop_header(definition, start, end):
+        return f"{LOOP_BOUND} ({kind})"
+    if kind == "none guard" and new.rstrip().endswith("return None") and _returns_values(definition):
+        return "none guard returning another type"
+    if kind == "none guard" and "is not None:" in new:
+        return "none check skipping a statement"
+    return kind
+
+
+def _in_loop_header(definition: ts.Node, start: int, end: int) -> bool:
+    """The bytes lie in a `for` loop's iterable or a `while` loop's condition."""
+    node = definition.descendant_for_byte_range(start, max(start, end - 1))
+    while node is not None and node != definition:
+        parent = node.parent
+        if parent is not None and (
+                (parent.type in ("for_statement", "for_in_statement") and node == parent.child_by_field_name("right"))
+                or (parent.type == "while_statement" and node == parent.child_by_field_name("condition"))):
+            return True
+        node = parent
+    return False
+
+
+def _returns_values(definition: ts.Node) -> bool:
+    """The function returns something other than `None` somewhere."""
+    return any(n.type == "return_statement" and n.named_children and node_text(n.named_children[0]) != "None"
+               for n in walk(definition))
