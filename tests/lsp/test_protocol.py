@@ -7,14 +7,15 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from greenloop.lsp import protocol as p
+from greenloop.lsp import wire
 
 RANGE = {"start": {"line": 1, "character": 0}, "end": {"line": 3, "character": 4}}
 
 
 def test_fix_args() -> None:
-    assert p.parse_command_args(p.FixArgs, p.CMD_FIX, [{}]).test_ids is None
-    assert p.parse_command_args(p.FixArgs, p.CMD_FIX, []).test_ids is None
-    assert p.parse_command_args(p.FixArgs, p.CMD_FIX, [{"testIds": ["t.py::a"]}]).test_ids == ["t.py::a"]
+    assert wire.parse_command_args(p.FixArgs, p.CMD_FIX, [{}]).test_ids is None
+    assert wire.parse_command_args(p.FixArgs, p.CMD_FIX, []).test_ids is None
+    assert wire.parse_command_args(p.FixArgs, p.CMD_FIX, [{"testIds": ["t.py::a"]}]).test_ids == ["t.py::a"]
 
 
 @pytest.mark.parametrize(
@@ -33,33 +34,33 @@ def test_fix_args() -> None:
 )
 def test_bad_arguments_say_what_is_wrong(kind: type, args: list[object], needle: str) -> None:
     with pytest.raises(JsonRpcInvalidParams) as caught:
-        p.parse_command_args(kind, "greenloop.x", args)
+        wire.parse_command_args(kind, "greenloop.x", args)
     assert needle in caught.value.message
     assert caught.value.message.startswith("greenloop.x: ")
 
 
 def test_improve_args_structure_a_real_range() -> None:
-    args = p.parse_command_args(
+    args = wire.parse_command_args(
         p.ImproveArgs, p.CMD_IMPROVE, [{"uri": "file:///a.py", "range": RANGE, "instruction": "faster"}]
     )
     assert args.range == types.Range(types.Position(1, 0), types.Position(3, 4))
 
 
 def test_results_are_camel_case_and_keep_nulls() -> None:
-    event = p.to_json(p.LoopEventParams(run_id="r1", kind="tests_ran", text="t", passed=1, failed=2))
+    event = wire.to_json(p.LoopEventParams(run_id="r1", kind="tests_ran", text="t", passed=1, failed=2))
     assert event["runId"] == "r1" and event["maxIterations"] is None and event["promptTokens"] is None
-    assert p.to_json(p.LoopResult("r", "green", "ok", True)) == {
+    assert wire.to_json(p.LoopResult("r", "green", "ok", True)) == {
         "runId": "r",
         "outcome": "green",
         "summary": "ok",
         "applied": True,
     }
-    feedback = p.to_json(p.FeedbackResult(thread_id="t", status="no_change", message="m"))
+    feedback = wire.to_json(p.FeedbackResult(thread_id="t", status="no_change", message="m"))
     assert feedback == {"threadId": "t", "status": "no_change", "message": "m", "edit": None}
 
 
 def test_custom_messages_round_trip_through_the_server_converter() -> None:
-    converter = p.make_converter()
+    converter = wire.make_converter()
     raw = {
         "jsonrpc": "2.0",
         "id": 4,

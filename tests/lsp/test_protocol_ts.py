@@ -8,7 +8,7 @@ import attrs
 import pytest
 
 from greenloop.lsp import protocol as p
-from greenloop.lsp import protocol_ts
+from greenloop.lsp import protocol_ts, wire
 from greenloop.lsp.protocol_ts import COMMAND, TS_PATH, main, render
 
 
@@ -31,11 +31,11 @@ def test_check_mode_fails_on_a_stale_file(tmp_path: Path, capsys: pytest.Capture
 def test_nulls_and_omissions_follow_who_writes_the_class() -> None:
     text = render()
     # The server writes every field (to_json keeps None), so nothing it sends is optional.
-    assert p.to_json(p.LoopEventParams(run_id="r", kind="k", text="t"))["iteration"] is None
+    assert wire.to_json(p.LoopEventParams(run_id="r", kind="k", text="t"))["iteration"] is None
     assert "  iteration: number | null;\n" in text
     assert "  edit: WorkspaceEdit | null;\n" in text
     # What only the server reads may leave out a field with a default, or send null where None is allowed.
-    assert p.parse(p.FixArgs, {"testIds": None}, what="x").test_ids is None
+    assert wire.parse(p.FixArgs, {"testIds": None}, what="x").test_ids is None
     assert "  testIds?: string[] | null;\n" in text
     assert "  limit?: number;\n" in text
     assert "export type Template = 'python' | 'node' | 'rust';\n" in text and "  template: Template;\n" in text

@@ -11,6 +11,7 @@ from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 from greenloop.agent import FixRequest, Focus, fix, improve
 from greenloop.errors import GreenloopError
 from greenloop.lsp import protocol as p
+from greenloop.lsp import wire
 from greenloop.lsp.loops import RunResult, publish_failures
 from greenloop.lsp.server import GreenloopServer
 from greenloop.lsp.test_explorer import announce
@@ -40,23 +41,23 @@ async def run_tests(ls: GreenloopServer, test_ids: list[str] | None = None) -> T
 
 
 async def run_tests_command(ls: GreenloopServer, *args: Any) -> Any:
-    p.parse_command_args(p.RunTestsArgs, p.CMD_RUN_TESTS, args)
+    wire.parse_command_args(p.RunTestsArgs, p.CMD_RUN_TESTS, args)
     report = await run_tests(ls)
-    return p.to_json(p.RunTestsResult(report.passed, report.failed, report.errors, report.skipped))
+    return wire.to_json(p.RunTestsResult(report.passed, report.failed, report.errors, report.skipped))
 
 
 async def fix_command(ls: GreenloopServer, *args: Any) -> Any:
-    parsed = p.parse_command_args(p.FixArgs, p.CMD_FIX, args)
+    parsed = wire.parse_command_args(p.FixArgs, p.CMD_FIX, args)
     if parsed.test_ids is not None and not parsed.test_ids:
         raise JsonRpcInvalidParams(f"{p.CMD_FIX}: testIds is empty; leave it out to fix all failing tests")
     request = FixRequest(workspace=ls.root, overlays=ls.overlays(), test_ids=parsed.test_ids)
     title = "greenloop: fixing failing tests"
     result = await ls.loops.run("fix", title, lambda settings: fix(request, settings), scope=parsed.test_ids)
-    return p.to_json(_loop_result(result))
+    return wire.to_json(_loop_result(result))
 
 
 async def improve_command(ls: GreenloopServer, *args: Any) -> Any:
-    parsed = p.parse_command_args(p.ImproveArgs, p.CMD_IMPROVE, args)
+    parsed = wire.parse_command_args(p.ImproveArgs, p.CMD_IMPROVE, args)
     if not parsed.instruction.strip():
         raise JsonRpcInvalidParams(f"{p.CMD_IMPROVE}: instruction is empty; say what should change")
     request = improve_request(
@@ -65,7 +66,7 @@ async def improve_command(ls: GreenloopServer, *args: Any) -> Any:
     result = await ls.loops.run(
         "improve", "greenloop: improving", lambda settings: improve(request, settings)
     )
-    return p.to_json(_loop_result(result))
+    return wire.to_json(_loop_result(result))
 
 
 def improve_request(ls: GreenloopServer, uri: str, first: int, last: int, instruction: str) -> FixRequest:
@@ -81,7 +82,7 @@ def improve_request(ls: GreenloopServer, uri: str, first: int, last: int, instru
 async def generate_command(ls: GreenloopServer, *args: Any) -> Any:
     from greenloop.agent.generate import GenerateRequest, generate
 
-    parsed = p.parse_command_args(p.GenerateArgs, p.CMD_GENERATE, args)
+    parsed = wire.parse_command_args(p.GenerateArgs, p.CMD_GENERATE, args)
     out_dir = Path(parsed.out_dir)
     if not out_dir.is_absolute():
         raise JsonRpcInvalidParams(
@@ -101,7 +102,7 @@ async def generate_command(ls: GreenloopServer, *args: Any) -> Any:
         store_in=out_dir,
     )
     files = [change.path for change in result.done.changes.files] if result.done else []
-    return p.to_json(p.GenerateResult(result.run_id, result.outcome, result.summary, str(out_dir), files))
+    return wire.to_json(p.GenerateResult(result.run_id, result.outcome, result.summary, str(out_dir), files))
 
 
 def _non_empty_dir(path: Path) -> bool:
@@ -109,8 +110,8 @@ def _non_empty_dir(path: Path) -> bool:
 
 
 async def cancel_command(ls: GreenloopServer, *args: Any) -> Any:
-    p.parse_command_args(p.CancelArgs, p.CMD_CANCEL, args)
-    return p.to_json(p.CancelResult(cancelled=ls.loops.cancel()))
+    wire.parse_command_args(p.CancelArgs, p.CMD_CANCEL, args)
+    return wire.to_json(p.CancelResult(cancelled=ls.loops.cancel()))
 
 
 def _loop_result(result: RunResult) -> p.LoopResult:

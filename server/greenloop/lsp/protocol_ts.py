@@ -20,7 +20,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 import attrs
 
 from greenloop.generated import generated_file_main
-from greenloop.lsp import protocol
+from greenloop.lsp import protocol, wire
 
 TS_PATH = Path(__file__).resolve().parents[3] / "vscode-extension" / "src" / "protocol.ts"
 COMMAND = "npm run sync-protocol"
@@ -129,7 +129,7 @@ def _interface(writer: _Writer, cls: type, may_omit_defaults: bool) -> list[str]
     lines.append(f"export interface {cls.__name__} {{")
     for field in fields:
         optional = "?" if may_omit_defaults and field.default is not attrs.NOTHING else ""
-        lines.append(f"  {protocol.camel(field.name)}{optional}: {writer.ts(field.type)};")
+        lines.append(f"  {wire.camel(field.name)}{optional}: {writer.ts(field.type)};")
     return [*lines, "}"]
 
 

@@ -21,7 +21,8 @@ from greenloop.errors import GreenloopError
 from greenloop.lsp.config import EditorConfig, read_editor_config
 from greenloop.lsp.diagnostics import DiagnosticsStore
 from greenloop.lsp.loops import LoopRunner
-from greenloop.lsp.protocol import CUSTOM_METHOD_TYPES, make_converter
+from greenloop.lsp.protocol import CUSTOM_METHOD_TYPES
+from greenloop.lsp.wire import make_converter
 from greenloop.settings import Settings, load_settings
 
 log = logging.getLogger(__name__)
