@@ -290,8 +290,8 @@ class RetrievalSettings(_Section):
 
 # The small edits' families (agent/repair/mutants.py), each of which `loop.edits_off` can turn off (ablations)
 EditFamily = Literal[
-    "unbound name", "comparison", "logic operator", "logic operator everywhere",
-    "constant", "boolean", "bound", "arithmetic",
+    "comparison", "logic operator", "logic operator everywhere",
+    "constant", "bound", "arithmetic",
     "operands swapped", "twin called", "none guard", "attribute default",
     "exception suppressed", "regex", "term dropped", "local name",
 ]

@@ -65,15 +65,15 @@ def test_every_edit_parses_and_words_do_not_run_together() -> None:
     assert not any("ifi" in f for f in found)
 
 
-def test_a_name_the_file_binds_nowhere_becomes_a_name_in_scope() -> None:
-    # PySnooper's bug: a nested function opens `output_path`, a name left from a rename (NameError)
+def test_a_name_the_file_binds_nowhere_is_left_to_the_model() -> None:
+    # PySnooper's bug: a nested function opens `output_path`, a name left from a rename (NameError). The
+    # family that tried each name in scope ("unbound name") is deleted: the model fixed the case without it
     source = (
         "def get_write_function(output):\n    def write(s):\n        with open(output_path, 'a') as f:\n"
         "            f.write(s)\n    return write\n"
     )
     found = edited(source, Target("m.py", "write", "function", 2, 4))
-    assert "        with open(output, 'a') as f:\n" in found[1] and "open(s, 'a')" in found[0]
-    assert not any("f.write(output)" in f for f in found[:2])  # names the file binds are not guessed first
+    assert all("open(output_path, 'a')" in f for f in found)  # no small edit renames it
     method = edited("def g(line):\n    return line.split(sep=None)\n", Target("m.py", "g", "function", 1, 2))
     assert all("line.split(sep=" in f for f in method)  # an attribute or a keyword is not a variable
     assert all("len(a)" in m for m in mutants("def f(a):\n    return len(a)\n", Target("m.py", "f", "function", 1, 2), 60))
@@ -255,7 +255,7 @@ async def test_the_small_edits_stop_at_their_time(
 
 
 @pytest.mark.docker
-async def test_a_name_error_gets_small_edits_of_the_function_in_the_file_that_does_not_load(
+async def test_a_name_error_no_small_edit_fixes_goes_to_the_model_after_the_small_edits(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
     ws = write_project(tmp_path / "p", {
@@ -268,9 +268,16 @@ async def test_a_name_error_gets_small_edits_of_the_function_in_the_file_that_do
             "    writer(str(path))('hi')\n    assert path.read_text() == 'hi'\n"
         ),
     })
-    wrong = "```python\ndef writer(output):\n    return None\n```\n"  # the whole-file route's, never asked
-    _, after = await fixed_by_edits(ws, scripted_llm, make_settings(ws, loop={"mutants": 60}), wrong)
-    assert "with open(output, 'a') as f:" in after
+    right = ("```python\ndef writer(output):\n    def write(s):\n        with open(output, 'a') as f:\n"
+             "            f.write(s)\n    return write\n```\n")
+    scripted_llm.script(right, step="repair_function")
+    before = tree_bytes(ws)
+    events, done = await collect(fix(FixRequest(ws), make_settings(ws, loop={"mutants": 60})))
+    assert done.outcome == "green", done.summary + done.evidence
+    assert done.changes.kind == "model" and "with open(output, 'a') as f:" in (done.changes.files[0].after or "")
+    rounds = [e.approach for e in events if isinstance(e, RoundEnded)]
+    assert rounds[0].startswith("small edits") and len(rounds) >= 2  # tried first; none green
+    assert tree_bytes(ws) == before
 
 
 @pytest.mark.docker

@@ -8,12 +8,12 @@ import tree_sitter as ts
 from greenloop.agent.repair.nodes import Edit, node_text, walk
 
 LOOP_BOUND = "loop bound changed"
-_ONE_STEP = ("bound", "comparison", "unbound name")  # edits of a loop header that keep its reach
+_ONE_STEP = ("bound", "comparison")  # edits of a loop header that keep its reach
 
 
 def refined(kind: str, edit: Edit, definition: ts.Node) -> str:
     """A kind told apart by where or what it edits. An edit of a loop's header other than a step of one
-    (`bound`, `comparison`) or a name that is not bound changes how far the loop goes: `n ** 0.5` to `n`,
+    (`bound`, `comparison`) changes how far the loop goes: `n ** 0.5` to `n`,
     `len(a) - len(b)` to `len(a) + len(b)` (`loop bound changed (arithmetic)`). A `None` check that returns
     `None` where the function returns other values returns another type."""
     start, end, new = edit

@@ -11,7 +11,6 @@ function in a code block so the function route's splice reads it like a model's 
 from __future__ import annotations
 
 import bisect
-import builtins
 import re
 from collections.abc import Collection, Iterator, Mapping
 
@@ -26,9 +25,7 @@ from greenloop.agent.repair.nodes import (
     in_header,
     is_binding,
     local_names,
-    member,
     node_text,
-    root,
     root_text,
     walk,
 )
@@ -50,7 +47,6 @@ _BINARY = {  # nodes whose anonymous child is an operator a swap may change
     "augmented_assignment", "augmented_assignment_expression", "compound_assignment_expr",
 }
 _INTEGERS = {"integer", "number", "integer_literal"}
-_BOOLEANS = {"true": "false", "false": "true", "True": "False", "False": "True"}
 _IDENTIFIERS = {"identifier", "property_identifier", "field_identifier"}
 _PAIRS = dict(  # a function or method often called where its twin was meant
     p for a, b in (("min", "max"), ("any", "all"), ("upper", "lower"), ("isupper", "islower"),
@@ -64,7 +60,6 @@ _ATOMS = {"identifier", "call", "attribute", "subscript", "call_expression", "me
           "subscript_expression", "parenthesized_expression", "field_expression"}
 _ORDERED = {"-", "/", "//", "%", "**", "+", "in", "not in", "instanceof"}  # `a - b` is not `b - a` (nor `+` on text)
 _IDENTITY = {"1": ("*", "/", "//", "**"), "0": ("+", "-")}  # x op this == x
-_BUILTINS = frozenset(dir(builtins))
 _DECIMAL = re.compile(r"\d+")
 
 
@@ -177,17 +172,16 @@ def _broken(path: str, source: bytes) -> bool:
 
 def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]],
            raised: Collection[str] = (), off: Collection[str] = ()) -> Iterator[tuple[str, Edit]]:
-    """Every edit with its kind (risk.py judges kinds), in order: unbound names, operators, literals, bounds,
+    """Every edit with its kind (risk.py judges kinds), in order: operators, literals, bounds,
     twins, guards, defaults, patterns, dropped parts, local names."""
     nodes = list(walk(definition))
     body = [n for n in nodes if n is not definition and not in_header(n, definition)]
     lang = "python" if language == "python" else ""
     kinds = (
-        ("unbound name", _unknown_names(definition, body, language)),
         ("comparison", _swaps(body, _COMPARE, _BINARY)), ("comparison", _swaps(body, _STRICT, _BINARY)),
         ("logic operator", _swaps(body, _LOGIC[lang], _BINARY)),
         ("logic operator everywhere", _all_swapped(body, _LOGIC[lang])),
-        ("constant", _integers(body)), ("boolean", _booleans(body)),
+        ("constant", _integers(body)),
         ("bound", _shifted(body)),
         ("arithmetic", _swaps(body, _ARITH[lang], _BINARY)), ("arithmetic", _swaps(body, _AUGMENTED, _BINARY)),
         ("operands swapped", _swapped_operands(body)),
@@ -246,13 +240,6 @@ def _term(node: ts.Node) -> bool:
     parent = node.parent
     operator = parent.child_by_field_name("operator") if parent is not None else None
     return operator is not None and node_text(operator) in ("+", "-")
-
-
-def _booleans(nodes: list[ts.Node]) -> Iterator[Edit]:
-    for node in nodes:
-        text = node_text(node)
-        if node.type in ("true", "false", "boolean_literal") and text in _BOOLEANS:
-            yield node.start_byte, node.end_byte, _BOOLEANS[text]
 
 
 def _shifted(nodes: list[ts.Node]) -> Iterator[Edit]:
@@ -341,28 +328,6 @@ def _updated(node: ts.Node) -> bool:
     parent = node.parent
     return parent is not None and parent.type in ("assignment", "augmented_assignment") and (
         parent.child_by_field_name("left") == node)
-
-
-def _unknown_names(definition: ts.Node, nodes: list[ts.Node], language: str) -> Iterator[Edit]:
-    """A python name the file binds nowhere (`NameError`: a typo, a rename half done) -> each name in scope
-    there: the function's and its enclosing functions' parameters and bindings."""
-    if language != "python":
-        return
-    counts: dict[str, int] = {}
-    for node in walk(root(definition)):
-        if node.type == "identifier":
-            counts[node_text(node)] = counts.get(node_text(node), 0) + 1
-    scope: dict[str, None] = {}
-    outer: ts.Node | None = definition
-    while outer is not None:
-        if outer.type in ("function_definition", "decorated_definition"):
-            scope.update(dict.fromkeys(local_names(outer)))
-        outer = outer.parent
-    for node in nodes:
-        name = node_text(node)
-        if node.type == "identifier" and counts.get(name) == 1 and name not in _BUILTINS and not is_binding(node) \
-                and not member(node):
-            yield from ((node.start_byte, node.end_byte, other) for other in scope if other != name)
 
 
 def _reply(text: str, path: str) -> str:
