@@ -362,6 +362,16 @@ def test_a_none_check_in_a_function_that_returns_bools_returns_false_first() -> 
     assert any("return None" in reply and kind == "none guard returning another type" for reply, kind in guards)
 
 
+def test_a_none_check_returning_none_where_the_function_already_returns_none_is_no_other_type() -> None:
+    # youtube-dl's unified_strdate returns None for no date at its top; its developers' fix returns None
+    # for a date no format reads: the same type, so not the risky "returning another type"
+    source = ("def day(text):\n    if text is None:\n        return None\n    found = parse(text)\n"
+              "    return str(found)\n")
+    edits = small_edits(source, Target("d.py", "day", "function", 1, 5), 200, hot={5})
+    guards = [kind for reply, kind in edits if kind.startswith("none") and "if found is None:" in reply]
+    assert guards == ["none guard"]
+
+
 def test_a_term_dropped_from_a_loop_header_is_a_changed_loop_bound() -> None:
     source = "def f(n):\n    i = 2\n    while i <= int(n ** 0.5) + 1:\n        i += 1\n    return i\n"
     edits = dict(small_edits(source, Target("f.py", "f", "function", 1, 5), 200))

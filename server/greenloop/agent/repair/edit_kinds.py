@@ -15,11 +15,11 @@ def refined(kind: str, edit: Edit, definition: ts.Node) -> str:
     """A kind told apart by where or what it edits. An edit of a loop's header other than a step of one
     (`bound`, `comparison`) changes how far the loop goes: `n ** 0.5` to `n`,
     `len(a) - len(b)` to `len(a) + len(b)` (`loop bound changed (arithmetic)`). A `None` check that returns
-    `None` where the function returns other values returns another type."""
+    `None` where the function's returns give only other values returns another type."""
     start, end, new = edit
     if kind not in _ONE_STEP and _in_loop_header(definition, start, end):
         return f"{LOOP_BOUND} ({kind})"
-    if kind == "none guard" and new.rstrip().endswith("return None") and _returns_values(definition):
+    if kind == "none guard" and new.rstrip().endswith("return None") and _returns_only_values(definition):
         return "none guard returning another type"
     if kind == "none guard" and "is not None:" in new:
         return "none check skipping a statement"
@@ -39,7 +39,8 @@ def _in_loop_header(definition: ts.Node, start: int, end: int) -> bool:
     return False
 
 
-def _returns_values(definition: ts.Node) -> bool:
-    """The function returns something other than `None` somewhere."""
-    return any(n.type == "return_statement" and n.named_children and node_text(n.named_children[0]) != "None"
-               for n in walk(definition))
+def _returns_only_values(definition: ts.Node) -> bool:
+    """The function returns values, and none of its returns gives `None` (a `return None` or a bare `return`):
+    a function that already returns `None` somewhere returns no other type for one more."""
+    returns = [n for n in walk(definition) if n.type == "return_statement"]
+    return bool(returns) and all(n.named_children and node_text(n.named_children[0]) != "None" for n in returns)
