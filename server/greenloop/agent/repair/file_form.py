@@ -2,11 +2,14 @@
 
 Asked by the rungs that want a file whole: a source file that does not load (rungs/broken_file.py), the
 one-shot baseline (rungs/oneshot.py) and a failing test file written in this run (rungs/checks.py). A
-reply that is the file as it is changes nothing and is rejected.
+python file written again keeps the text of every function whose code it left as it was (a small model
+rewrites docstrings' blank lines and the file's last lines in passing) and the file's own ending, so the
+diff shows the change it means. A reply that is the file as it is, so read, changes nothing and is rejected.
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +26,7 @@ from greenloop.agent.repair.approach import (
     keeps_checks,
 )
 from greenloop.agent.repair.prompts import code_under_test, failing_test_targets
+from greenloop.agent.repair.risk import functions
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import RepoIndex
 from greenloop_sandbox import TestReport
@@ -53,15 +57,43 @@ class FileForm(Form):
         code = extract_code(reply, target.path, [p for p in copy.paths() if p != target.path])
         if code.problem:
             raise ReplyRejected(code.problem)
-        if code.text.rstrip() == (copy.read(target.path) or "").rstrip():
+        before = copy.read(target.path) or ""
+        text = as_it_was(before, code.text) if target.path.endswith(".py") else code.text
+        if text.rstrip() == before.rstrip():
             raise ReplyUnchanged(f"the reply's `{target.path}` is the file as it is: it changes nothing")
         if approach.test:
-            keeps_checks(target, [EditAction(path=target.path, search=copy.read(target.path) or "",
-                                             replace=code.text)])
-        return DebugPlan(diagnosis=f"{target.path} rewritten", actions=[WriteAction(path=target.path, content=code.text)])
+            keeps_checks(target, [EditAction(path=target.path, search=before, replace=text)])
+        return DebugPlan(diagnosis=f"{target.path} rewritten", actions=[WriteAction(path=target.path, content=text)])
 
 
 FILE = FileForm()
+
+
+def as_it_was(before: str, after: str) -> str:
+    """`after`, with the text `before` had for each function whose code is the same in both (docstrings,
+    comments and formatting aside) and with `before`'s ending. `after` as it is when either does not parse."""
+    old, new = functions(before), functions(after)
+    if not old or not new:
+        return after
+    lines, was = after.splitlines(keepends=True), before.splitlines(keepends=True)
+    for name, node in sorted(new.items(), key=lambda item: -item[1].lineno):
+        prior = old.get(name)
+        if prior is not None and _code(prior) == _code(node):
+            lines[_first(node) - 1:node.end_lineno] = was[_first(prior) - 1:prior.end_lineno]
+    return "".join(lines).rstrip() + before[len(before.rstrip()):]
+
+
+def _first(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    return min([node.lineno, *(d.lineno for d in node.decorator_list)])
+
+
+def _code(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    return ast.dump(ast.Module(body=[*body], type_ignores=[])) + ast.dump(node.args) + \
+        "".join(ast.dump(d) for d in node.decorator_list) + node.name
 
 
 def whole_file(path: str, why: str) -> Approach:
