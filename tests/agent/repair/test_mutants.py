@@ -270,7 +270,7 @@ async def test_a_name_error_no_small_edit_fixes_goes_to_the_model_after_the_smal
     })
     right = ("```python\ndef writer(output):\n    def write(s):\n        with open(output, 'a') as f:\n"
              "            f.write(s)\n    return write\n```\n")
-    scripted_llm.script(right, step="repair_function")
+    scripted_llm.script(right, step="repair_file")  # a NameError: the rung for code that does not load
     before = tree_bytes(ws)
     events, done = await collect(fix(FixRequest(ws), make_settings(ws, loop={"mutants": 60})))
     assert done.outcome == "green", done.summary + done.evidence
