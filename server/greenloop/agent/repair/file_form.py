@@ -26,7 +26,7 @@ from greenloop.agent.repair.approach import (
     keeps_checks,
 )
 from greenloop.agent.repair.prompts import code_under_test, failing_test_targets
-from greenloop.agent.repair.risk import functions
+from greenloop.agent.repair.risk import functions, without_docstring
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import RepoIndex
 from greenloop_sandbox import TestReport
@@ -75,12 +75,12 @@ def as_it_was(before: str, after: str) -> str:
     old, new = functions(before), functions(after)
     if not old or not new:
         return after
-    lines, was = after.splitlines(keepends=True), before.splitlines(keepends=True)
+    lines, was = after.split("\n"), before.split("\n")  # the working copy's text: lines end in `\n` only
     for name, node in sorted(new.items(), key=lambda item: -item[1].lineno):
         prior = old.get(name)
         if prior is not None and _code(prior) == _code(node):
             lines[_first(node) - 1:node.end_lineno] = was[_first(prior) - 1:prior.end_lineno]
-    return "".join(lines).rstrip() + before[len(before.rstrip()):]
+    return "\n".join(lines).rstrip() + before[len(before.rstrip()):]
 
 
 def _first(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
@@ -88,12 +88,7 @@ def _first(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
 
 
 def _code(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
-    body = node.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        body = body[1:]
-    return ast.dump(ast.Module(body=[*body], type_ignores=[])) + ast.dump(node.args) + \
-        "".join(ast.dump(d) for d in node.decorator_list) + node.name
+    return node.name + "".join(ast.dump(part) for part in (node.args, *node.decorator_list, *without_docstring(node.body)))
 
 
 def whole_file(path: str, why: str) -> Approach:

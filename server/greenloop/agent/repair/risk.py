@@ -49,11 +49,16 @@ def normal_tree(source: str) -> str | None:
         return None
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
-                node.body = body[1:] or [ast.Pass()]
+            node.body = without_docstring(node.body) or [ast.Pass()]
     return ast.dump(tree, include_attributes=False)
+
+
+def without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
+    """A module's, class's or function's statements after its docstring."""
+    first = body[0] if body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        return body[1:]
+    return body
 
 
 def _python_reasons(before: str, after: str) -> list[str]:
