@@ -70,11 +70,13 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _env(pythonpath: str) -> dict[str, str]:
+def _env(pythonpath: str, temp: Path) -> dict[str, str]:
     # no token auth: Ray 2.60's head turns it on when ~/.ray/auth_token exists (a local `ray.init()` once
-    # wrote one here), and the probe and the bench's driver then cannot connect
+    # wrote one here), and the probe and the bench's driver then cannot connect.
+    # TMPDIR: a killed node's cells cannot remove their temporary folders; they go with the cluster's.
+    (temp / "tmp").mkdir(exist_ok=True)
     return {**os.environ, **HEALTH, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled",
-            "PYTHONPATH": pythonpath}
+            "PYTHONPATH": pythonpath, "TMPDIR": str(temp / "tmp")}
 
 
 def _start(name: str, args: list[str], temp: Path, pythonpath: str) -> RayNode:
@@ -84,7 +86,7 @@ def _start(name: str, args: list[str], temp: Path, pythonpath: str) -> RayNode:
             [*RAY, "start", "--block", "--node-ip-address", "127.0.0.1", "--num-cpus", "2",
              "--object-store-memory", str(100 * 1024 * 1024), "--disable-usage-stats",
              "--resources", f'{{"{name}": 100}}', *args],
-            stdout=fh, stderr=subprocess.STDOUT, env=_env(pythonpath), start_new_session=True)
+            stdout=fh, stderr=subprocess.STDOUT, env=_env(pythonpath, temp), start_new_session=True)
     return RayNode(name, process, log)
 
 
