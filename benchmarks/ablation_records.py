@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from greenloop.agent.repair.edit_kinds import shape_and_family
 from greenloop.bench.state import NOT_RUN, BenchState
 from greenloop.settings import EditFamily
 
@@ -80,8 +81,8 @@ class Row:
 
 def family_of(kind: str) -> str:
     """The small-edit family of a change's kind; "" when the kind is no small edit ("model", "install", ...)."""
-    shape, _, family = kind.partition(" (")
-    kind = family.removesuffix(")") if family else REFINED.get(shape, shape)
+    shape, family = shape_and_family(kind)
+    kind = family or REFINED.get(shape, shape)
     return kind if kind in FAMILIES else ""
 
 

@@ -26,6 +26,12 @@ def refined(kind: str, edit: Edit, definition: ts.Node) -> str:
     return kind
 
 
+def shape_and_family(kind: str) -> tuple[str, str]:
+    """`loop bound changed (arithmetic)` -> (`loop bound changed`, `arithmetic`); any other kind -> (kind, "")."""
+    shape, _, family = kind.partition(" (")
+    return shape, family.removesuffix(")")
+
+
 def _in_loop_header(definition: ts.Node, start: int, end: int) -> bool:
     """The bytes lie in a `for` loop's iterable or a `while` loop's condition."""
     node = definition.descendant_for_byte_range(start, max(start, end - 1))

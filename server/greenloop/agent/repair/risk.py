@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
+from greenloop.agent.repair.edit_kinds import shape_and_family
+
 RISKY = {  # kind -> what such a change does, said to the user
     "exception suppressed": "suppresses the exception the failure raised",
     "attribute default": "reads an attribute that may be missing as None",
@@ -34,7 +36,7 @@ def risk(kind: str, before: Mapping[str, str], after: Mapping[str, str]) -> str:
     for path in sorted(after):
         if path.endswith(".py") and before.get(path) != after.get(path):
             reasons.extend(_python_reasons(before.get(path) or "", after.get(path) or ""))
-    said = RISKY.get(kind.partition(" (")[0], "")  # `loop bound changed (arithmetic)`: the shape, then the family
+    said = RISKY.get(shape_and_family(kind)[0], "")
     if said and not reasons:  # what the change does, said more exactly, comes first
         reasons.append(said)
     return "; ".join(dict.fromkeys(reasons))
