@@ -25,7 +25,6 @@ from pathlib import Path
 import realbugs
 from ablation_records import family_of
 from greenloop.agent.changes.syntax import parse
-from greenloop.agent.repair.guard_edits import builtin_exceptions
 from greenloop.agent.repair.mutants import small_edits
 from greenloop.agent.repair.splice import Target, code_blocks, definition_node
 from greenloop.bench.suites import load_suite
@@ -68,10 +67,10 @@ def offers(tasks: Iterable[tuple[str, str]], limit: int = LIMIT) -> list[Offer]:
 
 
 def _offer(suite: str, task: str, source: str, fixed: str, target: Target, limit: int,
-           hot: Iterable[int] = (), raised: Iterable[str] = ()) -> Offer:
+           hot: Iterable[int] = ()) -> Offer:
     offer = Offer(suite, task)
     wanted = _definition(fixed, target)
-    for reply, kind in small_edits(source, target, limit, list(hot), list(raised)):
+    for reply, kind in small_edits(source, target, limit, list(hot)):
         family = family_of(kind) or f"? {kind}"
         offer.edits[family] = offer.edits.get(family, 0) + 1
         if not offer.exact and wanted is not None and _tree(code_blocks(reply)[0]) == wanted:
@@ -101,7 +100,7 @@ def _case_offer(case: realbugs.Case, limit: int) -> Offer:
     target = Target(truth.path, name, "function", start, truth.end)
     hot = {f.line for f in parse_frames(case.output, [truth.path])
            if f.path == truth.path and truth.start <= f.line <= truth.end}
-    offer = _offer("realbugs", case.id, buggy, fixed, target, limit, hot, builtin_exceptions(case.output) if hot else [])
+    offer = _offer("realbugs", case.id, buggy, fixed, target, limit, hot)
     offer.note = "" if fixed else "fix.patch does not apply"
     return offer
 

@@ -27,7 +27,7 @@ from greenloop.bench.state import NOT_RUN, BenchState
 from greenloop.settings import EditFamily
 
 # families the ablation deleted (docs/decisions/2026-11-ablation.md): older records still name them
-REMOVED: tuple[str, ...] = ("arguments swapped", "boolean everywhere", "unbound name", "boolean")
+REMOVED: tuple[str, ...] = ("arguments swapped", "boolean everywhere", "unbound name", "boolean", "exception suppressed")
 FAMILIES: tuple[str, ...] = (*typing.get_args(EditFamily), *REMOVED)
 REFINED = {  # kinds edit_kinds.py tells apart within a family (`refined`); `loop.edits_off` names the family
     "loop bound changed": "term dropped",  # records before the shape named its family: `loop bound changed (arithmetic)`

@@ -33,7 +33,6 @@ from typing import Any
 import humanevalfix_repo
 import realbugs
 from greenloop.agent.changes.syntax import parse
-from greenloop.agent.repair.guard_edits import builtin_exceptions
 from greenloop.agent.repair.mutants import small_edits
 from greenloop.agent.repair.splice import Target, code_blocks, definition_node
 from greenloop.bench.realbugs import unpack
@@ -65,9 +64,9 @@ def splice(source: str, path: str, name: str, line: int | None, new: str) -> str
     return (data[:first] + new.rstrip("\n").encode("utf-8") + data[node.end_byte:]).decode("utf-8")
 
 
-def candidates(source: str, target: Target, limit: int, hot: set[int], raised: list[str]) -> Iterator[tuple[str, str]]:
+def candidates(source: str, target: Target, limit: int, hot: set[int]) -> Iterator[tuple[str, str]]:
     """(kind, edited file) for each small edit of the target."""
-    for reply, kind in small_edits(source, target, limit, hot, raised):
+    for reply, kind in small_edits(source, target, limit, hot):
         edited = splice(source, target.path, target.name, target.start_line, code_blocks(reply)[0])
         if edited is not None and edited != source:
             yield kind, edited
@@ -116,7 +115,7 @@ async def humanevalfix(bench: Bench, tasks: int, edits: int, limits: Limits = HE
                 source = base[task.module].decode("utf-8")
                 target = Target(task.module, task.entry_point, "function", 1, len(source.splitlines()))
                 test = f"{task.test_file}::{task.test_name}"
-                for n, (kind, edited) in enumerate(candidates(source, target, edits, set(), [])):
+                for n, (kind, edited) in enumerate(candidates(source, target, edits, set())):
                     files = {**base, task.module: edited.encode("utf-8")}
                     await bench.compare("humanevalfix", f"t{task.number:03d}", n, kind, cold, warm, files, [test])
             print(f"humanevalfix: warm {warm.warm.__dict__}", flush=True)  # type: ignore[attr-defined]
@@ -133,8 +132,7 @@ async def realbugs_case(bench: Bench, case: realbugs.Case, edits: int, limits: L
         target = Target(truth.path, truth.symbol, "function", truth.start, truth.end)
         hot = {f.line for f in parse_frames(case.output, [truth.path])
                if f.path == truth.path and truth.start <= f.line <= truth.end}
-        raised = builtin_exceptions(case.output) if hot else []
-        edited = list(candidates(source, target, edits, hot, raised))
+        edited = list(candidates(source, target, edits, hot))
         async with open_sandbox("python", backend="docker", limits=limits) as cold, \
                 open_sandbox("python", backend="docker", limits=limits, warm_runs=True) as warm:
             for box in (cold, warm):
@@ -160,7 +158,7 @@ async def humanevalfix_batched(bench: Bench, tasks: int, edits: int, limits: Lim
         for task in hef:
             source = base[task.module].decode("utf-8")
             target = Target(task.module, task.entry_point, "function", 1, len(source.splitlines()))
-            edited[task.number] = list(candidates(source, target, edits, set(), []))
+            edited[task.number] = list(candidates(source, target, edits, set()))
         async with open_sandbox("python", backend="docker", limits=limits) as cold, \
                 open_sandbox("python", backend="docker", limits=limits, warm_runs=True) as warm:
             for k in range(edits):

@@ -23,7 +23,6 @@ from typing import Any
 
 import bench_warm
 import realbugs
-from greenloop.agent.repair.guard_edits import builtin_exceptions
 from greenloop.agent.repair.splice import Target
 from greenloop.bench.realbugs import unpack
 from greenloop.retrieval import parse_frames
@@ -99,7 +98,7 @@ async def main(case_id: str, n: int, cpus: float) -> None:
         target = Target(truth.path, truth.symbol, "function", truth.start, truth.end)
         hot = {f.line for f in parse_frames(case.output, [truth.path])
                if f.path == truth.path and truth.start <= f.line <= truth.end}
-        edited = list(bench_warm.candidates(source, target, n, hot, builtin_exceptions(case.output) if hot else []))
+        edited = list(bench_warm.candidates(source, target, n, hot))
         async with open_sandbox("python", backend="docker", limits=limits, warm_runs=True) as box:
             if row["requirements"]:
                 assert (await box.install(list(row["requirements"]))).ok

@@ -28,7 +28,6 @@ from pathlib import Path
 import realbugs
 import realbugs_coverage
 from greenloop.agent.changes.syntax import parse
-from greenloop.agent.repair.guard_edits import builtin_exceptions
 from greenloop.agent.repair.mutants import mutants
 from greenloop.agent.repair.splice import Target, code_blocks, definition_node
 from greenloop.retrieval import line_scores, parse_frames
@@ -105,12 +104,11 @@ def _case(case: realbugs.Case, limit: int, spectrum: Spectrum | None = None) -> 
     target = Target(truth.path, truth.symbol, "function", truth.start, truth.end)
     hot = {f.line for f in parse_frames(case.output, [truth.path])
            if f.path == truth.path and truth.start <= f.line <= truth.end}
-    raised = builtin_exceptions(case.output) if hot else []
-    replies = mutants(buggy[truth.path], target, limit, hot, raised)
+    replies = mutants(buggy[truth.path], target, limit, hot)
     row.edits, row.hot = len(replies), len(hot)
     row.rank = _rank(replies, wanted)
     if spectrum is not None and spectrum.failing:
-        scored = mutants(buggy[truth.path], target, limit, hot, raised, line_scores(spectrum, truth.path))
+        scored = mutants(buggy[truth.path], target, limit, hot, line_scores(spectrum, truth.path))
         row.cov = _rank(scored, wanted)
     elif spectrum is not None:
         row.note = "no failing test ran under coverage"

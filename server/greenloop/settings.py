@@ -293,7 +293,7 @@ EditFamily = Literal[
     "comparison", "logic operator", "logic operator everywhere",
     "constant", "bound", "arithmetic",
     "operands swapped", "twin called", "none guard", "attribute default",
-    "exception suppressed", "regex", "term dropped", "local name",
+    "regex", "term dropped", "local name",
 ]
 
 
@@ -331,7 +331,7 @@ class LoopSettings(_Section):
     edits_off: list[EditFamily] = Field(
         default_factory=list,
         description="Small-edit families not tried (for ablations: what a family adds, measured by taking "
-        "it away), e.g. [\"exception suppressed\"].",
+        "it away), e.g. [\"regex\"].",
     )
     rungs_off: list[str] = Field(
         default_factory=list,

@@ -155,13 +155,13 @@ def test_every_small_edit_kind_belongs_to_the_family_edits_off_names() -> None:
     source = ("def total(items, n):\n    if items is None:\n        return 0\n    s = 0\n"
               "    for i in range(n - 1):\n        s += items[i].size\n    return s\n")
     target = Target("calc.py", "total", "function", 1, 7)
-    kinds = {kind for _, kind in small_edits(source, target, 1000, hot=[6], raised=["AttributeError"])}
+    kinds = {kind for _, kind in small_edits(source, target, 1000, hot=[6])}
     assert {"loop bound changed (arithmetic)", "none guard returning another type",
             "none check skipping a statement"} <= kinds
     for kind in kinds:
         family = records.family_of(kind)
         assert family in records.FAMILIES, kind
-        left = {k for _, k in small_edits(source, target, 1000, hot=[6], raised=["AttributeError"], off=[family])}
+        left = {k for _, k in small_edits(source, target, 1000, hot=[6], off=[family])}
         assert not {k for k in left if records.family_of(k) == family}, (kind, family)
     assert records.family_of("model") == "" and records.family_of("install") == ""
     assert records.family_of("loop bound changed") == "term dropped"  # how records named it before its family

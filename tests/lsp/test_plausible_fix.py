@@ -15,19 +15,19 @@ from tests.support.scripted_llm import ScriptedLLM
 
 pytestmark = pytest.mark.timeout(240)
 
-ENTITIES = ("def entity(name):\n    if name.startswith('#x'):\n        return chr(int(name[2:], 16))\n"
-            "    return '&' + name + ';'\n")
-TEST = ("from entities import entity\n\n\ndef test_hex():\n    assert entity('#x41') == 'A'\n\n\n"
-        "def test_not_hex_is_kept():\n    assert entity('#xZZ') == '&#xZZ;'\n")
-WRONG = "```python\ndef entity(name):\n    return name\n```\n"  # the second look's reply: no better
-LABEL = "plausible: the tests pass, check the change (suppresses ValueError in `entity`)"
+TITLE = "def title(page):\n    if page.heading:\n        return page.heading\n    return 'untitled'\n"
+TEST = ("from pages import title\n\n\nclass Page:\n    pass\n\n\ndef test_heading():\n    page = Page()\n"
+        "    page.heading = 'Home'\n    assert title(page) == 'Home'\n\n\n"
+        "def test_no_heading_is_untitled():\n    assert title(Page()) == 'untitled'\n")
+WRONG = "```python\ndef title(page):\n    return 'untitled'\n```\n"  # the second look's reply: red
+LABEL = "plausible: the tests pass, check the change (reads an attribute that may be missing as None)"
 
 
 def project(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     ws.mkdir()
-    (ws / "entities.py").write_text(ENTITIES)
-    (ws / "test_entities.py").write_text(TEST)
+    (ws / "pages.py").write_text(TITLE)
+    (ws / "test_pages.py").write_text(TEST)
     return ws
 
 
@@ -46,13 +46,13 @@ def test_the_cli_and_its_json_say_the_fix_is_only_plausible(
     assert main([*argv, "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     changes = payload["changes"]
-    assert (changes["kind"], changes["risk"]) == ("exception suppressed", "plausible")
-    assert changes["risk_reason"] == "suppresses ValueError in `entity`"
+    assert (changes["kind"], changes["risk"]) == ("attribute default", "plausible")
+    assert changes["risk_reason"] == "reads an attribute that may be missing as None"
     assert changes["reason"].startswith("the only green change")
     assert main(argv) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert LABEL in out and "change: exception suppressed" in out
-    assert (ws / "entities.py").read_text() == ENTITIES  # nothing written without --apply
+    assert LABEL in out and "change: attribute default" in out
+    assert (ws / "pages.py").read_text() == TITLE  # nothing written without --apply
 
 
 async def test_the_editor_is_told_in_the_result_and_the_diff_view(tmp_path: Path, scripted_llm: ScriptedLLM) -> None:

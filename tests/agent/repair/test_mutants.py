@@ -11,7 +11,6 @@ from pydantic import ValidationError
 
 from greenloop.agent import FixRequest, fix
 from greenloop.agent.events import CandidateAsked, CandidateTested, RoundEnded
-from greenloop.agent.repair.guard_edits import builtin_exceptions
 from greenloop.agent.repair.mutants import mutants, small_edits
 from greenloop.agent.repair.risk import risk
 from greenloop.agent.repair.second_look import keeps
@@ -20,13 +19,16 @@ from greenloop.settings import EditFamily, LoopSettings
 from tests.agent.conftest import collect, fixed_by_edits, tree_bytes, write_project
 
 DEMO = Path(__file__).resolve().parents[3] / "examples" / "calculator"
+TITLE = "def title(page):\n    if page.heading:\n        return page.heading\n    return 'untitled'\n"
+TITLE_TESTS = ("from pages import title\n\n\nclass Page:\n    pass\n\n\ndef test_heading():\n    page = Page()\n"
+               "    page.heading = 'Home'\n    assert title(page) == 'Home'\n\n\n"
+               "def test_no_heading_is_untitled():\n    assert title(Page()) == 'untitled'\n")
 
 
-def edited(source: str, target: Target, limit: int = 1000, hot: list[int] | None = None,
-           raised: list[str] | None = None) -> list[str]:
+def edited(source: str, target: Target, limit: int = 1000, hot: list[int] | None = None) -> list[str]:
     """Each mutant spliced into the file, as the loop applies it."""
     out = []
-    for reply in mutants(source, target, limit, hot or (), raised or ()):
+    for reply in mutants(source, target, limit, hot or ()):
         text = source
         for action in splice(source, target, reply):
             assert text.count(action.search) == 1
@@ -125,22 +127,6 @@ def test_an_attribute_read_on_the_line_the_failure_went_through_gets_a_default()
     assert not any("getattr" in f for f in edited(source, target)), "no traceback, no defaults"
     calls = "def f(self):\n    self.size = self.read()\n"
     assert not any("getattr" in f for f in edited(calls, Target("m.py", "f", "function", 1, 2), hot=[2]))
-
-
-def test_the_statement_that_raised_on_the_hot_line_is_run_in_a_try() -> None:
-    source = (
-        "def entity(name):\n    if name.startswith('#x'):\n        return chr(int(name[2:], 16))\n"
-        "    return '&' + name + ';'\n"
-    )
-    target = Target("m.py", "entity", "function", 1, 4)
-    hot = edited(source, target, hot=[3], raised=["ValueError"])
-    caught = "        try:\n            return chr(int(name[2:], 16))\n        except ValueError:\n            pass\n"
-    assert any(caught in f for f in hot[:12])
-    assert any(caught.replace("pass", "return None") in f for f in hot)
-    assert not any("try:" in f for f in edited(source, target, hot=[3])), "only what the failure raised"
-    assert not any("try:" in f for f in edited(source, target, raised=["ValueError"])), "only on a hot line"
-    assert builtin_exceptions("E   ValueError: chr() arg\nE   AssertionError\nE   MyError: x\nKeyError: 'k'") == [
-        "ValueError", "KeyError"]
 
 
 def test_edits_of_the_lines_only_the_failing_tests_ran_come_first() -> None:
@@ -303,32 +289,26 @@ async def test_a_missing_none_check_where_the_traceback_points_is_among_the_firs
 
 
 @pytest.mark.docker
-async def test_the_exception_a_failure_raised_in_the_function_is_caught_by_a_small_edit(
+async def test_an_attribute_read_as_missing_is_offered_only_as_plausible(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
     ws = write_project(tmp_path / "p", {
-        "entities.py": (
-            "def entity(name):\n    if name.startswith('#x'):\n        return chr(int(name[2:], 16))\n"
-            "    return '&' + name + ';'\n"
-        ),
-        "test_entities.py": (
-            "from entities import entity\n\n\ndef test_hex():\n    assert entity('#x41') == 'A'\n\n\n"
-            "def test_not_hex_is_kept():\n    assert entity('#xZZ') == '&#xZZ;'\n"
-        ),
+        "pages.py": TITLE,
+        "test_pages.py": TITLE_TESTS,
     })
-    wrong = "```python\ndef entity(name):\n    return name\n```\n"
+    wrong = "```python\ndef title(page):\n    return 'untitled'\n```\n"
     scripted_llm.script(wrong)
     settings = make_settings(ws, loop={"mutants": 60, "candidates": 1})
     _, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", done.summary + done.evidence
     after = done.changes.files[0].after or ""
-    assert "        except ValueError:\n            pass\n" in after
-    # a suppressed exception is a shape that overfits: the model was asked once more, shown the change,
-    # gave nothing better, and the change is offered labelled as only plausible
+    assert 'if getattr(page, "heading", None):' in after
+    # an attribute read as None when missing is a shape that overfits: the model was asked once more, shown
+    # the change, gave nothing better, and the change is offered labelled as only plausible
     [request] = scripted_llm.requests_for("repair_function")
     assert "This change makes the tests pass" in "\n".join(m["content"] for m in request.messages)
-    assert (done.changes.kind, done.changes.risk) == ("exception suppressed", "plausible")
-    assert done.changes.label.startswith("plausible: the tests pass, check the change (suppresses ValueError")
+    assert (done.changes.kind, done.changes.risk) == ("attribute default", "plausible")
+    assert done.changes.label.startswith("plausible: the tests pass, check the change (reads an attribute that may")
 
 
 @pytest.mark.docker

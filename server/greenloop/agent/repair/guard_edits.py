@@ -1,16 +1,14 @@
-"""Small edits that guard a statement against what is missing: a `None` check, an attribute's default,
-a `try` around what the failure raised (python, on the lines the failure went through).
+"""Small edits that guard a statement against what is missing: a `None` check, an attribute's default
+(python, on the lines the failure went through).
 
-The repair templates for the most common runtime errors in python (`TypeError` on `None`,
-`AttributeError`, a `ValueError` from input the code did not expect); `mutants` orders them among
-the other edits.
+The repair templates for two of the most common runtime errors in python (`TypeError` on `None`,
+`AttributeError`); `mutants` orders them among the other edits. (A `try` around what the failure
+raised was a third until 2026-11-29: removed by the ablation, docs/decisions/2026-11-ablation.md.)
 """
 
 from __future__ import annotations
 
-import builtins
-import re
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 
 import tree_sitter as ts
 
@@ -24,19 +22,6 @@ from greenloop.agent.repair.nodes import (
     root_text,
     walk,
 )
-
-_COMPOUND = {"if_statement", "for_statement", "while_statement", "with_statement", "try_statement",
-             "function_definition", "class_definition", "decorated_definition", "match_statement"}
-_RAISED = re.compile(r"^(?:E\s+)?([A-Z]\w*(?:Error|Exception|Iteration))(?::|$)", re.M)
-_NEVER_CAUGHT = {"AssertionError", "Exception", "BaseException", "SystemExit", "KeyboardInterrupt"}
-
-
-def builtin_exceptions(text: str) -> list[str]:
-    """The built-in exceptions a failure's text says were raised (`E   ValueError: ...`), the ones a
-    fix may catch: not an assertion, an exit or `Exception` itself."""
-    found = dict.fromkeys(m.group(1) for m in _RAISED.finditer(text))
-    return [name for name in found if name not in _NEVER_CAUGHT and isinstance(getattr(builtins, name, None), type)
-            and issubclass(getattr(builtins, name), BaseException)]
 
 
 def touches(node: ts.Node, spans: list[tuple[int, int]]) -> bool:
@@ -61,21 +46,6 @@ def guards(definition: ts.Node, nodes: list[ts.Node], language: str,
             for value in empties:
                 yield line_start, line_start, f"{indent}if {name} is None:\n{indent}{step}return {value}\n"
             yield line_start, node.end_byte, f"{indent}if {name} is not None:\n{nested}"
-
-
-def caught(nodes: list[ts.Node], language: str, spans: list[tuple[int, int]],
-           raised: Collection[str]) -> Iterator[Edit]:
-    """A simple statement on a hot line that raised a built-in exception, run in `try:` ... `except E:`
-    (python): `pass` (the function goes on to what follows: `int('x', 16)` on an unknown entity), then
-    `return None`."""
-    if language != "python" or not spans:
-        return
-    for node, line_start, indent, step, nested in _statements(nodes):
-        if node.type in _COMPOUND or not touches(node, spans):
-            continue
-        for name in raised:
-            for handler in ("pass", "return None"):
-                yield line_start, node.end_byte, f"{indent}try:\n{nested}\n{indent}except {name}:\n{indent}{step}{handler}"
 
 
 def _statements(nodes: list[ts.Node]) -> Iterator[tuple[ts.Node, int, str, str, str]]:

@@ -18,7 +18,7 @@ import tree_sitter as ts
 
 from greenloop.agent.changes.syntax import parse
 from greenloop.agent.repair.edit_kinds import refined
-from greenloop.agent.repair.guard_edits import caught, defaults, guards
+from greenloop.agent.repair.guard_edits import defaults, guards
 from greenloop.agent.repair.nodes import (
     BLOCKS,
     Edit,
@@ -64,22 +64,20 @@ _DECIMAL = re.compile(r"\d+")
 
 
 def mutants(source: str, target: Target, limit: int, hot: Collection[int] = (),
-            raised: Collection[str] = (), scores: Mapping[int, float] | None = None) -> list[str]:
+            scores: Mapping[int, float] | None = None) -> list[str]:
     """The replies of `small_edits`, without their kinds."""
-    return [reply for reply, _ in small_edits(source, target, limit, hot, raised, scores)]
+    return [reply for reply, _ in small_edits(source, target, limit, hot, scores)]
 
 
 def small_edits(source: str, target: Target, limit: int, hot: Collection[int] = (),
-                raised: Collection[str] = (), scores: Mapping[int, float] | None = None,
-                off: Collection[str] = ()) -> list[tuple[str, str]]:
+                scores: Mapping[int, float] | None = None, off: Collection[str] = ()) -> list[tuple[str, str]]:
     """Up to `limit` (reply, kind) pairs, each reply the target function with one small edit, in a code block.
 
     `hot`: lines of the file (1-based) where the failure went through the function (its traceback's
     frames); edits on them come first. `scores`: how suspicious each line is (Ochiai over the
     coverage pass: run by the failing tests, not by the passing ones); then edits of the more
-    suspicious statements come first. Each kind keeps its order among equals. `raised`: the built-in
-    exceptions the failures raised there (`ValueError`), for the `try` around the hot statement. `off`:
-    families not tried (`loop.edits_off`)."""
+    suspicious statements come first. Each kind keeps its order among equals. `off`: families not tried
+    (`loop.edits_off`)."""
     if limit <= 0 or language_of(target.path) is None:
         return []
     tree = parse(target.path, source)
@@ -95,7 +93,7 @@ def small_edits(source: str, target: Target, limit: int, hot: Collection[int] = 
     out: list[tuple[str, str]] = []
     seen = {text}
     spans = _line_spans(data, hot)
-    edits = _ordered(list(_edits(node, language, spans, raised, off)), spans, _spread(node, scores or {}), data)
+    edits = _ordered(list(_edits(node, language, spans, off)), spans, _spread(node, scores or {}), data)
     for kind, (start, end, new) in edits:
         before, after = text[: start - first], text[end - first :]
         edited = before + _spaced(before[-1:], new.encode("utf-8"), after[:1]) + after
@@ -171,7 +169,7 @@ def _broken(path: str, source: bytes) -> bool:
 
 
 def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]],
-           raised: Collection[str] = (), off: Collection[str] = ()) -> Iterator[tuple[str, Edit]]:
+           off: Collection[str] = ()) -> Iterator[tuple[str, Edit]]:
     """Every edit with its kind (risk.py judges kinds), in order: operators, literals, bounds,
     twins, guards, defaults, patterns, dropped parts, local names."""
     nodes = list(walk(definition))
@@ -188,7 +186,7 @@ def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]],
         ("twin called", _twins(body)),
         ("none guard", guards(definition, body, language, spans)),
         ("attribute default", defaults(body, language, spans)),
-        ("exception suppressed", caught(body, language, spans, raised)), ("regex", pattern_edits(body)),
+        ("regex", pattern_edits(body)),
         ("term dropped", _dropped_operands(body)),
         ("local name", _names(definition, body)),
     )

@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from greenloop.agent.repair.edit_kinds import shape_and_family
 
 RISKY = {  # kind -> what such a change does, said to the user
-    "exception suppressed": "suppresses the exception the failure raised",
     "attribute default": "reads an attribute that may be missing as None",
     "loop bound changed": "changes a loop's bound",
     "none guard returning another type": "returns None early",

@@ -23,7 +23,6 @@ from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import DebugPlan
 from greenloop.agent.repair.approach import Approach, Form, stood_by_key
 from greenloop.agent.repair.file_form import FILE
-from greenloop.agent.repair.guard_edits import builtin_exceptions
 from greenloop.agent.repair.mutants import small_edits
 from greenloop.agent.repair.rungs.function import FUNCTION
 from greenloop.agent.repair.splice import Target
@@ -76,14 +75,10 @@ def before_the_model(approach: Approach, copy: WorkingCopy, report: TestReport, 
         return None, None
     paths = copy.paths()
     hot: set[int] = set()
-    raised: dict[str, None] = {}
     for failure in report.failures:
-        lines = {f.line for f in parse_frames(failure.traceback, paths)
-                 if f.path == target.path and target.start_line <= f.line <= target.end_line}
-        if lines:
-            hot |= lines
-            raised.update(dict.fromkeys(builtin_exceptions(f"{failure.message}\n{failure.traceback}")))
-    edits = small_edits(copy.read(target.path) or "", target, loop.mutants, hot, list(raised), scores(target.path),
+        hot |= {f.line for f in parse_frames(failure.traceback, paths)
+                if f.path == target.path and target.start_line <= f.line <= target.end_line}
+    edits = small_edits(copy.read(target.path) or "", target, loop.mutants, hot, scores(target.path),
                         loop.edits_off)
     if not edits:
         return None, key
