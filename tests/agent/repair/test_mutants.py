@@ -129,6 +129,21 @@ def test_an_attribute_read_on_the_line_the_failure_went_through_gets_a_default()
     assert not any("getattr" in f for f in edited(calls, Target("m.py", "f", "function", 1, 2), hot=[2]))
 
 
+def test_an_operator_on_text_becomes_only_one_text_has() -> None:
+    # PySnooper (realbugs stratified 40): `' ' / 4 * depth` raises TypeError whatever depth is, and went green
+    # because the raise skipped the line the test did not want; text takes `+`, `*` and `%` only
+    source = ("def indent(depth, base, folder):\n    pad = ' ' * 4 * (depth + 1)\n"
+              "    return pad, base * 4 - 1, folder / 'x'\n")
+    target = Target("m.py", "indent", "function", 1, 3)
+    pads = [f.splitlines()[1].strip() for f in edited(source, target)]
+    assert "pad = ' ' + 4 * (depth + 1)" in pads and "pad = ' ' % 4 * (depth + 1)" in pads
+    assert "pad = ' ' * 4 + (depth + 1)" in pads  # `(' ' * 4)` is text too: `+` is tried
+    assert not any(f"' ' {op} 4" in p or f"' ' * 4 {op} (" in p for p in pads for op in ("-", "/", "//"))
+    returns = [f.splitlines()[2].strip() for f in edited(source, target)]
+    assert "return pad, base / 4 - 1, folder / 'x'" in returns  # a name on the left may be anything
+    assert "return pad, base * 4 - 1, folder - 'x'" in returns
+
+
 def test_edits_of_the_lines_only_the_failing_tests_ran_come_first() -> None:
     source = (
         "import re\n\n\ndef price(text, rate):\n    total = 0\n    for part in text.split(','):\n"

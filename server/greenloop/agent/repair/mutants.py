@@ -41,6 +41,7 @@ _LIKELY = {"==": ("!=",), "!=": ("==",), "<": ("<=", ">="), "<=": ("<", ">"), ">
            "===": ("!==",), "!==": ("===",)}
 _ARITH = {"python": ("+", "-", "*", "/", "//", "%"), "": ("+", "-", "*", "/", "%")}
 _AUGMENTED = ("+=", "-=", "*=", "/=")
+_TEXT_OPS = ("+", "*", "%")  # what python's str does with an operand on its right: any other raises TypeError
 _LOGIC = {"python": ("and", "or"), "": ("&&", "||")}
 _BINARY = {  # nodes whose anonymous child is an operator a swap may change
     "binary_operator", "comparison_operator", "boolean_operator", "binary_expression",
@@ -181,7 +182,8 @@ def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]],
         ("logic operator everywhere", _all_swapped(body, _LOGIC[lang])),
         ("constant", _integers(body)),
         ("bound", _shifted(body)),
-        ("arithmetic", _swaps(body, _ARITH[lang], _BINARY)), ("arithmetic", _swaps(body, _AUGMENTED, _BINARY)),
+        ("arithmetic", _swaps(body, _ARITH[lang], _BINARY, _TEXT_OPS if lang else None)),
+        ("arithmetic", _swaps(body, _AUGMENTED, _BINARY)),
         ("operands swapped", _swapped_operands(body)),
         ("twin called", _twins(body)),
         ("none guard", guards(definition, body, language, spans)),
@@ -195,7 +197,11 @@ def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]],
             yield refined(kind, edit, definition), edit
 
 
-def _swaps(nodes: list[ts.Node], group: tuple[str, ...], parents: set[str]) -> Iterator[Edit]:
+def _swaps(nodes: list[ts.Node], group: tuple[str, ...], parents: set[str],
+           on_text: tuple[str, ...] | None = None) -> Iterator[Edit]:
+    """Each operator of `group` made each other one. `on_text`: the only ones tried after text (python: `' ' / 4`
+    raises TypeError whatever the values, so it is never the fix; PySnooper's `' ' * 4 * depth` went green
+    as `' ' / 4 * depth` because the raise skipped the line the test did not want)."""
     for node in nodes:
         if node.is_named or node.parent is None or node.parent.type not in parents:
             continue
@@ -205,7 +211,22 @@ def _swaps(nodes: list[ts.Node], group: tuple[str, ...], parents: set[str]) -> I
             same = _IDENTITY.get(node_text(right) if right is not None else "", ())  # `x * 1`: the dropped term's edit
             likely = [o for o in _LIKELY.get(text, ()) if o in group]
             others = [*likely, *(o for o in group if o not in likely)]
+            if on_text is not None and _text(node.parent.child_by_field_name("left")):
+                others = [o for o in others if o in on_text]
             yield from ((node.start_byte, node.end_byte, other) for other in others if other not in (text, *same))
+
+
+def _text(node: ts.Node | None) -> bool:
+    """The expression is python text by its syntax alone: a string literal, or text `+`, `*` or `%` something."""
+    if node is None:
+        return False
+    if node.type in ("string", "concatenated_string"):
+        return True
+    if node.type == "parenthesized_expression":
+        return _text(node.named_children[0] if node.named_children else None)
+    operator = node.child_by_field_name("operator")
+    return (node.type == "binary_operator" and operator is not None and node_text(operator) in _TEXT_OPS
+            and _text(node.child_by_field_name("left")))
 
 
 def _all_swapped(nodes: list[ts.Node], group: tuple[str, ...]) -> Iterator[Edit]:
