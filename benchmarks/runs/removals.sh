@@ -13,11 +13,11 @@ keep=$repo/docs/benchmarks/ablation/removal-cells
 mkdir -p "$keep"
 for part in "$@"; do
   for suite in humanevalfix realbugs; do
-    source=$repo/../shared/data/humanevalfix-python.jsonl
-    [[ $suite == realbugs ]] && source=$repo/benchmarks/data/realbugs/cases.jsonl
+    rows=$repo/../shared/data/humanevalfix-python.jsonl
+    [[ $suite == realbugs ]] && rows=$repo/benchmarks/data/realbugs/cases.jsonl
     cell=$out/$part-$suite
     mkdir -p "$cell/.bench"
-    tasks=$(PYTHONPATH=$repo/server:$repo/sandbox:$repo/benchmarks python3 - "$repo" "$part" "$suite" "$source" \
+    tasks=$(PYTHONPATH=$repo/server:$repo/sandbox:$repo/benchmarks python3 - "$repo" "$part" "$suite" "$rows" \
       "$cell/tasks.jsonl" <<'PY'
 import re, sys
 from pathlib import Path
