@@ -129,19 +129,24 @@ def test_an_attribute_read_on_the_line_the_failure_went_through_gets_a_default()
     assert not any("getattr" in f for f in edited(calls, Target("m.py", "f", "function", 1, 2), hot=[2]))
 
 
-def test_an_operator_on_text_becomes_only_one_text_has() -> None:
-    # PySnooper (realbugs stratified 40): `' ' / 4 * depth` raises TypeError whatever depth is, and went green
-    # because the raise skipped the line the test did not want; text takes `+`, `*` and `%` only
-    source = ("def indent(depth, base, folder):\n    pad = ' ' * 4 * (depth + 1)\n"
-              "    return pad, base * 4 - 1, folder / 'x'\n")
+def test_an_operator_on_text_becomes_only_one_str_takes_with_that_operand() -> None:
+    # PySnooper (realbugs stratified 40): `' ' / 4 * depth`, then `' ' % 4 * depth`, raise TypeError whatever
+    # depth is, and went green because the raise skipped the line the test did not want
+    source = ("def indent(depth, base, folder, name, fmt):\n    pad = ' ' * 4 * (depth + 1)\n"
+              "    return pad, base * 4 - 1, folder / 'x', 'a' + name, 'a' + 'b', '%d' * fmt\n")
     target = Target("m.py", "indent", "function", 1, 3)
-    pads = [f.splitlines()[1].strip() for f in edited(source, target)]
-    assert "pad = ' ' + 4 * (depth + 1)" in pads and "pad = ' ' % 4 * (depth + 1)" in pads
-    assert "pad = ' ' * 4 + (depth + 1)" in pads  # `(' ' * 4)` is text too: `+` is tried
-    assert not any(f"' ' {op} 4" in p or f"' ' * 4 {op} (" in p for p in pads for op in ("-", "/", "//"))
-    returns = [f.splitlines()[2].strip() for f in edited(source, target)]
-    assert "return pad, base / 4 - 1, folder / 'x'" in returns  # a name on the left may be anything
-    assert "return pad, base * 4 - 1, folder - 'x'" in returns
+    found = edited(source, target)
+    pads = [f.splitlines()[1].strip() for f in found]
+    assert "pad = ' ' * 5 * (depth + 1)" in pads  # the line is edited, its operators are not
+    assert not any(f"' ' {op} 4" in p or f"4 {op} (depth" in p for p in pads for op in ("+", "-", "/", "//", "%"))
+    returns = {f.splitlines()[2].strip() for f in found}
+    kept = "return pad, base * 4 - 1, folder / 'x', 'a' + name, 'a' + 'b', '%d' * fmt"
+    assert kept.replace("base * 4", "base / 4") in returns  # a name on the left may be anything
+    assert kept.replace("folder / 'x'", "folder - 'x'") in returns
+    assert kept.replace("'a' + name", "'a' * name") in returns  # `name` may be an int
+    assert kept.replace("'%d' * fmt", "'%d' % fmt") in returns  # a format takes `%`
+    assert not {kept.replace("'a' + name", "'a' % name"), kept.replace("'a' + 'b'", "'a' * 'b'"),
+                kept.replace("'a' + 'b'", "'a' % 'b'"), kept.replace("'a' + 'b'", "'a' - 'b'")} & returns
 
 
 def test_edits_of_the_lines_only_the_failing_tests_ran_come_first() -> None:

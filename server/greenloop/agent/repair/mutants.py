@@ -182,7 +182,7 @@ def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]],
         ("logic operator everywhere", _all_swapped(body, _LOGIC[lang])),
         ("constant", _integers(body)),
         ("bound", _shifted(body)),
-        ("arithmetic", _swaps(body, _ARITH[lang], _BINARY, _TEXT_OPS if lang else None)),
+        ("arithmetic", _swaps(body, _ARITH[lang], _BINARY, text_rules=bool(lang))),
         ("arithmetic", _swaps(body, _AUGMENTED, _BINARY)),
         ("operands swapped", _swapped_operands(body)),
         ("twin called", _twins(body)),
@@ -198,10 +198,11 @@ def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]],
 
 
 def _swaps(nodes: list[ts.Node], group: tuple[str, ...], parents: set[str],
-           on_text: tuple[str, ...] | None = None) -> Iterator[Edit]:
-    """Each operator of `group` made each other one. `on_text`: the only ones tried after text (python: `' ' / 4`
-    raises TypeError whatever the values, so it is never the fix; PySnooper's `' ' * 4 * depth` went green
-    as `' ' / 4 * depth` because the raise skipped the line the test did not want)."""
+           text_rules: bool = False) -> Iterator[Edit]:
+    """Each operator of `group` made each other one. `text_rules` (python): after text, only what str can do
+    with the operand on the right (`_text_takes`): `' ' / 4` or `' ' % 4` raises TypeError whatever the
+    values, so it is never the fix (PySnooper's `' ' * 4 * depth` went green as `' ' / 4 * depth`, then as
+    `' ' % 4 * depth`: the raise skipped the line the test did not want)."""
     for node in nodes:
         if node.is_named or node.parent is None or node.parent.type not in parents:
             continue
@@ -211,8 +212,10 @@ def _swaps(nodes: list[ts.Node], group: tuple[str, ...], parents: set[str],
             same = _IDENTITY.get(node_text(right) if right is not None else "", ())  # `x * 1`: the dropped term's edit
             likely = [o for o in _LIKELY.get(text, ()) if o in group]
             others = [*likely, *(o for o in group if o not in likely)]
-            if on_text is not None and _text(node.parent.child_by_field_name("left")):
-                others = [o for o in others if o in on_text]
+            left = node.parent.child_by_field_name("left")
+            if text_rules and left is not None and _text(left):
+                takes = _text_takes(left, right)
+                others = [o for o in others if o in takes]
             yield from ((node.start_byte, node.end_byte, other) for other in others if other not in (text, *same))
 
 
@@ -227,6 +230,50 @@ def _text(node: ts.Node | None) -> bool:
     operator = node.child_by_field_name("operator")
     return (node.type == "binary_operator" and operator is not None and node_text(operator) in _TEXT_OPS
             and _text(node.child_by_field_name("left")))
+
+
+def _text_takes(left: ts.Node, right: ts.Node | None) -> set[str]:
+    """The operators python's str takes with this operand on its right: `+` another text, `*` an int, `%` the
+    values of its format; `+` a number, `*` a text, `%` after text with no `%` in it raise TypeError."""
+    takes = set(_TEXT_OPS)
+    if _never_text(right):
+        takes.discard("+")
+    if _text(right):
+        takes.discard("*")
+    if _plain(left):
+        takes.discard("%")
+    return takes
+
+
+def _never_text(node: ts.Node | None) -> bool:
+    """The expression cannot be text by its syntax: a number, or `-`, `/`, `//`, `**`, or `+` a number."""
+    if node is None:
+        return False
+    if node.type in ("integer", "float"):
+        return True
+    if node.type in ("parenthesized_expression", "unary_operator"):
+        return bool(node.named_children) and _never_text(node.named_children[-1])
+    operator = node.child_by_field_name("operator")
+    op = node_text(operator) if operator is not None else ""
+    if node.type != "binary_operator":
+        return False
+    sides = (node.child_by_field_name("left"), node.child_by_field_name("right"))
+    return op in ("-", "/", "//", "**") or (op == "+" and any(s is not None and s.type in ("integer", "float")
+                                                             for s in sides))
+
+
+def _plain(node: ts.Node | None) -> bool:
+    """Text with no `%` spec to format: a string literal (not an f-string) without `%`, in parentheses or repeated
+    by `*`."""
+    if node is None:
+        return False
+    if node.type == "string":
+        return not any(c.type == "interpolation" for c in node.named_children) and "%" not in node_text(node)
+    if node.type == "parenthesized_expression":
+        return bool(node.named_children) and _plain(node.named_children[0])
+    operator = node.child_by_field_name("operator")
+    return (node.type == "binary_operator" and operator is not None and node_text(operator) == "*"
+            and _plain(node.child_by_field_name("left")))
 
 
 def _all_swapped(nodes: list[ts.Node], group: tuple[str, ...]) -> Iterator[Edit]:
