@@ -115,113 +115,155 @@ async def run_round(
     inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport
 ) -> AsyncIterator[Event | RoundResult]:
     """Yield the round's events, then its RoundResult (always last)."""
-    failing = [f.test_id for f in report.failures]
-    # a file that did not load has no test id to select it by (pytest names it `file::module`): all run
-    uncollected = any(f.kind == "error" and f.message == COLLECTION_ERROR for f in report.failures)
-    subset = inputs.subset and bool(failing) and all("::" in t for t in failing) and not uncollected
-    form = approach.form
-    count = form.count(approach, inputs.count)
-    start = copy.fingerprint()
-    limit = form.reply_limit(approach, copy, inputs.llm.settings.max_tokens)  # one target per round
-    tried: list[Tried] = []
-    kept: dict[int, tuple[WorkingCopy, TestReport, int]] = {}  # index -> (fork, its tests, tokens)
-    environment: dict[int, Environment] = {}  # index -> (packages, commands, installs)
-    fingerprints: dict[int, int] = {}
-    ended: Ended = "nothing_better"
-    testing: list[Testing] = []  # candidates being tested, in the order asked (one per free sandbox)
-    envs = CandidateEnvironments(inputs.sandbox)  # a candidate's install reaches no other candidate
+    this = _Round(inputs, approach, copy, report)
     try:
-        for index in range(1, count + 1):
-            while len(testing) >= inputs.sandbox.workers or (testing and (testing[0].task.done() or envs.changed)):
-                done = await _finish(testing.pop(0), tried, kept, copy, report)
-                yield _tested_event(inputs, approach, done, kept[done.index][2])
-                if done.green:
-                    ended = "green"
-                    break
-            if ended == "green":
+        async for event in this.candidates():
+            yield event
+    finally:  # a green candidate (or a cancelled round) stops the tests still running
+        await this.cancel_pending()
+    async for item in this.result():
+        yield item
+
+
+class _Round:
+    """One round's candidates as they are asked, read and tested, and what they gave."""
+
+    def __init__(self, inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport) -> None:
+        self.inputs, self.approach, self.copy, self.report = inputs, approach, copy, report
+        self.failing = [f.test_id for f in report.failures]
+        # a file that did not load has no test id to select it by (pytest names it `file::module`): all run
+        uncollected = any(f.kind == "error" and f.message == COLLECTION_ERROR for f in report.failures)
+        self.subset = inputs.subset and bool(self.failing) and all("::" in t for t in self.failing) and not uncollected
+        self.form = approach.form
+        self.count = self.form.count(approach, inputs.count)
+        self.start = copy.fingerprint()
+        self.limit = self.form.reply_limit(approach, copy, inputs.llm.settings.max_tokens)  # one target per round
+        self.tried: list[Tried] = []
+        self.kept: dict[int, tuple[WorkingCopy, TestReport, int]] = {}  # index -> (fork, its tests, tokens)
+        self.environment: dict[int, Environment] = {}  # index -> (packages, commands, installs)
+        self.fingerprints: dict[int, int] = {}
+        self.ended: Ended = "nothing_better"
+        self.testing: list[Testing] = []  # candidates being tested, in the order asked (one per free sandbox)
+        self.envs = CandidateEnvironments(inputs.sandbox)  # a candidate's install reaches no other candidate
+        self.overflowed = False  # the request is longer than the model's window
+
+    async def candidates(self) -> AsyncIterator[Event]:
+        """Ask, read and test candidates until one is green, the budget or the form says stop."""
+        for index in range(1, self.count + 1):
+            async for event in self._finished(all_of_them=False):
+                yield event
+            if self.ended == "green" or self._stopped():
                 break
-            if inputs.over_budget() is not None:
-                ended = "budget"
-                break
-            if inputs.deadline is not None and time.monotonic() > inputs.deadline:
-                break  # the mutants' time is up: the model is asked next
-            asked = form.variant(approach, index, tried)
+            asked = self.form.variant(self.approach, index, self.tried)
             if asked is None:
                 break
-            given = form.given(approach, index)  # a reply known before the round: asked of no model
-            seed = None if given is not None else inputs.next_seed()
-            temperature = 0.0 if given is not None else _temperature(index, inputs.temperature, approach.hotter)
-            yield CandidateAsked(iteration=inputs.iteration, index=index, of=count, route=approach.route,
-                                 target=asked.label, seed=seed, temperature=temperature)
-            used = _tokens(inputs.llm)
-            await envs.before(form.changes_environment)
-            reply = given or ""
-            if form.asks_model and given is None:
-                try:
-                    reply = await _ask(inputs, approach, limit, seed, temperature)
-                except ContextOverflow as exc:  # every candidate of the round sends this prompt: none would fit
-                    tried.append(Tried(index, seed, temperature, "rejected", reason=f"the request is too long: {exc}"))
-                    yield _tested_event(inputs, approach, tried[-1], 0)
-                    break
-            fork, reason, environment[index], fingerprint, again, unchanged = await _read(
-                inputs, asked, copy, report, reply, start, fingerprints, tried)
-            if again:  # a change already tested: asked once for a different one
-                follow = [*inputs.messages, {"role": "assistant", "content": reply}, {"role": "user", "content": again}]
-                try:
-                    more = await _ask(inputs, approach, limit, seed, temperature, follow)
-                except ContextOverflow:
-                    more = ""
-                first = reason
-                fork, reason, environment[index], fingerprint, _, _ = await _read(
-                    inputs, approach, copy, report, more, start, fingerprints, tried)
-                reason = f"{first}; asked again: {reason}" if reason else ""
-            await envs.applied(index, environment[index][:2] != ((), ()))
-            tokens = _tokens(inputs.llm) - used
-            if reason:
-                tried.append(Tried(index, seed, temperature, "rejected", reason=reason, unchanged=unchanged))
-                yield _tested_event(inputs, approach, tried[-1], tokens)
-                continue
-            fingerprints[fingerprint] = index
-            diff, lines = _diff(copy, fork)
-            testing.append(Testing(Tried(index, seed, temperature, "tested", diff=diff, diff_lines=lines,
-                                         change_kind=approach.kind_of(index)), fork,
-                                   tokens, asyncio.ensure_future(_test_candidate(inputs, fork, failing, subset, report))))
-        while testing and ended != "green":
-            done = await _finish(testing.pop(0), tried, kept, copy, report)
-            yield _tested_event(inputs, approach, done, kept[done.index][2])
-            ended = "green" if done.green else ended
-    finally:  # a green candidate (or a cancelled round) stops the tests still running
-        for pending in testing:
+            async for step in self._candidate(index, asked):
+                yield step
+            if self.overflowed:  # every candidate of the round sends this prompt: none would fit
+                break
+        async for event in self._finished(all_of_them=True):
+            yield event
+
+    def _stopped(self) -> bool:
+        if self.inputs.over_budget() is not None:
+            self.ended = "budget"
+            return True
+        return self.inputs.deadline is not None and time.monotonic() > self.inputs.deadline  # the mutants' time
+
+    async def _finished(self, all_of_them: bool) -> AsyncIterator[CandidateTested]:
+        """The tested candidates' events, oldest first: while no sandbox is free, or each that is done (all of
+        them at the end); none after a green."""
+        inputs, testing = self.inputs, self.testing
+        while testing and self.ended != "green" and (all_of_them or len(testing) >= inputs.sandbox.workers
+                                                      or testing[0].task.done() or self.envs.changed):
+            done = await _finish(testing.pop(0), self.tried, self.kept, self.copy, self.report)
+            yield _tested_event(inputs, self.approach, done, self.kept[done.index][2])
+            if done.green:
+                self.ended = "green"
+
+    async def _candidate(self, index: int, asked: Approach) -> AsyncIterator[Event]:
+        """One candidate asked (or given) and read; a change is put to the test, a rejected reply recorded."""
+        inputs, approach, form = self.inputs, self.approach, self.form
+        given = form.given(approach, index)  # a reply known before the round: asked of no model
+        seed = None if given is not None else inputs.next_seed()
+        temperature = 0.0 if given is not None else _temperature(index, inputs.temperature, approach.hotter)
+        yield CandidateAsked(iteration=inputs.iteration, index=index, of=self.count, route=approach.route,
+                             target=asked.label, seed=seed, temperature=temperature)
+        used = _tokens(inputs.llm)
+        await self.envs.before(form.changes_environment)
+        reply = given or ""
+        if form.asks_model and given is None:
+            try:
+                reply = await _ask(inputs, approach, self.limit, seed, temperature)
+            except ContextOverflow as exc:
+                self.overflowed = True
+                self.tried.append(Tried(index, seed, temperature, "rejected",
+                                        reason=f"the request is too long: {exc}"))
+                yield _tested_event(inputs, approach, self.tried[-1], 0)
+                return
+        fork, reason, self.environment[index], fingerprint, again, unchanged = await _read(
+            inputs, asked, self.copy, self.report, reply, self.start, self.fingerprints, self.tried)
+        if again:  # a change already tested: asked once for a different one
+            follow = [*inputs.messages, {"role": "assistant", "content": reply}, {"role": "user", "content": again}]
+            try:
+                more = await _ask(inputs, approach, self.limit, seed, temperature, follow)
+            except ContextOverflow:
+                more = ""
+            first = reason
+            fork, reason, self.environment[index], fingerprint, _, _ = await _read(
+                inputs, approach, self.copy, self.report, more, self.start, self.fingerprints, self.tried)
+            reason = f"{first}; asked again: {reason}" if reason else ""
+        await self.envs.applied(index, self.environment[index][:2] != ((), ()))
+        tokens = _tokens(inputs.llm) - used
+        if reason:
+            self.tried.append(Tried(index, seed, temperature, "rejected", reason=reason, unchanged=unchanged))
+            yield _tested_event(inputs, approach, self.tried[-1], tokens)
+            return
+        self.fingerprints[fingerprint] = index
+        diff, lines = _diff(self.copy, fork)
+        tests = _test_candidate(inputs, fork, self.failing, self.subset, self.report)
+        self.testing.append(Testing(Tried(index, seed, temperature, "tested", diff=diff, diff_lines=lines,
+                                          change_kind=approach.kind_of(index)), fork, tokens,
+                                    asyncio.ensure_future(tests)))
+
+    async def cancel_pending(self) -> None:
+        for pending in self.testing:
             pending.task.cancel()
-        if testing:
-            await asyncio.gather(*(pending.task for pending in testing), return_exceptions=True)
-    tried.sort(key=lambda t: t.index)
-    feedback = {t.index: t.feedback for t in tried}  # a candidate whose tests were cancelled gave none
-    gave = MappingProxyType({fp: feedback[i] for fp, i in fingerprints.items() if i in feedback})
-    tested = [t for t in tried if t.status == "tested"]
-    if not tested:
-        await envs.to_state()
-        yield RoundResult(approach, tuple(tried), None, "budget" if ended == "budget" else "no_candidates", tested=gave)
-        return
-    best = max(tested, key=lambda t: (t.green, t.passed, -t.errors, -t.failed, t.further, -t.diff_lines))
-    fork, result, _ = kept[best.index]
-    packages, commands, installs = environment.get(best.index, ((), (), ()))
-    await envs.to_candidate(best.index)  # the state moves to it, or its whole suite runs on it
-    if ended == "green":
-        yield RoundResult(approach, tuple(tried), best, "green", result, fork.files(), packages, commands, installs, gave)
-        return
-    full: TestReport | None = result if best.scope == "all" else None
-    if full is None and (best.passed > 0 or best.errors < _errors(report, failing) or best.further > 0):
-        full, _ = await _test(inputs, fork, None, state=report)  # worth a whole-suite run: it may be better
-    # a small edit is taken only for more tests passing (one too few or too many steps in may look like progress)
-    gains = not approach.form.more_passing_only or (full is not None and full.passed > report.passed)
-    if gains and full is not None and full.total and better(full, report, _further(full, report, copy, fork)):
-        yield RoundResult(approach, tuple(tried), best, "green" if full.green else "better", full, fork.files(),
-                          packages, commands, installs, gave)
-        return
-    await envs.to_state()
-    yield RoundResult(approach, tuple(tried), best, "budget" if ended == "budget" else "nothing_better", full,
-                      tested=gave)
+        if self.testing:
+            await asyncio.gather(*(pending.task for pending in self.testing), return_exceptions=True)
+
+    async def result(self) -> AsyncIterator[RoundResult]:
+        """The round's result: its best candidate, which the state moves to only when it is green or better."""
+        approach, tried, ended, report = self.approach, self.tried, self.ended, self.report
+        tried.sort(key=lambda t: t.index)
+        feedback = {t.index: t.feedback for t in tried}  # a candidate whose tests were cancelled gave none
+        gave = MappingProxyType({fp: feedback[i] for fp, i in self.fingerprints.items() if i in feedback})
+        tested = [t for t in tried if t.status == "tested"]
+        if not tested:
+            await self.envs.to_state()
+            yield RoundResult(approach, tuple(tried), None, "budget" if ended == "budget" else "no_candidates",
+                              tested=gave)
+            return
+        best = max(tested, key=lambda t: (t.green, t.passed, -t.errors, -t.failed, t.further, -t.diff_lines))
+        fork, result, _ = self.kept[best.index]
+        packages, commands, installs = self.environment.get(best.index, ((), (), ()))
+        await self.envs.to_candidate(best.index)  # the state moves to it, or its whole suite runs on it
+        if ended == "green":
+            yield RoundResult(approach, tuple(tried), best, "green", result, fork.files(), packages, commands,
+                              installs, gave)
+            return
+        full: TestReport | None = result if best.scope == "all" else None
+        if full is None and (best.passed > 0 or best.errors < _errors(report, self.failing) or best.further > 0):
+            full, _ = await _test(self.inputs, fork, None, state=report)  # worth a whole-suite run: it may be better
+        # a small edit is taken only for more tests passing (one too few or too many steps in may look like progress)
+        gains = not approach.form.more_passing_only or (full is not None and full.passed > report.passed)
+        if gains and full is not None and full.total and better(full, report, _further(full, report, self.copy, fork)):
+            yield RoundResult(approach, tuple(tried), best, "green" if full.green else "better", full, fork.files(),
+                              packages, commands, installs, gave)
+            return
+        await self.envs.to_state()
+        yield RoundResult(approach, tuple(tried), best, "budget" if ended == "budget" else "nothing_better", full,
+                          tested=gave)
 
 
 async def _ask(inputs: RoundInputs, approach: Approach, limit: int | None, seed: int | None,
