@@ -33,3 +33,15 @@ def test_a_changed_decorator_or_signature_is_a_change_and_text_that_does_not_par
     assert _changed(BEFORE, kept) == ["- def snoop(prefix=''):", "+ def snoop(prefix='>'):", "- @staticmethod"]
     broken = "def write(output:\n    pass\n"
     assert as_it_was(BEFORE, broken) == broken
+
+
+def test_blank_lines_between_functions_stay_as_they_were_and_a_changed_line_stays_changed() -> None:
+    # a model writing the file again puts one blank line between functions where the file had two
+    reply = BEFORE.replace("\n\n\n@staticmethod", "\n\n@staticmethod").replace("import os\n\n\n", "import os\n\n")
+    reply = reply.replace("open(output_path)", "open(output)")
+    kept = as_it_was(BEFORE, reply)
+    assert _changed(BEFORE, kept) == ["-     with open(output_path) as f:", "+     with open(output) as f:"]
+    added = reply.replace("import os\n", "import os\nimport sys\n")
+    assert "import os\nimport sys\n\n\ndef snoop" in as_it_was(BEFORE, added)  # a new line is the reply's
+    text = "X = '''a\n\nb'''\n\n\ndef f():\n    return X\n"
+    assert as_it_was(text, text.replace("a\n\nb", "a\nb")) == text.replace("a\n\nb", "a\nb")  # the string's own

@@ -3,13 +3,15 @@
 Asked by the rungs that want a file whole: a source file that does not load (rungs/broken_file.py), the
 one-shot baseline (rungs/oneshot.py) and a failing test file written in this run (rungs/checks.py). A
 python file written again keeps the text of every function whose code it left as it was (a small model
-rewrites docstrings' blank lines and the file's last lines in passing) and the file's own ending, so the
+rewrites docstrings' blank lines and the file's last lines in passing), the blank lines between them, and
+the file's own ending, so the
 diff shows the change it means. A reply that is the file as it is, so read, changes nothing and is rejected.
 """
 
 from __future__ import annotations
 
 import ast
+import difflib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -71,7 +73,8 @@ FILE = FileForm()
 
 def as_it_was(before: str, after: str) -> str:
     """`after`, with the text `before` had for each function whose code is the same in both (docstrings,
-    comments and formatting aside) and with `before`'s ending. `after` as it is when either does not parse."""
+    comments and formatting aside), its blank lines before each line `after` kept from it (outside
+    strings), and `before`'s ending. `after` as it is when either does not parse."""
     old, new = functions(before), functions(after)
     if not old or not new:
         return after
@@ -80,7 +83,55 @@ def as_it_was(before: str, after: str) -> str:
         prior = old.get(name)
         if prior is not None and _code(prior) == _code(node):
             lines[_first(node) - 1:node.end_lineno] = was[_first(prior) - 1:prior.end_lineno]
+    lines = _blank_lines_as_they_were(was, lines)
     return "\n".join(lines).rstrip() + before[len(before.rstrip()):]
+
+
+def _blank_lines_as_they_were(was: list[str], lines: list[str]) -> list[str]:
+    """`lines`, with `was`'s blank lines before each line it kept from `was` where no line of `was` before it
+    went (and not inside a string)."""
+    old, old_gaps, _ = _gaps(was)
+    new, new_gaps, numbers = _gaps(lines)
+    inside = _in_strings("\n".join(lines))
+    match: dict[int, int] = {}  # a line of `new` -> the same line of `old`
+    for a, b, size in difflib.SequenceMatcher(None, old, new, autojunk=False).get_matching_blocks():
+        match.update((b + k, a + k) for k in range(size))
+    match[len(new)] = len(old)  # the blank lines after the last line
+    out: list[str] = []
+    for j, row in enumerate([*new, None]):
+        # the gap before a line kept from `was`, unless a line of `was` between the two went (that gap is the reply's)
+        kept = j in match and (j == 0 or match.get(j - 1, match[j] - 1) == match[j] - 1) and (
+            row is None or numbers[j] not in inside)
+        out.extend(old_gaps[match[j]] if kept else new_gaps[j])
+        if row is not None:
+            out.append(row)
+    return out
+
+
+def _gaps(rows: list[str]) -> tuple[list[str], list[list[str]], list[int]]:
+    """The lines that are not blank, the blank lines before each of them (and after the last), and their
+    line numbers."""
+    text: list[str] = []
+    gaps: list[list[str]] = [[]]
+    numbers: list[int] = []
+    for number, row in enumerate(rows, 1):
+        if row.strip():
+            text.append(row)
+            gaps.append([])
+            numbers.append(number)
+        else:
+            gaps[-1].append(row)
+    return text, gaps, numbers
+
+
+def _in_strings(source: str) -> set[int]:
+    """The lines of a python module that continue a string begun on an earlier line."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set(range(1, source.count("\n") + 2))  # nothing is known: every line may be in a string
+    return {n for node in ast.walk(tree) if isinstance(node, (ast.Constant, ast.JoinedStr))
+            and node.end_lineno is not None for n in range(node.lineno + 1, node.end_lineno + 1)}
 
 
 def _first(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
