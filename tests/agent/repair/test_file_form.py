@@ -41,7 +41,11 @@ def test_blank_lines_between_functions_stay_as_they_were_and_a_changed_line_stay
     reply = reply.replace("open(output_path)", "open(output)")
     kept = as_it_was(BEFORE, reply)
     assert _changed(BEFORE, kept) == ["-     with open(output_path) as f:", "+     with open(output) as f:"]
-    added = reply.replace("import os\n", "import os\nimport sys\n")
-    assert "import os\nimport sys\n\n\ndef snoop" in as_it_was(BEFORE, added)  # a new line is the reply's
+    added = as_it_was(BEFORE, reply.replace("import os\n", "import os\nimport sys\n"))
+    assert "import os\nimport sys\n\ndef snoop" in added  # around a line added, the gaps are the reply's
+    assert "return prefix  # as it is\n\n\n@staticmethod" in added
+    assert as_it_was("def f():\n    return 1\n", "import os\n\n\ndef f():\n    return 1\n").startswith("import os\n\n\n")
     text = "X = '''a\n\nb'''\n\n\ndef f():\n    return X\n"
     assert as_it_was(text, text.replace("a\n\nb", "a\nb")) == text.replace("a\n\nb", "a\nb")  # the string's own
+    swapped = "def g():\n    pass\n\ndef f():\n    pass\n"  # two functions' order changed: nothing follows as before
+    assert as_it_was("def f():\n    pass\n\n\ndef g():\n    pass\n", swapped) == swapped

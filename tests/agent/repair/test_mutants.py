@@ -133,20 +133,22 @@ def test_an_operator_on_text_becomes_only_one_str_takes_with_that_operand() -> N
     # PySnooper (realbugs stratified 40): `' ' / 4 * depth`, then `' ' % 4 * depth`, raise TypeError whatever
     # depth is, and went green because the raise skipped the line the test did not want
     source = ("def indent(depth, base, folder, name, fmt):\n    pad = ' ' * 4 * (depth + 1)\n"
-              "    return pad, base * 4 - 1, folder / 'x', 'a' + name, 'a' + 'b', '%d' * fmt\n")
+              "    return pad, base * 4 - 1, folder / 'x', 'a' + name, 'a' + 'b', '%d' * fmt, ' ' * 4 * name\n")
     target = Target("m.py", "indent", "function", 1, 3)
     found = edited(source, target)
     pads = [f.splitlines()[1].strip() for f in found]
     assert "pad = ' ' * 5 * (depth + 1)" in pads  # the line is edited, its operators are not
     assert not any(f"' ' {op} 4" in p or f"4 {op} (depth" in p for p in pads for op in ("+", "-", "/", "//", "%"))
     returns = {f.splitlines()[2].strip() for f in found}
-    kept = "return pad, base * 4 - 1, folder / 'x', 'a' + name, 'a' + 'b', '%d' * fmt"
+    kept = "return pad, base * 4 - 1, folder / 'x', 'a' + name, 'a' + 'b', '%d' * fmt, ' ' * 4 * name"
     assert kept.replace("base * 4", "base / 4") in returns  # a name on the left may be anything
     assert kept.replace("folder / 'x'", "folder - 'x'") in returns
     assert kept.replace("'a' + name", "'a' * name") in returns  # `name` may be an int
+    assert kept.replace("'a' + name", "'a' % name") in returns  # ... or a dict: `'a' % {}` is 'a'
     assert kept.replace("'%d' * fmt", "'%d' % fmt") in returns  # a format takes `%`
-    assert not {kept.replace("'a' + name", "'a' % name"), kept.replace("'a' + 'b'", "'a' * 'b'"),
-                kept.replace("'a' + 'b'", "'a' % 'b'"), kept.replace("'a' + 'b'", "'a' - 'b'")} & returns
+    assert kept.replace("' ' * 4 * name", "' ' + 4 * name") in returns  # read as it parses: ' ' + (4 * name)
+    assert not {kept.replace("'a' + 'b'", "'a' * 'b'"), kept.replace("'a' + 'b'", "'a' % 'b'"),
+                kept.replace("'a' + 'b'", "'a' - 'b'"), kept.replace("' ' * 4 * name", "' ' % 4 * name")} & returns
 
 
 def test_edits_of_the_lines_only_the_failing_tests_ran_come_first() -> None:

@@ -73,8 +73,8 @@ FILE = FileForm()
 
 def as_it_was(before: str, after: str) -> str:
     """`after`, with the text `before` had for each function whose code is the same in both (docstrings,
-    comments and formatting aside), its blank lines before each line `after` kept from it (outside
-    strings), and `before`'s ending. `after` as it is when either does not parse."""
+    comments and formatting aside), its blank lines between two lines that follow each other in both
+    (outside strings), and `before`'s ending. `after` as it is when either does not parse."""
     old, new = functions(before), functions(after)
     if not old or not new:
         return after
@@ -88,8 +88,8 @@ def as_it_was(before: str, after: str) -> str:
 
 
 def _blank_lines_as_they_were(was: list[str], lines: list[str]) -> list[str]:
-    """`lines`, with `was`'s blank lines before each line it kept from `was` where no line of `was` before it
-    went (and not inside a string)."""
+    """`lines`, with `was`'s blank lines between two lines that follow each other in both (not inside a
+    string); the file's leading blank lines when both begin with the same line."""
     old, old_gaps, _ = _gaps(was)
     new, new_gaps, numbers = _gaps(lines)
     inside = _in_strings("\n".join(lines))
@@ -99,9 +99,9 @@ def _blank_lines_as_they_were(was: list[str], lines: list[str]) -> list[str]:
     match[len(new)] = len(old)  # the blank lines after the last line
     out: list[str] = []
     for j, row in enumerate([*new, None]):
-        # the gap before a line kept from `was`, unless a line of `was` between the two went (that gap is the reply's)
-        kept = j in match and (j == 0 or match.get(j - 1, match[j] - 1) == match[j] - 1) and (
-            row is None or numbers[j] not in inside)
+        # the gap between two lines that follow each other in both (a line added or gone: the reply's gap)
+        previous = match.get(j - 1) if j else -1  # -1: the start of both
+        kept = j in match and previous == match[j] - 1 and (row is None or numbers[j] not in inside)
         out.extend(old_gaps[match[j]] if kept else new_gaps[j])
         if row is not None:
             out.append(row)

@@ -200,7 +200,7 @@ def _edits(definition: ts.Node, language: str, spans: list[tuple[int, int]],
 def _swaps(nodes: list[ts.Node], group: tuple[str, ...], parents: set[str],
            text_rules: bool = False) -> Iterator[Edit]:
     """Each operator of `group` made each other one. `text_rules` (python): after text, only what str can do
-    with the operand on the right (`_text_takes`): `' ' / 4` or `' ' % 4` raises TypeError whatever the
+    with the operand on the right (`_str_takes`): `' ' / 4` or `' ' % 4` raises TypeError whatever the
     values, so it is never the fix (PySnooper's `' ' * 4 * depth` went green as `' ' / 4 * depth`, then as
     `' ' % 4 * depth`: the raise skipped the line the test did not want)."""
     for node in nodes:
@@ -212,10 +212,8 @@ def _swaps(nodes: list[ts.Node], group: tuple[str, ...], parents: set[str],
             same = _IDENTITY.get(node_text(right) if right is not None else "", ())  # `x * 1`: the dropped term's edit
             likely = [o for o in _LIKELY.get(text, ()) if o in group]
             others = [*likely, *(o for o in group if o not in likely)]
-            left = node.parent.child_by_field_name("left")
-            if text_rules and left is not None and _text(left):
-                takes = _text_takes(left, right)
-                others = [o for o in others if o in takes]
+            if text_rules and _text(node.parent.child_by_field_name("left")):
+                others = [o for o in others if _str_takes(node, o)]
             yield from ((node.start_byte, node.end_byte, other) for other in others if other not in (text, *same))
 
 
@@ -232,21 +230,35 @@ def _text(node: ts.Node | None) -> bool:
             and _text(node.child_by_field_name("left")))
 
 
-def _text_takes(left: ts.Node, right: ts.Node | None) -> set[str]:
-    """The operators python's str takes with this operand on its right: `+` another text, `*` an int, `%` the
-    values of its format; `+` a number, `*` a text, `%` after text with no `%` in it raise TypeError."""
-    takes = set(_TEXT_OPS)
-    if _never_text(right):
-        takes.discard("+")
-    if _text(right):
-        takes.discard("*")
-    if _plain(left):
-        takes.discard("%")
-    return takes
+def _str_takes(operator: ts.Node, other: str) -> bool:
+    """Whether python's str could take `other` in the operator's place, read as the swapped source parses
+    (`' ' * 4 * name` made `' ' + 4 * name` is `' ' + (4 * name)`): after text, `+` takes another text, `*` an
+    int, `%` the values of a format; `+` a number, `*` a text, `%` a literal after text with no `%` in it,
+    and every other operator raise TypeError whatever the values."""
+    start = operator.start_byte
+    source = root_text(operator)
+    try:
+        swapped = (source[:start] + other.encode() + source[operator.end_byte:]).decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    tree = parse("swapped.py", swapped)
+    found = tree.root_node.descendant_for_byte_range(start, start + len(other)) if tree is not None else None
+    expression = found.parent if found is not None and node_text(found) == other else None
+    if expression is None or expression.type != "binary_operator":
+        return True  # read otherwise: nothing is known
+    left, right = expression.child_by_field_name("left"), expression.child_by_field_name("right")
+    if not _text(left):
+        return True
+    if other == "+":
+        return not _never_text(right)
+    if other == "*":
+        return not _text(right)
+    return other == "%" and not (_plain(left) and (_never_text(right) or _text(right)))
 
 
 def _never_text(node: ts.Node | None) -> bool:
-    """The expression cannot be text by its syntax: a number, or `-`, `/`, `//`, `**`, or `+` a number."""
+    """The expression cannot be text by its syntax: a number, or `-`, `/`, `//`, `**`, `+` a number, or
+    two such multiplied."""
     if node is None:
         return False
     if node.type in ("integer", "float"):
@@ -258,8 +270,9 @@ def _never_text(node: ts.Node | None) -> bool:
     if node.type != "binary_operator":
         return False
     sides = (node.child_by_field_name("left"), node.child_by_field_name("right"))
-    return op in ("-", "/", "//", "**") or (op == "+" and any(s is not None and s.type in ("integer", "float")
-                                                             for s in sides))
+    return (op in ("-", "/", "//", "**") or (op == "+" and any(s is not None and s.type in ("integer", "float")
+                                                              for s in sides))
+            or (op == "*" and all(_never_text(s) for s in sides)))
 
 
 def _plain(node: ts.Node | None) -> bool:
