@@ -454,3 +454,14 @@ def test_a_second_look_reply_that_copies_the_hinted_change_is_not_independent() 
     copied = hint + "-    return v\n+    else:\n+        return v\n"
     other = "--- a/u.py\n+++ b/u.py\n@@ -1,2 +1,2 @@\n-    m = re.match(r, v)\n+    m = re.match(r, v.strip())\n"
     assert keeps(copied, hint) and not keeps(other, hint) and not keeps(copied, "")
+
+
+def test_a_local_name_read_in_another_ones_place_is_only_plausible() -> None:
+    # black (realbugs stratified 40): `open(src, "w")` -> `open(src_contents, "w")` passed a test that the
+    # file kept its line endings, by writing somewhere else
+    source = ("def format_in_place(src):\n    src_contents = src.read_text()\n    with open(src, 'w') as f:\n"
+              "        f.write(src_contents.strip())\n")
+    edits = dict(small_edits(source, Target("b.py", "format_in_place", "function", 1, 4), 200))
+    swapped = next(reply for reply in edits if "open(src_contents, 'w')" in reply)
+    assert edits[swapped] == "local name"
+    assert risk(edits[swapped], {}, {}) == "uses another variable in one place"

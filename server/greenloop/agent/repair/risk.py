@@ -20,6 +20,7 @@ RISKY = {  # kind -> what such a change does, said to the user
     "loop bound changed": "changes a loop's bound",
     "none guard returning another type": "returns None early",
     "none check skipping a statement": "skips a statement when a value is None",
+    "local name": "uses another variable in one place",
 }
 _CONSTANTS = {bool: "a bool", type(None): "None", str: "a string", int: "an int", float: "a float",
               bytes: "bytes"}
