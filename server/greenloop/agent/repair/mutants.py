@@ -265,10 +265,10 @@ def _never_text(node: ts.Node | None) -> bool:
         return True
     if node.type in ("parenthesized_expression", "unary_operator"):
         return bool(node.named_children) and _never_text(node.named_children[-1])
-    operator = node.child_by_field_name("operator")
-    op = node_text(operator) if operator is not None else ""
     if node.type != "binary_operator":
         return False
+    operator = node.child_by_field_name("operator")
+    op = node_text(operator) if operator is not None else ""
     sides = (node.child_by_field_name("left"), node.child_by_field_name("right"))
     return (op in ("-", "/", "//", "**") or (op == "+" and any(s is not None and s.type in ("integer", "float")
                                                               for s in sides))
