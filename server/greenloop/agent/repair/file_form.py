@@ -4,8 +4,8 @@ Asked by the rungs that want a file whole: a source file that does not load (run
 one-shot baseline (rungs/oneshot.py) and a failing test file written in this run (rungs/checks.py). A
 python file written again keeps the text of every function whose code it left as it was (a small model
 rewrites docstrings' blank lines and the file's last lines in passing), the blank lines between them, and
-the file's own ending, so the
-diff shows the change it means. A reply that is the file as it is, so read, changes nothing and is rejected.
+the file's own ending, so the diff shows the change it means. A reply that is the file as it is, so read,
+changes nothing and is rejected.
 """
 
 from __future__ import annotations
