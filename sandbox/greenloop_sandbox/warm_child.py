@@ -55,6 +55,7 @@ def run_child(worker: Any, request: dict[str, Any], fds: list[int], learn: str |
             sys.meta_path.insert(0, recorder)
         sys.pycache_prefix = os.path.join(worker.private, "pyc")  # read there; written by _cache_bytecode only
         RewriteCache(os.path.join(worker.private, "rewritten")).install()
+        _unwarned(worker.preloaded)
         code = int(worker.runner.pytest.main(request["argv"], plugins=worker.runner.plugins()))
         if recorder is not None and learn is not None:
             recorder.save(learn, os.getcwd())
@@ -70,6 +71,30 @@ def run_child(worker: Any, request: dict[str, Any], fds: list[int], learn: str |
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(code)
+
+
+def _unwarned(preloaded: frozenset[str]) -> None:
+    """pytest marks each plugin's distribution for assertion rewriting and warns of a module of it already
+    imported. A cold run imports a plugin's package (anyio, a pytest11 plugin) through pytest's rewrite;
+    the worker may have imported it plainly, as a library another library imports (starlette imports anyio).
+    That warning is the worker's doing and no cold run's (an error under `filterwarnings = error`, which ended
+    every forked run of such a project), so it is not given for the modules the worker imported. What stays
+    different: those modules' own asserts are not rewritten (a plugin's fixtures, in modules imported after
+    the fork, are)."""
+    try:
+        from _pytest.assertion import rewrite
+    except ImportError:  # another pytest: warns as it does
+        return
+    hook = rewrite.AssertionRewritingHook
+    original = getattr(hook, "_warn_already_imported", None)
+    if original is None:
+        return
+
+    def warn_already_imported(self: Any, name: str) -> None:
+        if name not in preloaded:
+            original(self, name)
+
+    hook._warn_already_imported = warn_already_imported  # type: ignore[attr-defined]
 
 
 class RewriteCache:

@@ -96,6 +96,7 @@ class Worker:
         self.runner = _load(self.runner_path, "run_pytest")  # imports pytest, as a cold run does first
         self.child = _load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "warm_child.py"), "warm_child")
         self.env_delta: dict[str, str | None] = {}  # what the imports did to the environment, applied in children
+        self.preloaded: frozenset[str] = frozenset()  # the modules the worker imported (a cold run had none)
         self.learnt = False
         self.tries = 0  # first runs that did not say what they imported (a test that ended its process)
         self.cold = ""  # why runs are refused (the sandbox runs them cold from then on)
@@ -168,7 +169,7 @@ class Worker:
                 self._write_state()
             return  # the next run learns (until then, each run is a child of the bare worker)
         self.learnt = True
-        before = dict(os.environ)
+        before, modules = dict(os.environ), set(sys.modules)
         signal.signal(signal.SIGALRM, _too_long)
         signal.alarm(IMPORT_SECONDS)
         try:
@@ -187,6 +188,7 @@ class Worker:
             signal.alarm(0)
             signal.signal(signal.SIGALRM, signal.SIG_DFL)
         self.env_delta = {k: os.environ.get(k) for k in set(before) | set(os.environ) if before.get(k) != os.environ.get(k)}
+        self.preloaded = frozenset(sys.modules) - modules
         self.cold = self.cold or _unsafe(seen, self.child)
         self._write_state(imported=len(seen["import"]))
 

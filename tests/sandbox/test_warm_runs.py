@@ -30,6 +30,14 @@ BACKENDS = [pytest.param("docker", marks=pytest.mark.docker), "local"]
 LIMITS = Limits(test_case_timeout=10, test_timeout=120)
 FLAGLIB = "import os\n\nFLAG = os.environ.get('WARM_FLAG', 'unset')\n"
 STEADYLIB = "VALUE = 42\n"
+PLUGIN = {  # a pytest11 plugin's distribution (pytest marks its package for rewriting) and a library using it
+    "plugpkg/__init__.py": "VALUE = 7\n",
+    "plugpkg/plugin.py": "import pytest\n\nimport plugpkg\n\n\n@pytest.fixture\ndef plug_value():\n    return plugpkg.VALUE\n",
+    "plugpkg-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: plugpkg\nVersion: 1.0\n",
+    "plugpkg-1.0.dist-info/entry_points.txt": "[pytest11]\nplugpkg = plugpkg.plugin\n",
+    "plugpkg-1.0.dist-info/RECORD": "plugpkg/__init__.py,,\nplugpkg/plugin.py,,\nplugpkg-1.0.dist-info/METADATA,,\n",
+    "userlib.py": "from plugpkg import VALUE\n",
+}
 THREADLIB = "import threading, time\n\nT = threading.Thread(target=time.sleep, args=(3600,), daemon=True)\nT.start()\n"
 
 
@@ -60,13 +68,14 @@ def outcomes(report: TestReport) -> tuple[Any, ...]:
 
 
 async def add_library(sandbox: Sandbox, name: str, text: str) -> None:
-    """A module outside the workspace, on the test runs' path: a library as an install would leave it."""
+    """A file outside the workspace, on the test runs' path: a library as an install would leave it."""
     if isinstance(sandbox, LocalSandbox):
         assert sandbox.root is not None
+        (sandbox.root / "site-packages" / name).parent.mkdir(parents=True, exist_ok=True)
         (sandbox.root / "site-packages" / name).write_text(text)
         return
-    program = ("import os, site, sys; d = site.getusersitepackages(); os.makedirs(d, exist_ok=True); "
-               "open(os.path.join(d, sys.argv[1]), 'w').write(sys.argv[2])")
+    program = ("import os, site, sys; p = os.path.join(site.getusersitepackages(), sys.argv[1]); "
+               "os.makedirs(os.path.dirname(p), exist_ok=True); open(p, 'w').write(sys.argv[2])")
     assert (await sandbox.exec(["python3", "-c", program, name, text])).ok
 
 
@@ -117,6 +126,22 @@ async def test_a_library_that_reads_what_a_conftest_set_is_imported_after_it(
     reports = await same_runs(cold, warm, project("python-warm-library"), 2)
     assert all(r.passed == 2 for r in reports)
     assert warm.warm.warm == 2 and not warm.warm.off  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_plugin_package_a_library_imports_keeps_runs_warm_under_warnings_as_errors(
+        pair: tuple[Sandbox, Sandbox]) -> None:
+    """fastapi's case: starlette imports anyio, a pytest plugin's package; the worker imports it plainly, and
+    pytest's "already imported, cannot be rewritten" warning (an error under `filterwarnings = error`)
+    ended every forked run."""
+    cold, warm = pair
+    for box in pair:
+        for name, text in PLUGIN.items():
+            await add_library(box, name, text)
+    reports = await same_runs(cold, warm, project("python-warm-plugin"), 2)
+    assert all(r.passed == 1 and "Warning" not in r.raw for r in reports), reports[-1].raw[-2000:]
+    state = warm.warm  # type: ignore[attr-defined]
+    assert (state.warm, state.cold, state.off) == (2, 0, "")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
