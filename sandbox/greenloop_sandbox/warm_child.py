@@ -94,7 +94,7 @@ def _unwarned(preloaded: frozenset[str]) -> None:
         if name not in preloaded:
             original(self, name)
 
-    hook._warn_already_imported = warn_already_imported  # type: ignore[attr-defined]
+    hook._warn_already_imported = warn_already_imported  # type: ignore[method-assign]
 
 
 class RewriteCache:
