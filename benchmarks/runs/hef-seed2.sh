@@ -1,34 +1,7 @@
 #!/usr/bin/env bash
-# Issue 40's "no lower", a second seed: the HumanEvalFix 40 tasks the model decides (the ones the small
-# edits do not turn green without a model call, in either parity run) at ef4f42d (before the one loop)
-# and fa2b1f6 (after), task by task in turn (bench_versions.py), seed 1301 where the parity run had 1234.
-# Resumable on any machine: each finished cell is appended to docs/benchmarks/one-loop-parity/
-# seed2-{before,after}-cells.jsonl (the bench's results.jsonl, committed). Needs dockerd and the 1.5B model
-# served on 127.0.0.1:18081.
+# Issue 40's "no lower", a second seed: the HumanEvalFix 40 tasks the model decides at ef4f42d (before the
+# one loop) and fa2b1f6 (after), seed 1301 where the parity run had 1234 (hef-model-versions.sh). Cells:
+# docs/benchmarks/one-loop-parity/seed2-{before,after}-cells.jsonl.
 #   bash benchmarks/runs/hef-seed2.sh OUT
 set -euo pipefail
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-out=$(realpath -m "$1")
-keep=$repo/docs/benchmarks/one-loop-parity
-mkdir -p "$out"
-python3 - "$repo/../shared/data/humanevalfix-python.jsonl" "$keep" "$out/hef-model.jsonl" <<'PY'
-import json, sys
-from pathlib import Path
-rows, keep, dest = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
-runs = [json.loads((keep / f).read_text())["results"] for f in ("before-ef4f42d.json", "after-fa2b1f6.json")]
-by_model = {r["task"] for run in runs for r in run if r["outcome"] != "green" or r["prompt_tokens"] > 0}
-order = [r["task"] for r in runs[1]]  # the parity run's order
-lines = {json.loads(l)["task_id"]: l for l in rows.read_text().splitlines() if l.strip()}
-dest.write_text("".join(lines[t] + "\n" for t in order if t in by_model))
-print(f"{len(by_model)} tasks the model decides", file=sys.stderr)
-PY
-for label in before after; do
-  mkdir -p "$out/$label/.bench"
-  touch "$keep/seed2-$label-cells.jsonl"
-  ln -sf "$keep/seed2-$label-cells.jsonl" "$out/$label/.bench/results.jsonl"
-done
-GREENLOOP_LLM__CASSETTE=$out/memo.jsonl GREENLOOP_LLM__CASSETTE_MODE=memo \
-  PYTHONPATH=$repo/server:$repo/sandbox python3 "$repo/benchmarks/bench_versions.py" --before ef4f42d \
-  --after fa2b1f6 --suite-file "$out/hef-model.jsonl" --out "$out" -- --suite humanevalfix --max-iterations 3 \
-  --sandbox docker --base-url http://127.0.0.1:18081/v1 --model qwen2.5-coder-1.5b --seed 1301 \
-  --config benchmarks/configs/second-look.toml
+exec bash "$(dirname "$0")/hef-model-versions.sh" "$1" ef4f42d fa2b1f6 1301 docs/benchmarks/one-loop-parity/seed2
