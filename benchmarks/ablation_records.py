@@ -38,11 +38,11 @@ SMALL_EDITS, SECOND_LOOK = "small edits", "second look"
 RUNG_OF_WHY = (  # the start of a round's `why` -> its rung (agent/repair/rungs/*.py), the longest first
     ("small edits of the function", SMALL_EDITS),
     ("the top-ranked function, sampled hotter", "hotter"),
-    ("the top-ranked function, written anew", "anew or file"),  # removed rung (decision ablation): older stores
+    ("the top-ranked function, written anew", "anew"),
     ("the top-ranked function", "function"),
     ("the next-ranked function", "next function"),
     ("the whole file, once", "oneshot"),
-    ("the whole file", "anew or file"),
+    ("the whole file", "anew or file"),  # removed rung (decision ablation): older stores
     ("changes in several places", "blocks"),
     ("the code does not load", "broken file"),
     ("methods the tests read as attributes", "properties"),

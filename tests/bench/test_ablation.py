@@ -4,6 +4,7 @@ HumanEvalFix bench (fixtures/ablation/README.md), written into a run store the w
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -65,7 +66,7 @@ def test_each_round_is_told_by_its_rung_with_its_seconds(bench_out: Path) -> Non
     stuck = cells["first-green", "Python/37"]  # budget: small edits cut by their 150 s, then three model rounds
     assert [(r.rung, r.ended) for r in stuck.rounds] == [
         ("small edits", "nothing_better"), ("function", "nothing_better"), ("hotter", "nothing_better"),
-        ("anew or file", "nothing_better")]
+        ("anew", "nothing_better")]
     edits = stuck.rounds[0]
     assert edits.cut and (edits.asked, edits.offered, edits.tested) == (47, 60, 47)
     assert 150 <= edits.seconds < 160  # `loop.mutation_seconds` = 150 bounds the round
@@ -84,7 +85,7 @@ def test_a_running_benchs_store_is_read_with_its_newest_events(tmp_path: Path) -
         assert (tmp_path / "running" / ".bench" / "runs.sqlite3-wal").stat().st_size > 0
         cells = _cells(tmp_path / "running")
         assert [r.rung for r in cells["first-green", "Python/37"].rounds] == [
-            "small edits", "function", "hotter", "anew or file"]
+            "small edits", "function", "hotter", "anew"]
         assert all(c.rounds for c in cells.values())
     finally:
         store.close()
@@ -187,14 +188,15 @@ def test_each_rungs_why_names_that_rung(tmp_path: Path) -> None:
         (failing("ModuleNotFoundError: No module named 'numpy'"), TestFiles(), ()),
         (failing("assert -1 == 5"), TestFiles(writable=True), (test,)),
     ]
+    alone = WorkingCopy(root, {"calc.py": b"def add(a, b):\n    return a - b\n"})  # the file is the function
     named: set[str] = set()
     for rung in ladder.ORDER:
         others = [r.name for r in ladder.ORDER if r is not rung]
-        for report, tests, failing_tests in states:
-            for approach in ladder.ladder([top, nxt], report, copy, tests, failing_tests=failing_tests, off=others):
+        for (report, tests, failing_tests), code in itertools.product(states, (copy, alone)):
+            for approach in ladder.ladder([top, nxt], report, code, tests, failing_tests=failing_tests, off=others):
                 assert records.rung_of(approach.why, approach.route) == rung.name, approach.why
                 named.add(rung.name)
-    assert named >= {"function", "next function", "hotter", "blocks", "broken file", "install", "checks"}
+    assert named >= {"function", "next function", "hotter", "anew", "blocks", "broken file", "install", "checks"}
 
 
 def test_evidence_counts_each_familys_greens_from_stored_reports_once(bench_out: Path) -> None:

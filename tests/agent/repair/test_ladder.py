@@ -31,14 +31,27 @@ def steps(tmp_path: Path, source: str) -> list[tuple[str, str]]:
     return [(a.route, a.why) for a in found]
 
 
-def test_after_the_function_and_hotter_the_ladder_asks_for_blocks_whatever_the_file(tmp_path: Path) -> None:
-    ladder_of_one = [
-        ("function", "the top-ranked function"),
-        ("function", "the top-ranked function, sampled hotter"),
-        ("blocks", "changes in several places"),
-    ]
-    assert steps(tmp_path, ONE) == ladder_of_one  # the file is the function
-    assert steps(tmp_path, TWO) == ladder_of_one  # the file has more code: no whole-file rung (decision ablation)
+def test_a_file_that_is_the_function_gets_the_function_written_anew_before_blocks(tmp_path: Path) -> None:
+    start = [("function", "the top-ranked function"), ("function", "the top-ranked function, sampled hotter")]
+    blocks = ("blocks", "changes in several places")
+    anew = ("function", "the top-ranked function, written anew from the tests")
+    assert steps(tmp_path, ONE) == [*start, anew, blocks]  # the file is the function
+    assert steps(tmp_path, TWO) == [*start, blocks]  # the file has more code: no whole-file rung (decision ablation)
+
+
+async def test_the_anew_request_asks_for_the_function_from_the_tests(tmp_path: Path) -> None:
+    copy = WorkingCopy(tmp_path, {"shapes.py": ONE.encode(), "test_shapes.py": TEST.encode()})
+    top = Location("shapes.py", "area", "function", 4, 5, 1.0, "frames")
+    fresh = ladder([top], TestReport(failed=1), copy, TestFiles())[2]
+    index = RepoIndex()
+    await index.update(copy.files())
+    prompt = repair_messages(fresh, copy, index, TestReport(failed=1), TestFiles(), template="python",
+                             workspace=tmp_path)[-1]["content"]
+    assert "Write `area` again" in prompt and "Find the bug" not in prompt
+    assert "The tests are right: do not change them." in prompt  # fix: the tests are the spec
+    assert "return math.pi * r" in prompt  # the current code is still shown
+    plan = read_reply(fresh, copy, "```python\ndef area(r):\n    return math.pi * r * r\n```\n")  # read as a function
+    assert [a.path for a in plan.actions] == ["shapes.py"]
 
 
 def test_a_whole_file_reply_that_is_the_file_is_an_echo_not_a_failed_apply(tmp_path: Path) -> None:

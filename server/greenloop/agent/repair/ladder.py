@@ -23,6 +23,7 @@ from greenloop.agent.repair.approach import Approach
 from greenloop.agent.repair.check_statements import Check
 from greenloop.agent.repair.rung import LadderState, Rung
 from greenloop.agent.repair.rungs import (
+    anew,
     blocks,
     broken_file,
     checks,
@@ -47,6 +48,7 @@ ORDER: tuple[Rung, ...] = (
     function.RUNG,  # the top-ranked function, written again
     next_function.RUNG,  # the next-ranked function
     hotter.RUNG,  # the top function, sampled hotter
+    anew.RUNG,  # the top function written anew from the tests, when it is most of its file
     blocks.RUNG,  # SEARCH/REPLACE blocks on the top file
     checks.RUNG,  # tests that may change: the failing checks, placed right after the first rung
 )

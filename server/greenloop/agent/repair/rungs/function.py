@@ -40,6 +40,7 @@ class FunctionForm(Form):
     """The function written again as plain code, spliced in at the function."""
 
     route = "function"
+    task = "repair_task_fix"  # the prompt's request (prompting/prompts/): find the bug and fix it
     small_edits_first = second_look = stands_by = True
 
     def label(self, approach: Approach) -> str:
@@ -68,7 +69,7 @@ class FunctionForm(Form):
                    "end": str(target.end_line), "code": "\n".join(rows), "related": related}
         if approach.test:
             values["spec"] = ""  # the test is the code shown
-        task = "repair_task_test" if approach.test else "repair_task_fix"
+        task = "repair_task_test" if approach.test else self.task
         values["task"] = render_prompt(task, workspace, **values)
         return render_prompt("repair_function", workspace, **values)
 
