@@ -660,7 +660,8 @@ async def test_a_check_the_request_sides_with_is_never_asked_to_be_rewritten_to_
     events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome != "green" and not done.changes.files, "\n".join(describe(e) for e in events)
     assert scripted_llm.requests_for("repair_test") == []  # no rung asked to rewrite the upheld check
-    assert {e.route for e in events if isinstance(e, CandidateAsked)} == {"function", "blocks"}  # the code's rungs
+    routes = {e.route for e in events if isinstance(e, CandidateAsked)}
+    assert "function" in routes and routes <= {"function", "blocks"}  # the code's rungs only
 
 
 async def test_a_test_with_several_wrong_expectations_is_settled_check_after_check_within_one_round(
