@@ -3,7 +3,7 @@
 Each iteration is one round (`round.run_round`), driven by driver.py. Its `RoundResult` decides what
 happens: green ends the run; better moves the state and starts the ladder again from the top; nothing
 better keeps the state as it was and takes the next step of the ladder (the next location, hotter
-sampling, blocks), telling the model what the best failed candidate gave. `stuck` is
+sampling, the function anew, blocks), telling the model what the best failed candidate gave. `stuck` is
 declared only when the ladder is spent. Before the model is asked about a function (once per function
 and state), its small edits are tested (mutants.py), in the same iteration. A green whose change is
 risky (risk.py) gets one more model round shown that change (second_look.py).
