@@ -7,7 +7,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from greenloop.agent.events import CandidateAsked, CandidateTested, Done, Event
-from greenloop.agent.orchestration.describe import Tone, describe, tone
+from greenloop.agent.orchestration.describe import Tone, describe, is_small_edit, tone
 
 STYLES: dict[Tone, str] = {
     "heading": "bold cyan",
@@ -43,7 +43,7 @@ class EventPrinter:
             c.print(Text(event.text), end="")
             return
         line: Text | None = None
-        if isinstance(event, CandidateAsked | CandidateTested) and event.route == "mutants" \
+        if isinstance(event, CandidateAsked | CandidateTested) and is_small_edit(event) \
                 and (line := self._small_edit(event)) is None:
             return
         if self._streaming:

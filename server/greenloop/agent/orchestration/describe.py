@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from greenloop.agent import events as ev
+from greenloop.agent.repair.rungs.small_edits import SmallEditsForm
 
 # What a line means, for front ends that colour it: a heading, good or bad news, a warning, a detail.
 Tone = Literal["heading", "good", "bad", "warning", "detail", "plain"]
@@ -41,7 +42,7 @@ def describe(event: BaseModel) -> str:
         case ev.EnvironmentChanged():
             said = f"{event.action} {event.detail}: {'ok' if event.ok else 'failed'}"
             return said + "".join(f"; {p.describe()}" for p in event.installed)
-        case ev.CandidateAsked() if event.route == "mutants":  # asked of no model: no temperature, no seed
+        case ev.CandidateAsked() if is_small_edit(event):  # asked of no model: no temperature, no seed
             return f"candidate {event.index}/{event.of}: {event.target}"
         case ev.CandidateAsked():
             seed = "" if event.seed is None else f", seed {event.seed}"
@@ -68,6 +69,11 @@ def describe(event: BaseModel) -> str:
             label = f" {event.changes.label}." if event.changes.label else ""
             return f"{event.outcome}: {event.summary}{label}"
     return str(getattr(event, "kind", "event"))
+
+
+def is_small_edit(event: ev.CandidateAsked | ev.CandidateTested) -> bool:
+    """Whether the candidate is one of a round of small edits (rungs/small_edits.py), by the form's name in records."""
+    return event.route == SmallEditsForm.route
 
 
 def tone(event: BaseModel) -> Tone:
