@@ -40,7 +40,7 @@ RUNG_OF_WHY = (  # the start of a round's `why` -> its rung (agent/repair/rungs/
     ("the top-ranked function, sampled hotter", "hotter"),
     ("the top-ranked function, written anew", "anew"),
     ("the top-ranked function", "function"),
-    ("the next-ranked function", "next function"),
+    ("the next-ranked function", "next function"),  # removed rung (decision ablation): older stores
     ("the whole file, once", "oneshot"),
     ("the whole file", "anew or file"),  # removed rung (decision ablation): older stores
     ("changes in several places", "blocks"),

@@ -196,7 +196,7 @@ def test_each_rungs_why_names_that_rung(tmp_path: Path) -> None:
             for approach in ladder.ladder([top, nxt], report, code, tests, failing_tests=failing_tests, off=others):
                 assert records.rung_of(approach.why, approach.route) == rung.name, approach.why
                 named.add(rung.name)
-    assert named >= {"function", "next function", "hotter", "anew", "blocks", "broken file", "install", "checks"}
+    assert named >= {"function", "hotter", "anew", "blocks", "broken file", "install", "checks"}
 
 
 def test_evidence_counts_each_familys_greens_from_stored_reports_once(bench_out: Path) -> None:

@@ -113,7 +113,8 @@ async def test_candidates_that_make_things_worse_leave_the_snapshot_byte_identic
     # the second round changes one thing and says what the best failed attempt gave
     assert ended[0].why == "the top-ranked function" and ended[1].why != ended[0].why
     second = (scripted_llm.requests_for("repair_function") + scripted_llm.requests_for("repair_file"))[-1]
-    assert "An earlier attempt (it did not work)" in second.messages[-1]["content"]
+    prompt = next(m["content"] for m in second.messages if m["role"] == "user")  # the round's own request
+    assert "An earlier attempt (it did not work)" in prompt
 
 
 async def test_a_stuck_verdict_comes_only_when_every_approach_was_tried(
@@ -406,8 +407,9 @@ async def test_an_approach_whose_request_cannot_fit_the_window_is_passed_over_in
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
     # youtube-dl's 600-line `_real_extract` was a round of its own that asked nothing ("the request is too
-    # long"): one of three rounds spent. Now the next approach is asked in that round instead.
-    long_doc = "".join(f"    line {i}: what this function does, at length, in words.\n" for i in range(400))
+    # long"): one of three rounds spent. Now the next approach is asked in that round instead: here the
+    # function asked whole needs room for itself again in the reply, the SEARCH/REPLACE blocks on its file less.
+    long_doc = "".join(f"    line {i}: what this function does, at length, in words.\n" for i in range(62))
     ws = write_project(tmp_path / "ws", {
         "calc.py": f'def add(a, b):\n    """\n{long_doc}    """\n    return a - b\n\n\ndef double(x):\n'
                    "    return add(x, x)\n",
@@ -415,7 +417,7 @@ async def test_an_approach_whose_request_cannot_fit_the_window_is_passed_over_in
     })
     scripted_llm.script(RIGHT, step="repair_function")
     settings = make_settings(ws, loop=candidates({"candidates": 1, "max_iterations": 1}),
-                             llm={"context_window": 2048}, retrieval={"coverage": False})
+                             llm={"context_window": 2048, "max_tokens": 256}, retrieval={"coverage": False})
     events, done = await collect(fix(FixRequest(ws), settings))
     passed_over = [e.text for e in events if isinstance(e, Message) and e.text.startswith("Passed over")]
     assert passed_over and passed_over[0].startswith("Passed over `add` in calc.py (the top-ranked function)")

@@ -155,7 +155,8 @@ def test_a_class_of_fields_ranked_first_is_rewritten_whole_not_another_classes_m
               Location("store.py", "TodoList", "class", 4, 9, 1.8, "module"),
               Location("store.py", "TodoList.__init__", "method", 5, 6, 1.5, "message")]
     steps = ladder(ranked, TestReport(failed=1), copy, TestFiles())
-    assert [(s.route, s.target.symbol) for s in steps[:2]] == [("function", "Todo"), ("function", "TodoList.__init__")]
+    asked = [(s.route, s.target.symbol) for s in steps]
+    assert asked[0] == ("function", "Todo") and ("function", "TodoList") not in asked
     reply = "```python\n@dataclass\nclass Todo:\n    title: str\n    done: bool = False\n    id: int = 0\n```"
     [edit] = read_reply(steps[0], copy, reply).actions
     assert isinstance(edit, EditAction) and edit.path == "todo.py" and "class Todo:\n    id: int" in edit.search

@@ -30,7 +30,6 @@ from greenloop.agent.repair.rungs import (
     function,
     hotter,
     install,
-    next_function,
     oneshot,
     properties,
     small_edits,
@@ -46,7 +45,6 @@ ORDER: tuple[Rung, ...] = (
     broken_file.RUNG,  # a source file does not load: that file whole
     properties.RUNG,  # a bound method compared: `@property` on it; no model
     function.RUNG,  # the top-ranked function, written again
-    next_function.RUNG,  # the next-ranked function
     hotter.RUNG,  # the top function, sampled hotter
     anew.RUNG,  # the top function written anew from the tests, when it is most of its file
     blocks.RUNG,  # SEARCH/REPLACE blocks on the top file
