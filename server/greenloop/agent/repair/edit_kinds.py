@@ -33,9 +33,13 @@ def shape_and_family(kind: str) -> tuple[str, str]:
 
 
 def _in_loop_header(definition: ts.Node, start: int, end: int) -> bool:
-    """The bytes lie in a `for` loop's iterable or a `while` loop's condition."""
+    """The bytes lie in a `for` loop's iterable or a `while` loop's condition, outside a string: an edit of
+    a literal's text (a pattern in `for m in re.finditer(PATTERN, html)`) changes what is matched, not how
+    far the loop goes."""
     node = definition.descendant_for_byte_range(start, max(start, end - 1))
     while node is not None and node != definition:
+        if node.type == "string":
+            return False
         parent = node.parent
         if parent is not None and (
                 (parent.type in ("for_statement", "for_in_statement") and node == parent.child_by_field_name("right"))
