@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
 # The HumanEvalFix 40 tasks the model decides (the ones the small edits do not turn green without a model
 # call, in either run of the one-loop parity bench) at two commits, task by task in turn
-# (bench_versions.py), one seed, one memo. Resumable on any machine: each finished cell is appended to
-# CELLS-before-cells.jsonl and CELLS-after-cells.jsonl (CELLS: a path in the repository; the bench's
-# results.jsonl, committed). MEMO (default OUT/memo.jsonl) is the model's memo: requests asked before are
-# answered from it. Needs dockerd and the 1.5B model served on 127.0.0.1:18081.
+# (bench_versions.py), one seed, one memo. Resumable, its cells kept
+# under CELLS (a path in the repository) by versions-cells.sh; MEMO as there.
+# Needs dockerd and the 1.5B model served on 127.0.0.1:18081.
 #   bash benchmarks/runs/hef-model-versions.sh OUT BEFORE AFTER SEED CELLS
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(realpath -m "$1"); before=$2; after=$3; seed=$4; cells=$repo/$5
 parity=$repo/docs/benchmarks/one-loop-parity
-mkdir -p "$out" "$(dirname "$cells")"
+mkdir -p "$out"
 python3 - "$repo/../shared/data/humanevalfix-python.jsonl" "$parity" "$out/hef-model.jsonl" <<'PY'
 import json, sys
 from pathlib import Path
@@ -22,13 +21,6 @@ lines = {json.loads(l)["task_id"]: l for l in rows.read_text().splitlines() if l
 dest.write_text("".join(lines[t] + "\n" for t in order if t in by_model))
 print(f"{len(by_model)} tasks the model decides", file=sys.stderr)
 PY
-for label in before after; do
-  mkdir -p "$out/$label/.bench"
-  touch "$cells-$label-cells.jsonl"
-  ln -sf "$cells-$label-cells.jsonl" "$out/$label/.bench/results.jsonl"
-done
-GREENLOOP_LLM__CASSETTE=${MEMO:-$out/memo.jsonl} GREENLOOP_LLM__CASSETTE_MODE=memo \
-  PYTHONPATH=$repo/server:$repo/sandbox python3 "$repo/benchmarks/bench_versions.py" --before "$before" \
-  --after "$after" --suite-file "$out/hef-model.jsonl" --out "$out" -- --suite humanevalfix --max-iterations 3 \
+bash "$repo/benchmarks/runs/versions-cells.sh" "$out" "$before" "$after" "$cells" "$out/hef-model.jsonl" -- --suite humanevalfix --max-iterations 3 \
   --sandbox docker --base-url http://127.0.0.1:18081/v1 --model qwen2.5-coder-1.5b --seed "$seed" \
   --config benchmarks/configs/second-look.toml

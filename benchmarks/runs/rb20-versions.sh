@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
 # The realbugs sample of 20 (the one-loop parity run's tasks, in its order) at two commits, task by task in
-# turn (bench_versions.py), one memo. Resumable on any machine: each finished cell is appended to
-# CELLS-before-cells.jsonl and CELLS-after-cells.jsonl (CELLS: a path in the repository; the bench's
-# results.jsonl, committed). MEMO (default OUT/memo.jsonl) is the model's memo: requests asked before are
-# answered from it. Needs dockerd and the 1.5B model served on 127.0.0.1:18081.
+# turn (bench_versions.py), one memo. Resumable, its cells kept
+# under CELLS (a path in the repository) by versions-cells.sh; MEMO as there.
+# Needs dockerd and the 1.5B model served on 127.0.0.1:18081.
 #   bash benchmarks/runs/rb20-versions.sh OUT BEFORE AFTER CELLS
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(realpath -m "$1"); before=$2; after=$3; cells=$repo/$4
 parity=$repo/docs/benchmarks/one-loop-parity
 realbugs=$repo/../shared/data/realbugs
-mkdir -p "$out/suite" "$(dirname "$cells")"
+mkdir -p "$out/suite"
 [ -e "$out/suite/cases" ] || ln -s "$(realpath "$realbugs/cases")" "$out/suite/cases"
 python3 - "$realbugs/cases.jsonl" "$parity/rb20-after-fa2b1f6.json" "$out/suite/rb20.jsonl" <<'PY'
 import json, sys
@@ -21,13 +20,6 @@ lines = {json.loads(l)["id"]: l for l in rows.read_text().splitlines() if l.stri
 dest.write_text("".join(lines[t] + "\n" for t in order))
 print(f"{len(order)} realbugs tasks", file=sys.stderr)
 PY
-for label in before after; do
-  mkdir -p "$out/$label/.bench"
-  touch "$cells-$label-cells.jsonl"
-  ln -sf "$cells-$label-cells.jsonl" "$out/$label/.bench/results.jsonl"
-done
-GREENLOOP_LLM__CASSETTE=${MEMO:-$out/memo.jsonl} GREENLOOP_LLM__CASSETTE_MODE=memo \
-  PYTHONPATH=$repo/server:$repo/sandbox python3 "$repo/benchmarks/bench_versions.py" --before "$before" \
-  --after "$after" --suite-file "$out/suite/rb20.jsonl" --out "$out" -- --suite realbugs --max-iterations 3 \
+bash "$repo/benchmarks/runs/versions-cells.sh" "$out" "$before" "$after" "$cells" "$out/suite/rb20.jsonl" -- --suite realbugs --max-iterations 3 \
   --sandbox docker --base-url http://127.0.0.1:18081/v1 --model qwen2.5-coder-1.5b \
   --config benchmarks/configs/second-look.toml
