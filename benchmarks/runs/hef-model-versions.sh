@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The HumanEvalFix 40 tasks the model decides (the ones the small edits do not turn green without a model
 # call, in either run of the one-loop parity bench) at two commits, task by task in turn
-# (bench_versions.py), one seed, one memo. Resumable, its cells kept
-# under CELLS (a path in the repository) by versions-cells.sh; MEMO as there.
+# (bench_versions.py), one seed, one memo. Resumable: its cells are kept under CELLS (a path
+# in the repository) by versions-cells.sh; MEMO as there.
 # Needs dockerd and the 1.5B model served on 127.0.0.1:18081.
 #   bash benchmarks/runs/hef-model-versions.sh OUT BEFORE AFTER SEED CELLS
 set -euo pipefail

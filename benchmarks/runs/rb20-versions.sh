@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The realbugs sample of 20 (the one-loop parity run's tasks, in its order) at two commits, task by task in
-# turn (bench_versions.py), one memo. Resumable, its cells kept
-# under CELLS (a path in the repository) by versions-cells.sh; MEMO as there.
+# turn (bench_versions.py), one memo. Resumable: its cells are kept under CELLS (a path
+# in the repository) by versions-cells.sh; MEMO as there.
 # Needs dockerd and the 1.5B model served on 127.0.0.1:18081.
 #   bash benchmarks/runs/rb20-versions.sh OUT BEFORE AFTER CELLS
 set -euo pipefail

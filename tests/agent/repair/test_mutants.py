@@ -394,7 +394,6 @@ def test_an_edit_that_changes_a_loops_reach_is_a_changed_loop_bound_and_a_step_o
     assert body and not any(kind.startswith("loop bound") for kind in body)  # the same operators outside the header
 
 
-
 def test_an_edit_of_a_pattern_in_a_loop_header_is_a_regex_edit_not_a_changed_loop_bound() -> None:
     # youtube-dl-20's developers' fix adds an empty alternative to the pattern `re.finditer` walks: it
     # changes what matches, not how far the loop goes, and was labelled "changes a loop's bound"
@@ -413,6 +412,7 @@ def test_an_edit_of_a_pattern_in_a_loop_header_is_a_regex_edit_not_a_changed_loo
     assert in_pattern == {"regex"}
     outside = {kind for reply, kind in pairs if "re.finditer(r'" not in loop_line(reply)}
     assert outside and all(kind.startswith("loop bound changed") for kind in outside)  # the rule still holds there
+
 
 @pytest.mark.docker
 async def test_a_risky_green_small_edit_gets_a_second_look_and_the_models_right_fix_is_kept(
