@@ -1,7 +1,7 @@
 """Small edits alone on HumanEvalFix: how many bugs one tree-sitter edit of the function makes green.
 
     python benchmarks/bench_edits.py [--sample 40] [--sample-seed 0] [--limit 200] [--write FILE]
-                                     [--suite-file ../shared/data/humanevalfix-python.jsonl]
+                                     [--suite-file benchmarks/data/humanevalfix/humanevalfix-python.jsonl]
 
 The fix loop tries `agent.repair.mutants` before it asks a model (`loop.mutants` of them, default 60).
 This measures that step without Docker or a model, in minutes: each task's buggy function gets its edits

@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 
-from greenloop.llm.local_binary import xllamacpp_version
+from greenloop.llm.local_binary import built_server, xllamacpp_version
 from greenloop.llm.local_server import LocalModelServer
 from greenloop.settings import LocalModelSettings
 
@@ -130,7 +130,7 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--size", default="1.5b")
     p.add_argument("--max-tokens", type=int, default=400)
-    p.add_argument("--llama-server", type=Path, default=Path("/work/shared/bin/llama-server"))
+    p.add_argument("--llama-server", type=Path, default=built_server())  # `greenloop model fetch --build-server`
     p.add_argument("--write", type=Path)
     args = p.parse_args()
     body = request_body(args.request, args.max_tokens)

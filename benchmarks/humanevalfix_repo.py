@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "humanevalfix-python.jsonl"
+DATA = Path(__file__).resolve().parent / "data" / "humanevalfix" / "humanevalfix-python.jsonl"
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class Task:
 
 def load_rows(path: Path = DATA) -> list[dict[str, str]]:
     if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: the HumanEvalFix data lives in shared/data next to the repo")
+        raise FileNotFoundError(f"{path} is missing: the HumanEvalFix data lives in benchmarks/data/humanevalfix")
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
 

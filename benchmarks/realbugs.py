@@ -25,9 +25,8 @@ from typing import Any
 from greenloop.retrieval.model import Definition
 
 _INSIDE = Path(__file__).resolve().parent / "data" / "realbugs"  # the set in the repository (issue 39)
-_SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "realbugs"  # the older 49-case set
-# $REALBUGS_DATA picks a set folder; else the repository's, else the shared one
-DATA = Path(os.environ.get("REALBUGS_DATA") or (_INSIDE if (_INSIDE / "cases.jsonl").is_file() else _SHARED))
+# $REALBUGS_DATA picks a set folder; else the repository's
+DATA = Path(os.environ.get("REALBUGS_DATA") or _INSIDE)
 _SUFFIXES = (".py", ".pyi", ".js", ".ts", ".rs", ".toml", ".cfg", ".ini", ".txt", ".md")
 
 

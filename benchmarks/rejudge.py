@@ -1,7 +1,7 @@
 """Judge a finished bench's green cells again (bench/correctness.py), from the change sets its run store kept.
 
     python benchmarks/rejudge.py OUT_DIR --suite humanevalfix [--suite-file F] [--sample 40 --sample-seed 0 [--stratify project]]
-    python benchmarks/rejudge.py OUT_DIR --suite realbugs --suite-file ../shared/data/realbugs/cases.jsonl ...
+    python benchmarks/rejudge.py OUT_DIR --suite realbugs --suite-file benchmarks/data/realbugs/cases.jsonl ...
 
 A verdict depends on the judge, not on the loop: when the judge changes, the loop's runs need not be
 run again. Each green cell's change set is read back from `OUT_DIR/.bench/runs.sqlite3`, judged against

@@ -10,7 +10,7 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(realpath -m "$1"); before=$2; after=$3; seed=$4; cells=$repo/$5
 parity=$repo/docs/benchmarks/one-loop-parity
 mkdir -p "$out"
-python3 - "$repo/../shared/data/humanevalfix-python.jsonl" "$parity" "$out/hef-model.jsonl" <<'PY'
+python3 - "$repo/benchmarks/data/humanevalfix/humanevalfix-python.jsonl" "$parity" "$out/hef-model.jsonl" <<'PY'
 import json, sys
 from pathlib import Path
 rows, keep, dest = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])

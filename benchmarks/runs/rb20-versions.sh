@@ -8,7 +8,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(realpath -m "$1"); before=$2; after=$3; cells=$repo/$4
 parity=$repo/docs/benchmarks/one-loop-parity
-realbugs=$repo/../shared/data/realbugs
+realbugs=$repo/benchmarks/data/realbugs
 mkdir -p "$out/suite"
 [ -e "$out/suite/cases" ] || ln -s "$(realpath "$realbugs/cases")" "$out/suite/cases"
 python3 - "$realbugs/cases.jsonl" "$parity/rb20-after-fa2b1f6.json" "$out/suite/rb20.jsonl" <<'PY'

@@ -13,7 +13,7 @@ keep=$repo/docs/benchmarks/ablation/removal-cells
 mkdir -p "$keep"
 for part in "$@"; do
   for suite in humanevalfix realbugs; do
-    rows=$repo/../shared/data/humanevalfix-python.jsonl
+    rows=$repo/benchmarks/data/humanevalfix/humanevalfix-python.jsonl
     [[ $suite == realbugs ]] && rows=$repo/benchmarks/data/realbugs/cases.jsonl
     cell=$out/$part-$suite
     mkdir -p "$cell/.bench"

@@ -138,7 +138,7 @@ def test_the_plan_reruns_the_cells_a_part_could_change_with_a_config_that_turns_
 
 
 def test_rerun_suite_files_are_cut_from_the_suite_the_cells_came_from(bench_out: Path, tmp_path: Path) -> None:
-    suite = ROOT.parent / "shared" / "data" / "humanevalfix-python.jsonl"
+    suite = ROOT / "benchmarks" / "data" / "humanevalfix" / "humanevalfix-python.jsonl"
     cells = records.read_folder(bench_out, "humanevalfix")
     text = plan.write_plan(cells, tmp_path / "configs", ROOT / "benchmarks" / "configs" / "second-look.toml",
                            [f"humanevalfix={suite}"], tmp_path / "tasks")

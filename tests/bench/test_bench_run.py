@@ -107,7 +107,7 @@ async def test_bench_reports_and_resumes(tmp_path: Path, base: Settings, scripte
         "loop": {"diagnosis": False}
     }
     # the suite is named as in any clone or worktree, not by this machine's absolute path
-    assert report["meta"]["suite_file"] == "../shared/data/humanevalfix-python.jsonl"
+    assert report["meta"]["suite_file"] == "benchmarks/data/humanevalfix/humanevalfix-python.jsonl"
 
     # Every run is in the bench's run store, labelled with its config; the config reached the agent.
     with RunStore.open(state_dir(out) / "runs.sqlite3") as store:

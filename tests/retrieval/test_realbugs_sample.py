@@ -1,7 +1,6 @@
 """Five real bugs from realbugs (four projects, plus a nested def): the truth must rank in the top 3.
 
-The set lives in the repository (`benchmarks/data/realbugs`; the older copy next to it,
-`<repo>/../shared/data/realbugs`, where it is not there); the whole set is measured by
+The set lives in the repository (`benchmarks/data/realbugs`); the whole set is measured by
 benchmarks/bench_locate.py.
 """
 
@@ -18,13 +17,8 @@ from greenloop.retrieval import RepoIndex, locate
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "benchmarks" / "data" / "realbugs"
-if not (DATA / "cases.jsonl").is_file():
-    DATA = ROOT.parent / "shared" / "data" / "realbugs"
 SAMPLE = ["youtube-dl-3", "youtube-dl-7", "tqdm-1", "cookiecutter-4", "PySnooper-3"]
 
-pytestmark = pytest.mark.skipif(
-    not (DATA / "cases.jsonl").is_file(), reason=f"realbugs data not found at {DATA}"
-)
 
 
 def _realbugs() -> ModuleType:

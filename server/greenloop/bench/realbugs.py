@@ -1,7 +1,7 @@
 """The realbugs suite's rows: one real bug per row, its workspace tarball, failing test ids and requirements.
 
-The set (benchmarks/data/realbugs, its README; `--suite-file` takes the older ../shared/data/realbugs
-too) is read as it is: `cases.jsonl` names each case,
+The set (benchmarks/data/realbugs, its README; `--suite-file` takes another set of the same format)
+is read as it is: `cases.jsonl` names each case,
 `cases/<id>/workspace.tar.gz` holds its buggy workspace under one top folder `<id>/`. A workspace
 is unpacked only into a cell's own temporary folder; the set is never written.
 """

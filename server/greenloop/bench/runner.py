@@ -329,9 +329,9 @@ async def shared_model(settings: Settings, *, needed: bool = True) -> AsyncItera
 
 
 def shown_path(path: Path) -> str:
-    """`path` relative to the checkout (or its parent, where ../shared lives): the same in every clone or worktree."""
+    """`path` relative to the checkout (or its parent, for a file beside it): the same in every clone or worktree."""
     root = repo_root()
-    for where in (Path(os.path.abspath(path)), path.resolve()):  # a symlinked ../shared is still ../shared
+    for where in (Path(os.path.abspath(path)), path.resolve()):  # a symlinked folder keeps its own name
         for base, prefix in ((root, ""), (root.parent, "../")):
             if where.is_relative_to(base):
                 return prefix + where.relative_to(base).as_posix()

@@ -38,16 +38,15 @@ class Suite:
 
 
 def repo_root() -> Path:
-    """The checkout that holds `server/greenloop` (benchmarks/ and ../shared live relative to it)."""
+    """The checkout that holds `server/greenloop` (benchmarks/ and its data live relative to it)."""
     return Path(greenloop.__file__).resolve().parents[2]
 
 
 def default_suite_file(name: str) -> Path:
     if name == "humanevalfix":
-        return repo_root().parent / "shared" / "data" / "humanevalfix-python.jsonl"
-    if name == "realbugs":  # the set in the repository; the older 49-case set next to it otherwise
-        inside = repo_root() / "benchmarks" / "data" / "realbugs" / "cases.jsonl"
-        return inside if inside.is_file() else repo_root().parent / "shared" / "data" / "realbugs" / "cases.jsonl"
+        return repo_root() / "benchmarks" / "data" / "humanevalfix" / "humanevalfix-python.jsonl"
+    if name == "realbugs":
+        return repo_root() / "benchmarks" / "data" / "realbugs" / "cases.jsonl"
     if name == "generate":
         return repo_root() / "benchmarks" / "suites" / "generate_prompts.jsonl"
     raise GreenloopError(f"unknown suite {name!r}; choose one of {', '.join(SUITES)}")

@@ -22,7 +22,7 @@ def make_settings(plan_strategy: Any) -> Any:
     return plan_strategy
 
 
-DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "humanevalfix-python.jsonl"
+DATA = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "humanevalfix" / "humanevalfix-python.jsonl"
 SAMPLE = 20  # every 8th task: a spread of bug types, small enough for CI
 
 
