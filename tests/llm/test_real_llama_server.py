@@ -1,4 +1,4 @@
-"""The real embedded model on a llama-server executable, the fallback to xllamacpp (opt-in: `pytest -m real_llm`).
+"""The real embedded model on a llama-server executable, the fallback to xllamacpp (`.ci/fallback-server`).
 
 What greenloop's client relies on: usage in streams (token counts are not
 estimates), `json_schema` response formats, one slot that queues concurrent
@@ -23,7 +23,7 @@ from greenloop.llm.local_binary import choose_server
 from greenloop.llm.local_model import ready_model
 from greenloop.settings import LocalModelSettings, Settings
 
-pytestmark = [pytest.mark.real_llm, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.real_llm, pytest.mark.fallback_server, pytest.mark.timeout(600)]
 
 
 class Function(BaseModel):
@@ -38,7 +38,7 @@ def serve(*flags: str) -> Iterator[str]:
     try:
         choose_server(LocalModelSettings(server="llama-server"))
     except GreenloopError as exc:
-        pytest.fail(f"{exc} (CI's setup copies ../shared/bin/llama-server; `greenloop model fetch --build-server`)")
+        pytest.fail(f"{exc} (build it with `greenloop model fetch --build-server`; .ci/fallback-server does)")
     proc = subprocess.Popen([sys.executable, "-m", "greenloop", "model", "serve", *flags],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "GREENLOOP_LOCAL_MODEL__SERVER": "llama-server"})
