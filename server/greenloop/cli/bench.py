@@ -33,7 +33,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="benchmark step configs on a suite", description=__doc__,
     )
     p.add_argument("--suite", required=True, choices=SUITES, help="which suite")
-    p.add_argument("--suite-file", type=Path, help="the suite's JSONL file (default: the bundled/shared one)")
+    p.add_argument("--suite-file", type=Path, help="the suite's JSONL file (default: the one in benchmarks/data, or benchmarks/suites for generate)")
     p.add_argument(
         "--config",
         dest="configs",
