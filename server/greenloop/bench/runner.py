@@ -17,6 +17,7 @@ from typing import Any
 
 from greenloop import __version__
 from greenloop.bench import handoff
+from greenloop.bench.checkout import code_version, code_versions
 from greenloop.bench.configs import StepConfig, apply_config
 from greenloop.bench.run_events import consume
 from greenloop.bench.state import NOT_RUN, BenchState, CellResult, cell_key
@@ -193,6 +194,7 @@ async def run_cell(cell: Cell) -> CellResult:
     """One task under one config in a fresh temporary workspace; any failure becomes an "error" result."""
     start = time.monotonic()
     settings = cell.settings
+    code = await asyncio.to_thread(code_version)  # git, once per process
     result = CellResult(
         key=cell.key,
         config=cell.config.name,
@@ -201,6 +203,8 @@ async def run_cell(cell: Cell) -> CellResult:
         seed=settings.llm.seed,
         model=settings.llm.model,
         outcome="error",
+        commit=code.commit,
+        dirty=code.dirty,
     )
     seen: dict[str, Any] = {}  # the last budget event, then the Done event: usage even when abandoned
     try:
@@ -326,6 +330,7 @@ def report_meta(run: BenchRun, finished: str) -> dict[str, Any]:
         "max_iterations": max(s.loop.max_iterations for s in configs),
         "finished": finished,
         "version": __version__,
+        "code": code_versions(run.results),  # cells per commit they ran at
         "command": run.options.command,
         "ran_now": run.ran_now,
         "skipped_rows": run.suite.skipped,
