@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from greenloop.bench.cell_outcome import cell_extra
 from greenloop.bench.configs import load_config
 from greenloop.bench.report import summarize
-from greenloop.bench.run_events import cell_extra
 from greenloop.bench.runner import BenchOptions, plan_cells
 from greenloop.bench.state import CellResult
 from greenloop.bench.suites import load_suite

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from pathlib import Path
@@ -85,8 +86,7 @@ async def test_each_cell_records_its_commit_and_an_older_cell_reads_as_not_recor
     run = await run_bench(options, base)
     assert (run.resumed, run.ran_now) == (1, 1)
     rows = [json.loads(line) for line in (state / "results.jsonl").read_text().splitlines()]
-    head = subprocess.run(["git", "-C", str(repo_root()), "rev-parse", "HEAD"], capture_output=True, text=True,
-                          check=True).stdout.strip()
+    head = await asyncio.to_thread(_git, repo_root(), "rev-parse", "HEAD")
     assert rows[1]["commit"] == head and isinstance(rows[1]["dirty"], bool)
     assert [r.commit for r in run.results] == ["", head]
 

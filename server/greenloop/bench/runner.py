@@ -17,9 +17,9 @@ from typing import Any
 
 from greenloop import __version__
 from greenloop.bench import handoff
+from greenloop.bench.cell_outcome import consume
 from greenloop.bench.checkout import code_version, code_versions
 from greenloop.bench.configs import StepConfig, apply_config
-from greenloop.bench.run_events import consume
 from greenloop.bench.state import NOT_RUN, BenchState, CellResult, cell_key
 from greenloop.bench.suites import Suite, Task, load_suite, repo_root
 from greenloop.errors import GreenloopError

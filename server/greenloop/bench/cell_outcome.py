@@ -1,4 +1,4 @@
-"""One agent run's events read to its Done, with what a bench cell adds to its result (candidates, pass@k)."""
+"""What a bench cell's agent run came to: its events read to the Done, with what the cell adds (candidates, pass@k)."""
 
 from __future__ import annotations
 
