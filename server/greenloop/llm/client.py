@@ -13,8 +13,8 @@ A streamed reply that sends nothing for `llm.first_token_timeout` seconds ends t
 (not retried); a request that times out is retried once at most.
 
 It is made of three collaborators, each given what it needs when the client is built, none reading
-another's state: a `RequestBuilder` (`request_body.py`: what is sent), a `StreamReader` (`streaming.py`:
-streamed replies) and a `CallKeeper` (`call_keeping.py`: retries, the cassette, records). The client
+another's state: a `RequestBuilder` (`request_builder.py`: what is sent), a `StreamReader` (`stream_reader.py`:
+streamed replies) and a `CallKeeper` (`call_keeper.py`: retries, the cassette, records). The client
 sequences them: build the body, serve it or send it (retrying), record what came back.
 """
 
@@ -30,16 +30,16 @@ from urllib.parse import urlsplit
 from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 from pydantic import BaseModel
 
-from greenloop.llm.call_keeping import Call, CallKeeper
+from greenloop.llm.call_keeper import Call, CallKeeper
 from greenloop.llm.cassette import Cassette, Exchange
 from greenloop.llm.errors import LLMError, StructuredOutputError
 from greenloop.llm.json_reply import ReplyError, parse_reply, repair_instruction, retry_instruction
 from greenloop.llm.records import CallRecord, Mode, Usage
 from greenloop.llm.repeats import trim_loop
-from greenloop.llm.request_body import STEP_HEADER, STREAMED, Messages, RequestBuilder, with_note
+from greenloop.llm.request_builder import STEP_HEADER, STREAMED, Messages, RequestBuilder, with_note
 from greenloop.llm.retry import FormatRejected
 from greenloop.llm.server_tokens import ServerTokenizer
-from greenloop.llm.streaming import StreamReader
+from greenloop.llm.stream_reader import StreamReader
 from greenloop.settings import LLMSettings
 
 T = TypeVar("T", bound=BaseModel)

@@ -11,11 +11,11 @@ from openai import AsyncOpenAI, AsyncStream
 from openai.types.chat import ChatCompletionChunk
 
 from greenloop import tokens
-from greenloop.llm.call_keeping import Call
+from greenloop.llm.call_keeper import Call
 from greenloop.llm.cassette import Exchange
 from greenloop.llm.errors import LLMError
 from greenloop.llm.repeats import LoopWatch
-from greenloop.llm.request_body import STEP_HEADER
+from greenloop.llm.request_builder import STEP_HEADER
 from greenloop.settings import LLMSettings
 
 

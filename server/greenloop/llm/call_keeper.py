@@ -16,7 +16,7 @@ from greenloop.llm.cassette import Cassette, Exchange
 from greenloop.llm.errors import LLMError
 from greenloop.llm.prices import price_of
 from greenloop.llm.records import CallRecord, Mode, Outcome, Usage, cost_of
-from greenloop.llm.request_body import Messages
+from greenloop.llm.request_builder import Messages
 from greenloop.llm.retry import FormatRejected, as_llm_error, delay_for, is_format_rejection, retryable
 from greenloop.settings import LLMSettings
 
