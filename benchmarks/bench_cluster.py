@@ -127,7 +127,7 @@ async def part_a(llm: ScriptedLLM, work: Path, cells: int, sleep: float) -> dict
     base = base_settings(llm)
     rows = {"here, --jobs 2": await bench_wall(suite, work / "here", base, cells, jobs=2)}
     from greenloop.bench.cluster import cell_on_node  # the real task body, for one measured cell
-    from greenloop.bench.runner import plan_cells
+    from greenloop.bench.runner import plan_cells, run_cell
     from greenloop.bench.suites import load_suite
 
     options = BenchOptions(suite="humanevalfix", suite_file=suite, out_dir=work / "one", repeat=1, limit=1,
@@ -141,7 +141,7 @@ async def part_a(llm: ScriptedLLM, work: Path, cells: int, sleep: float) -> dict
                 import ray
 
                 ray.init(address=cluster.address, logging_level=logging.ERROR, log_to_driver=False)
-                output = ray.get(ray.remote(cell_on_node).options(num_cpus=1).remote(cell))
+                output = ray.get(ray.remote(cell_on_node).options(num_cpus=1).remote(cell, run_cell))
                 ray.shutdown()
                 rows["Ray round trip per cell (cell in, output out), s"] = ray_overhead(cluster.address, cell, output)
                 rows["driver keeps a cell (pending file, merge, state), s"] = keep_overhead(work, output)

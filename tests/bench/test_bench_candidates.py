@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from greenloop.bench.cell_outcome import cell_extra
 from greenloop.bench.configs import load_config
 from greenloop.bench.report import summarize
-from greenloop.bench.runner import BenchOptions, cell_extra, plan_cells
+from greenloop.bench.runner import BenchOptions, plan_cells
 from greenloop.bench.state import CellResult
 from greenloop.bench.suites import load_suite
 from greenloop.errors import GreenloopError

@@ -14,7 +14,7 @@ import os
 import socket
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -31,6 +31,8 @@ RAY_MISSING = "--cluster needs Ray: install greenloop's cluster extra (pip insta
 NO_CLUSTER = ("No Ray cluster answers at {address} ({error}). Start one with `ray start --head`, or pass "
               "the head's address as --cluster HOST:PORT.")
 CELL_RETRIES = 3  # a node that dies takes its cells with it; Ray runs them again elsewhere
+# How a cell is run (the bench runner's `run_cell`), handed in: Ray sends it to the node with the cell.
+RunCell = Callable[[Any], Coroutine[Any, Any, CellResult]]
 
 
 @dataclass(frozen=True)
@@ -92,10 +94,12 @@ def connected(address: str) -> Iterator[Any]:
 
 
 class ClusterCells:
-    """Runs cells as Ray tasks spread over the nodes, and keeps `status` current for the progress line."""
+    """Runs cells as Ray tasks spread over the nodes (each with `run_cell`), and keeps `status` current for the
+    progress line."""
 
-    def __init__(self, ray: Any, on_status: Callable[[ClusterStatus], None] | None = None) -> None:
+    def __init__(self, ray: Any, run_cell: RunCell, on_status: Callable[[ClusterStatus], None] | None = None) -> None:
         self._ray = ray
+        self._run_cell = run_cell
         self.status = ClusterStatus()
         self._on_status = on_status
         self._remote = ray.remote(cell_on_node).options(
@@ -103,7 +107,7 @@ class ClusterCells:
 
     async def run(self, cell: Any) -> CellOutput | None:
         """The cell's output; None when Ray lost it past its retries (kept as not run: a rerun does it)."""
-        ref = self._remote.remote(cell)
+        ref = self._remote.remote(cell, self._run_cell)
         self._moved(running=+1)
         try:
             output: CellOutput = await ref
@@ -139,11 +143,9 @@ class ClusterCells:
             self._on_status(self.status)
 
 
-def cell_on_node(cell: Any) -> CellOutput:
-    """The Ray task: run the cell here with a run store of its own, and return it with its records."""
+def cell_on_node(cell: Any, run_cell: RunCell) -> CellOutput:
+    """The Ray task: run the cell here with `run_cell` and a run store of its own, and return it with its records."""
     import ray
-
-    from greenloop.bench.runner import run_cell
 
     node = ray.get_runtime_context().get_node_id()[:12]
     with tempfile.TemporaryDirectory(prefix="greenloop-cell-") as tmp:

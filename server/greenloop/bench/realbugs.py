@@ -13,7 +13,7 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
-from greenloop.bench.suites import Task, text_field
+from greenloop.bench.tasks import Task, text_field
 
 # The set's test tools (its README: every case was built and checked with these). Debian's pytest 7
 # in the python image still runs nose-style setup functions, which tqdm's tests have and which

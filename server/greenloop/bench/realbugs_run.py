@@ -25,10 +25,10 @@ from typing import Any
 
 from greenloop.agent import ChangeSet, FixRequest, Ports, WorkingCopy, fix, open_ports
 from greenloop.agent.ports import SandboxPort
+from greenloop.bench.cell_outcome import consume
 from greenloop.bench.correctness import VARIANTS, Verdict, after, changed, judge, patched, texts
 from greenloop.bench.realbugs import CASE_TIMEOUT, expected_error, unpack
-from greenloop.bench.runner import consume
-from greenloop.bench.suites import Task
+from greenloop.bench.tasks import Task
 from greenloop.retrieval.index import is_test_path
 from greenloop.settings import Settings
 from greenloop_sandbox import TestReport

@@ -218,6 +218,14 @@ def _group_lines(summaries: list[ConfigSummary]) -> list[str]:
     return lines
 
 
+def _code_line(meta: dict[str, Any]) -> str:
+    """The commits the cells ran at, with how many each (a report from before they were recorded: not recorded)."""
+    code = meta.get("code")
+    if code is None:
+        return "not recorded (made before cells recorded their commit)"
+    return "; ".join(f"{label}: {n} cell(s)" for label, n in code.items()) or "no cells yet"
+
+
 def report_markdown(meta: dict[str, Any], summaries: list[ConfigSummary], plot_name: str | None) -> str:
     """The human report: what ran, one row per config (first = baseline), outcomes, skipped rows."""
     lines = [
@@ -227,6 +235,7 @@ def report_markdown(meta: dict[str, Any], summaries: list[ConfigSummary], plot_n
         f"max iterations: {meta['max_iterations']}; base seed: {meta['seed']}",
         f"- suite file: `{meta['suite_file']}`; made {meta['finished']} by greenloop {meta['version']}",
         f"- command: `{meta['command']}`",
+        f"- code: {_code_line(meta)}",
         "",
         "| config | runs | pass rate | 95% CI (Wilson) | vs baseline | mean iterations | mean tokens "
         "| mean cost (USD) | mean wall s | median wall s | fixes/min | median candidates | tests edited | errors |",

@@ -17,6 +17,8 @@ from typing import Any
 
 from greenloop import __version__
 from greenloop.bench import handoff
+from greenloop.bench.cell_outcome import consume
+from greenloop.bench.checkout import code_version, code_versions
 from greenloop.bench.configs import StepConfig, apply_config
 from greenloop.bench.state import NOT_RUN, BenchState, CellResult, cell_key
 from greenloop.bench.suites import Suite, Task, load_suite, repo_root
@@ -134,7 +136,7 @@ async def run_bench(options: BenchOptions, base: Settings, *, progress: Progress
                 from greenloop.bench.cluster import ClusterCells, connected
 
                 ray = stack.enter_context(connected(options.cluster))
-                cluster = ClusterCells(ray, None if status is None else lambda s: status(s.line()))
+                cluster = ClusterCells(ray, run_cell, None if status is None else lambda s: status(s.line()))
                 runner = cluster_runner(cluster, state, store)
                 jobs = jobs or max(1, int(ray.cluster_resources().get("CPU", 1)))
                 stack.callback(cluster.reap_everywhere, base_settings)
@@ -192,6 +194,7 @@ async def run_cell(cell: Cell) -> CellResult:
     """One task under one config in a fresh temporary workspace; any failure becomes an "error" result."""
     start = time.monotonic()
     settings = cell.settings
+    code = await asyncio.to_thread(code_version)  # git, once per process
     result = CellResult(
         key=cell.key,
         config=cell.config.name,
@@ -200,6 +203,8 @@ async def run_cell(cell: Cell) -> CellResult:
         seed=settings.llm.seed,
         model=settings.llm.model,
         outcome="error",
+        commit=code.commit,
+        dirty=code.dirty,
     )
     seen: dict[str, Any] = {}  # the last budget event, then the Done event: usage even when abandoned
     try:
@@ -230,15 +235,6 @@ async def run_cell(cell: Cell) -> CellResult:
         result.extra["served_seconds"] = served
         result.seconds += served
     return result
-
-
-def cell_extra(candidates: list[bool], changed: list[str]) -> dict[str, Any]:
-    """What a cell adds to its result: candidates tested, the first green one (pass@k), test files changed."""
-    from greenloop.retrieval.index import is_test_path
-
-    first = next((i + 1 for i, green in enumerate(candidates) if green), None)
-    return {"candidates": len(candidates), "first_green": first,
-            "tests_edited": sum(1 for p in changed if is_test_path(p))}
 
 
 def cell_limit(settings: Settings) -> float:
@@ -276,35 +272,6 @@ async def _drive(task: Task, tmp: Path, settings: Settings, seen: dict[str, Any]
             path.write_text(text, encoding="utf-8")
         events = fix(FixRequest(workspace=workspace), settings)
     return await consume(events, seen)
-
-
-async def consume(
-    events: AsyncIterator[Any], seen: dict[str, Any], on_event: Callable[[Any], None] | None = None
-) -> dict[str, Any]:
-    """Read a run's events to its Done (as a dict, with `extra` from `cell_extra`); closes the run however it ends."""
-    done: dict[str, Any] | None = None
-    candidates: list[bool] = []  # each tested candidate, in the order asked: did it turn the tests green?
-    try:
-        async for event in events:
-            if on_event is not None:
-                on_event(event)
-            if event.kind == "budget":
-                seen.update(event.model_dump(mode="json"))
-            if event.kind == "candidate_tested" and event.status == "tested":
-                candidates.append(event.green)
-            if event.kind == "done":
-                done = event.model_dump(mode="json", exclude={"changes"})
-                done["extra"] = cell_extra(candidates, [c.path for c in event.changes.files])
-                done["extra"].update(kind=event.changes.kind, risky=event.changes.risk_reason)
-                seen.update(done)
-                done["changes"] = event.changes  # for a caller that checks them (realbugs)
-    finally:  # on cancel too: the agent stops its model calls and sandbox
-        close = getattr(events, "aclose", None)
-        if close is not None:
-            await close()
-    if done is None:
-        raise GreenloopError("the run ended without a result")
-    return done
 
 
 @contextlib.asynccontextmanager
@@ -363,6 +330,7 @@ def report_meta(run: BenchRun, finished: str) -> dict[str, Any]:
         "max_iterations": max(s.loop.max_iterations for s in configs),
         "finished": finished,
         "version": __version__,
+        "code": code_versions(run.results),  # cells per commit they ran at
         "command": run.options.command,
         "ran_now": run.ran_now,
         "skipped_rows": run.suite.skipped,

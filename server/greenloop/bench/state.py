@@ -34,6 +34,8 @@ class CellResult:
     error: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     node: str = ""  # the Ray node that ran it (with --cluster); "" on this machine
+    commit: str = ""  # the commit of the code that ran it ("unknown" outside a git checkout; "" recorded before this)
+    dirty: bool | None = None  # whether that code had changes the commit does not hold (None: unknown)
 
     @property
     def counted(self) -> bool:

@@ -5,28 +5,18 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import greenloop
+from greenloop.bench.realbugs import realbugs_task
 from greenloop.bench.sampling import sample_tasks
+from greenloop.bench.tasks import Task, text_field
 from greenloop.errors import GreenloopError
 from greenloop_sandbox.languages import template_names
 
 SUITES = ("humanevalfix", "realbugs", "generate")
-
-
-@dataclass(frozen=True)
-class Task:
-    """One benchmark task: a workspace to fix (files) or a prompt to generate from."""
-
-    id: str
-    kind: str  # "fix" | "realbugs" (a real workspace, in `extra`) | "generate"
-    files: dict[str, str] = field(default_factory=dict)
-    prompt: str = ""
-    template: str = "python"
-    extra: dict[str, Any] = field(default_factory=dict)  # e.g. the canonical fix, for oracles and reports
 
 
 @dataclass
@@ -97,17 +87,8 @@ def load_suite(
 def row_parser(name: str, source: Path) -> Callable[[dict[str, Any]], Task]:
     """How a row of suite `name` becomes a task (realbugs rows name tarballs next to the file)."""
     if name == "realbugs":
-        from greenloop.bench.realbugs import realbugs_task
-
         return functools.partial(realbugs_task, folder=source.parent)
     return humanevalfix_task if name == "humanevalfix" else generate_task
-
-
-def text_field(row: dict[str, Any], key: str) -> str:
-    value = row.get(key)
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"missing or empty {key!r}")
-    return value
 
 
 def humanevalfix_task(row: dict[str, Any]) -> Task:

@@ -12,8 +12,10 @@ server's generation too (llama.cpp finishes a non-streamed reply regardless).
 A streamed reply that sends nothing for `llm.first_token_timeout` seconds ends the call
 (not retried); a request that times out is retried once at most.
 
-Its parts: `request_body.py` (what is sent), `streaming.py` (streamed replies),
-`call_keeping.py` (retries and records).
+It is made of three collaborators, each given what it needs when the client is built, none reading
+another's state: a `RequestBuilder` (`request_builder.py`: what is sent), a `StreamReader` (`stream_reader.py`:
+streamed replies) and a `CallKeeper` (`call_keeper.py`: retries, the cassette, records). The client
+sequences them: build the body, serve it or send it (retrying), record what came back.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import importlib
-import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -29,17 +30,16 @@ from urllib.parse import urlsplit
 from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 from pydantic import BaseModel
 
-from greenloop.llm.call_keeping import Call, CallKeeping
+from greenloop.llm.call_keeper import Call, CallKeeper
 from greenloop.llm.cassette import Cassette, Exchange
-from greenloop.llm.errors import ContextOverflow, LLMError, StructuredOutputError
+from greenloop.llm.errors import LLMError, StructuredOutputError
 from greenloop.llm.json_reply import ReplyError, parse_reply, repair_instruction, retry_instruction
 from greenloop.llm.records import CallRecord, Mode, Usage
 from greenloop.llm.repeats import trim_loop
-from greenloop.llm.request_body import STEP_HEADER, STREAMED, Messages, RequestBodies, with_note
+from greenloop.llm.request_builder import STEP_HEADER, STREAMED, Messages, RequestBuilder, with_note
 from greenloop.llm.retry import FormatRejected
 from greenloop.llm.server_tokens import ServerTokenizer
-from greenloop.llm.streaming import StreamedReplies
-from greenloop.llm.window import fit_messages
+from greenloop.llm.stream_reader import StreamReader
 from greenloop.settings import LLMSettings
 
 T = TypeVar("T", bound=BaseModel)
@@ -60,7 +60,7 @@ def _http_client(base_url: str, timeout: float) -> DefaultAsyncHttpxClient | Non
     return DefaultAsyncHttpxClient(timeout=timeout, limits=http.Limits(max_keepalive_connections=0))
 
 
-class LLMClient(RequestBodies, StreamedReplies, CallKeeping):
+class LLMClient:
     """An OpenAI-compatible chat client; see the module docstring."""
 
     def __init__(
@@ -74,18 +74,33 @@ class LLMClient(RequestBodies, StreamedReplies, CallKeeping):
         context_window: int | None = None,
     ) -> None:
         self.settings = settings
-        self.context_window = context_window or settings.context_window  # tokens; None: not checked
         self.base_url = base_url.rstrip("/")
         self.tokenizer = ServerTokenizer(self.base_url)
-        self.sink = sink
-        self.cassette = cassette
         self.usage = Usage()
-        self._streaming = 0  # streamed requests of this client in flight
         self._mode: Mode = "json_schema"  # the response_format mode that works here, learned by `structured`
         self._openai = AsyncOpenAI(
             api_key=api_key or "not-needed", base_url=self.base_url, max_retries=0, timeout=settings.timeout,
             http_client=_http_client(self.base_url, settings.timeout),
         )
+        self._requests = RequestBuilder(settings, context_window=context_window or settings.context_window,
+                                        count=self.tokenizer.count)
+        self._streams = StreamReader(self._openai, settings, base_url=self.base_url)
+        self._calls = CallKeeper(settings, base_url=self.base_url, usage=self.usage, sink=sink, cassette=cassette)
+
+    @property
+    def context_window(self) -> int | None:
+        """The model's context window in tokens (None: not checked); longer requests are not sent."""
+        return self._requests.context_window
+
+    @property
+    def sink(self) -> Callable[[CallRecord], None] | None:
+        """Where each call's `CallRecord` goes as it ends."""
+        return self._calls.sink
+
+    @property
+    def cassette(self) -> Cassette | None:
+        """The recording this client serves replies from or saves them to."""
+        return self._calls.cassette
 
     @property
     def structured_mode(self) -> Mode:
@@ -111,42 +126,37 @@ class LLMClient(RequestBodies, StreamedReplies, CallKeeping):
         `seed` and `temperature` override the settings' for this call (the fix loop's candidates:
         one greedy, the rest hotter, each with its own seed); the values sent are the ones recorded.
         """
-        body = await self._body(messages, max_tokens, attempt, step)
+        body = await self._requests.text(messages, max_tokens=max_tokens, attempt=attempt, step=step)
         if seed is not None:
             body["seed"] = seed
         if temperature is not None:
             body["temperature"] = temperature
-        call = self._start(step, "text", body)
+        call = Call.start(step, "text", body)
         call.attempt = attempt
         exchange = await self._exchange(call)
-        await self._record(call, exchange, "ok")
+        await self._calls.record(call, exchange, "ok")
         return trim_loop(exchange.content) if exchange.finish_reason == "repetition" else exchange.content
 
     async def fits(self, messages: Messages, *, step: str, max_tokens: int | None = None) -> bool:
         """Whether `messages` fit the context window whole, with room for the reply (nothing is sent)."""
-        try:
-            kept = await fit_messages(messages, self.context_window, max_tokens or self.settings.max_tokens, step,
-                                      self.tokenizer.count)
-        except ContextOverflow:
-            return False
-        return len(kept) == len(messages)
+        return await self._requests.fits(messages, step=step, max_tokens=max_tokens)
 
     async def stream(self, messages: Messages, *, step: str, max_tokens: int | None = None) -> AsyncIterator[str]:
         """Text deltas as they arrive; the call is recorded when the stream ends."""
-        body = {**(await self._body(messages, max_tokens, 0, step)), **STREAMED}
-        call = self._start(step, "text", body)
-        if self.cassette is not None and self.cassette.serves(call.body):
+        body = {**(await self._requests.text(messages, max_tokens=max_tokens, attempt=0, step=step)), **STREAMED}
+        call = Call.start(step, "text", body)
+        if self._calls.serves(call):
             exchange = await self._exchange(call)
             if exchange.content:
                 yield exchange.content
-            await self._record(call, exchange, "ok")
+            await self._calls.record(call, exchange, "ok")
             return
         parts: list[str] = []
         try:
             while True:
                 try:
                     exchange = Exchange()
-                    async for text in self._stream_attempt(call, exchange):
+                    async for text in self._streams.read(call, exchange):
                         parts.append(text)
                         yield text
                     break
@@ -156,14 +166,14 @@ class LLMClient(RequestBodies, StreamedReplies, CallKeeping):
                             f"{self.base_url} cut the reply off after {len(''.join(parts))} characters "
                             f"({exc.__cause__ or exc}). Try again; if it repeats, check the model server."
                         ) from exc
-                    await self._retry_or_raise(call, exc)
+                    await self._calls.retry_or_raise(call, exc)
         except BaseException as exc:  # tokens of a broken stream are unknown: recorded as 0
             partial = Exchange(content="".join(parts), usage={"prompt_tokens": 0, "completion_tokens": 0})
-            await self._record(call, partial, "failed", error=_describe(exc))
+            await self._calls.record(call, partial, "failed", error=_describe(exc))
             raise
         exchange.content = "".join(parts)
-        self._save(call, exchange)
-        await self._record(call, exchange, "ok")
+        self._calls.save(call, exchange)
+        await self._calls.record(call, exchange, "ok")
 
     async def structured(self, messages: Messages, schema: type[T], *, step: str, attempt: int = 0) -> T:
         """A validated `schema` instance, through response_format fallbacks and repair.
@@ -176,12 +186,13 @@ class LLMClient(RequestBodies, StreamedReplies, CallKeeping):
         raw_replies: list[str] = []
         first = attempt
         while True:
-            call = self._start(step, mode, await self._structured_body(convo, json_schema, mode, step, attempt))
+            body = await self._requests.structured(convo, json_schema, mode=mode, step=step, attempt=attempt)
+            call = Call.start(step, mode, body)
             call.attempt = attempt
             try:
                 exchange = await self._exchange(call)
             except FormatRejected as rejected:
-                await self._record(call, None, "failed", error=f"{mode} rejected: {rejected.detail}"[:500])
+                await self._calls.record(call, None, "failed", error=f"{mode} rejected: {rejected.detail}"[:500])
                 mode = _NEXT_MODE[mode]
                 self._mode = mode
                 continue
@@ -193,7 +204,7 @@ class LLMClient(RequestBodies, StreamedReplies, CallKeeping):
                 if exchange.finish_reason in ("repetition", "length"):
                     why = "repeated itself" if exchange.finish_reason == "repetition" else "reached the token limit"
                     problem = f"It {why} and was cut off: {problem} Say each thing once, briefly."
-                await self._record(call, exchange, "failed", error=problem)
+                await self._calls.record(call, exchange, "failed", error=problem)
                 if attempt - first >= self.settings.repair_attempts:
                     raise StructuredOutputError(
                         f"The model's reply for step {step!r} did not match {schema.__name__} after "
@@ -209,11 +220,8 @@ class LLMClient(RequestBodies, StreamedReplies, CallKeeping):
                              {"role": "user", "content": repair_instruction(problem)}]
                 attempt += 1
                 continue
-            await self._record(call, exchange, "ok" if attempt == first else "repaired")
+            await self._calls.record(call, exchange, "ok" if attempt == first else "repaired")
             return value
-
-    def _start(self, step: str, mode: Mode, body: dict[str, Any]) -> Call:
-        return Call(step=step, mode=mode, body=body, started=time.perf_counter(), started_at=time.time())
 
     async def _parse(self, text: str, schema: type[T]) -> T:
         if len(text) > _LARGE_REPLY:
@@ -223,52 +231,32 @@ class LLMClient(RequestBodies, StreamedReplies, CallKeeping):
     # -- one round trip -------------------------------------------------------------
     async def _exchange(self, call: Call) -> Exchange:
         """The reply (cassette or live, with retries); failures are recorded and raised."""
-        if self.cassette is not None and self.cassette.serves(call.body):
-            return await self._replayed(call)
+        if self._calls.serves(call):
+            return await self._calls.replayed(call)
         try:
             while True:
                 try:
                     exchange = await self._attempt(call)
                     break
                 except Exception as exc:
-                    await self._retry_or_raise(call, exc)
+                    await self._calls.retry_or_raise(call, exc)
         except FormatRejected as rejected:
-            self._save(call, Exchange(status=400, error=rejected.detail, extra={"format_rejected": True}))
+            self._calls.save(call, Exchange(status=400, error=rejected.detail, extra={"format_rejected": True}))
             raise
         except LLMError as exc:
-            self._save(call, Exchange(status=exc.status or 0, error=str(exc)))
-            await self._record(call, None, "failed", error=str(exc))
+            self._calls.save(call, Exchange(status=exc.status or 0, error=str(exc)))
+            await self._calls.record(call, None, "failed", error=str(exc))
             raise
         except BaseException as exc:  # cancelled: record what we know, then let it go
-            await self._record(call, None, "failed", error=_describe(exc))
+            await self._calls.record(call, None, "failed", error=_describe(exc))
             raise
-        self._save(call, exchange)
-        return exchange
-
-    async def _replayed(self, call: Call) -> Exchange:
-        assert self.cassette is not None
-        call.cached = True
-        exchange = self.cassette.lookup(call.body)
-        if exchange is None:
-            error = LLMError(
-                f"Cassette {self.cassette.path} has no reply for this {call.step!r} request; "
-                "the prompt or settings changed since it was recorded. Re-record it."
-            )
-            await self._record(call, None, "failed", error=str(error))
-            raise error
-        seconds = exchange.extra.get("seconds")
-        call.recorded_seconds = float(seconds) if isinstance(seconds, int | float) else None
-        if exchange.extra.get("format_rejected"):
-            raise FormatRejected(exchange.error)
-        if exchange.status != 200:
-            await self._record(call, None, "failed", error=exchange.error)
-            raise LLMError(exchange.error, status=exchange.status or None)
+        self._calls.save(call, exchange)
         return exchange
 
     async def _attempt(self, call: Call) -> Exchange:
         if call.body.get("stream"):  # the whole reply, streamed so that a loop can be stopped
             exchange = Exchange()
-            parts = [text async for text in self._stream_attempt(call, exchange)]
+            parts = [text async for text in self._streams.read(call, exchange)]
             exchange.content = "".join(parts)
             return exchange
         raw = await self._openai.chat.completions.with_raw_response.create(

@@ -7,7 +7,6 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
@@ -26,12 +25,10 @@ from greenloop.lsp.protocol import (
     VERDICT_QUESTION,
     VERDICTS,
 )
+from greenloop.lsp.workspace_server import WorkspaceServer
 from greenloop.runs import record_verdict
 from greenloop.settings import Settings
 from greenloop_sandbox.report import TestFailure
-
-if TYPE_CHECKING:
-    from greenloop.lsp.server import GreenloopServer
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +64,7 @@ class _Active:
 class LoopRunner:
     """Runs at most one loop; a second is refused with InvalidRequest and BUSY_MESSAGE."""
 
-    def __init__(self, server: GreenloopServer) -> None:
+    def __init__(self, server: WorkspaceServer) -> None:
         self.server = server
         self.active: _Active | None = None
 
@@ -235,7 +232,7 @@ class LoopRunner:
 
 
 async def publish_failures(
-    server: GreenloopServer, failures: list[TestFailure], scope: list[str] | None
+    server: WorkspaceServer, failures: list[TestFailure], scope: list[str] | None
 ) -> None:
     """Turn failures into diagnostics (reading files in a thread) and publish every affected file."""
     root, overlays = server.root, server.overlays()

@@ -1,6 +1,6 @@
 """llama-server flags on this machine kind: threads, polling, batch, context, flash attention, KV cache type.
 
-    python benchmarks/bench_server_flags.py [--size 0.5b] [--reps 2] [--max-tokens 64]
+    PYTHONPATH=server:sandbox python docs/benchmarks/server-flags/bench_server_flags.py [--size 0.5b] [--reps 2] [--max-tokens 64]
 
 Every flag set gets its own server (started by greenloop's `LocalModelServer`
 with the flags as `local_model.server_args`), all running at once but asked one
@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))  # bench_local_server
 from bench_local_server import messages
 from greenloop.llm.local_server import LocalModelServer
 from greenloop.settings import LocalModelSettings

@@ -1,6 +1,6 @@
 """Speculative decoding for the embedded model: recorded repair requests replayed with and without it.
 
-    python benchmarks/bench_speculation.py REQUESTS.jsonl [--sample 12] [--size 1.5b] [--sets A;B] [--write OUT.md]
+    PYTHONPATH=server:sandbox python docs/benchmarks/speculation/bench_speculation.py REQUESTS.jsonl [--sample 12] [--size 1.5b] [--sets A;B] [--write OUT.md]
 
 REQUESTS is a cassette (`llm.cassette`, one JSON row per call with its `request`): real prompts the
 loop sent, so replies are as long as the loop's and copy as much of the prompt as the loop's do,

@@ -11,23 +11,34 @@ from openai import AsyncOpenAI, AsyncStream
 from openai.types.chat import ChatCompletionChunk
 
 from greenloop import tokens
-from greenloop.llm.call_keeping import Call
+from greenloop.llm.call_keeper import Call
 from greenloop.llm.cassette import Exchange
 from greenloop.llm.errors import LLMError
 from greenloop.llm.repeats import LoopWatch
-from greenloop.llm.request_body import STEP_HEADER
+from greenloop.llm.request_builder import STEP_HEADER
 from greenloop.settings import LLMSettings
 
 
-class StreamedReplies:
-    """The streamed requests of `LLMClient` (a part of it: the client sets the attributes below)."""
+class StreamReader:
+    """Sends one client's streamed requests and reads their replies, text delta by text delta."""
 
-    settings: LLMSettings
-    base_url: str
-    _openai: AsyncOpenAI
-    _streaming: int  # streamed requests of this client in flight
+    def __init__(self, openai: AsyncOpenAI, settings: LLMSettings, *, base_url: str) -> None:
+        self.openai = openai
+        self.settings = settings
+        self.base_url = base_url
+        self.in_flight = 0  # streamed requests of this client being read
 
-    async def _open_stream(
+    async def read(self, call: Call, exchange: Exchange) -> AsyncIterator[str]:
+        """The reply's text deltas; its finish reason, usage, model and size go into `exchange`."""
+        self.in_flight += 1
+        try:
+            async with contextlib.aclosing(self._reply(call, exchange)) as reply:
+                async for text in reply:
+                    yield text
+        finally:
+            self.in_flight -= 1
+
+    async def _open(
         self, call: Call
     ) -> tuple[AsyncStream[ChatCompletionChunk], AsyncIterator[ChatCompletionChunk], ChatCompletionChunk | None]:
         """The stream and its first chunk, within `llm.first_token_timeout`, or the prompt's tokens at
@@ -37,11 +48,11 @@ class StreamedReplies:
         (the embedded model; generation writes files in parallel): it gets the limit once per request.
         """
         reading = tokens.count_messages(call.body.get("messages", [])) / self.settings.slowest_prompt_rate
-        limit = round(max(self.settings.first_token_timeout, reading), 1) * self._streaming
+        limit = round(max(self.settings.first_token_timeout, reading), 1) * self.in_flight
         stream: AsyncStream[ChatCompletionChunk] | None = None
         try:
             async with asyncio.timeout(limit):
-                stream = await self._openai.chat.completions.create(
+                stream = await self.openai.chat.completions.create(
                     **call.body, extra_headers={STEP_HEADER: call.step}
                 )
                 chunks = aiter(stream)
@@ -56,17 +67,8 @@ class StreamedReplies:
             ) from None
         return stream, chunks, first
 
-    async def _stream_attempt(self, call: Call, exchange: Exchange) -> AsyncIterator[str]:
-        self._streaming += 1
-        try:
-            async with contextlib.aclosing(self._streamed_reply(call, exchange)) as reply:
-                async for text in reply:
-                    yield text
-        finally:
-            self._streaming -= 1
-
-    async def _streamed_reply(self, call: Call, exchange: Exchange) -> AsyncGenerator[str, None]:
-        stream, chunks, chunk = await self._open_stream(call)
+    async def _reply(self, call: Call, exchange: Exchange) -> AsyncGenerator[str, None]:
+        stream, chunks, chunk = await self._open(call)
         watch = LoopWatch() if self.settings.stop_repeats else None
         try:
             while chunk is not None:

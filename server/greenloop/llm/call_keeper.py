@@ -16,7 +16,7 @@ from greenloop.llm.cassette import Cassette, Exchange
 from greenloop.llm.errors import LLMError
 from greenloop.llm.prices import price_of
 from greenloop.llm.records import CallRecord, Mode, Outcome, Usage, cost_of
-from greenloop.llm.request_body import Messages
+from greenloop.llm.request_builder import Messages
 from greenloop.llm.retry import FormatRejected, as_llm_error, delay_for, is_format_rejection, retryable
 from greenloop.settings import LLMSettings
 
@@ -37,18 +37,28 @@ class Call:
     cached: bool = False
     recorded_seconds: float | None = None  # a served reply: the seconds the model took when it was recorded
 
+    @classmethod
+    def start(cls, step: str, mode: Mode, body: dict[str, Any]) -> Call:
+        """A call starting now."""
+        return cls(step=step, mode=mode, body=body, started=time.perf_counter(), started_at=time.time())
 
-class CallKeeping:
-    """Retries and records of `LLMClient`'s calls (a part of it: the client sets the attributes below)."""
 
-    settings: LLMSettings
-    base_url: str
-    sink: Callable[[CallRecord], None] | None
-    cassette: Cassette | None
-    usage: Usage
+class CallKeeper:
+    """Keeps one client's calls: retries them, serves and saves them on its cassette, and records them
+    (each `CallRecord` summed into `usage` and sent to `sink`)."""
+
+    def __init__(
+        self, settings: LLMSettings, *, base_url: str, usage: Usage,
+        sink: Callable[[CallRecord], None] | None = None, cassette: Cassette | None = None,
+    ) -> None:
+        self.settings = settings
+        self.base_url = base_url
+        self.usage = usage
+        self.sink = sink
+        self.cassette = cassette
 
     # -- retries -----------------------------------------------------------------------
-    async def _retry_or_raise(self, call: Call, exc: Exception) -> None:
+    async def retry_or_raise(self, call: Call, exc: Exception) -> None:
         """Sleep before the next try, or raise FormatRejected / LLMError.
 
         A request that timed out is tried once more at most: a server that took `llm.timeout` once
@@ -68,14 +78,40 @@ class CallKeeping:
         call.retries += 1
         call.timeouts += timed_out
 
-    # -- records -----------------------------------------------------------------------
-    def _save(self, call: Call, exchange: Exchange) -> None:
-        """Record the exchange with the seconds it took, so a bench served it later can charge them."""
+    # -- the cassette ------------------------------------------------------------------
+    def serves(self, call: Call) -> bool:
+        """Whether the cassette answers this call (replay, or memo with it recorded)."""
+        return self.cassette is not None and self.cassette.serves(call.body)
+
+    async def replayed(self, call: Call) -> Exchange:
+        """The cassette's reply to a call it serves; its recorded error (or none recorded) raised."""
+        assert self.cassette is not None
+        call.cached = True
+        exchange = self.cassette.lookup(call.body)
+        if exchange is None:
+            error = LLMError(
+                f"Cassette {self.cassette.path} has no reply for this {call.step!r} request; "
+                "the prompt or settings changed since it was recorded. Re-record it."
+            )
+            await self.record(call, None, "failed", error=str(error))
+            raise error
+        seconds = exchange.extra.get("seconds")
+        call.recorded_seconds = float(seconds) if isinstance(seconds, int | float) else None
+        if exchange.extra.get("format_rejected"):
+            raise FormatRejected(exchange.error)
+        if exchange.status != 200:
+            await self.record(call, None, "failed", error=exchange.error)
+            raise LLMError(exchange.error, status=exchange.status or None)
+        return exchange
+
+    def save(self, call: Call, exchange: Exchange) -> None:
+        """Save the exchange on the cassette with the seconds it took, so a bench served it later can charge them."""
         if self.cassette is not None and not self.cassette.replaying:
             exchange.extra["seconds"] = round(time.perf_counter() - call.started, 3)
             self.cassette.save(call.body, exchange)
 
-    async def _record(
+    # -- records -----------------------------------------------------------------------
+    async def record(
         self, call: Call, exchange: Exchange | None, outcome: Outcome, error: str | None = None
     ) -> None:
         messages: Messages = call.body["messages"]

@@ -1,6 +1,6 @@
 """Where a warm candidate run's seconds go, step by step, on a realbugs case in a Docker sandbox.
 
-    PYTHONPATH=server:sandbox nice -n 19 python benchmarks/profile_warm.py [--case black-7] [--n 10] [--cpus 0.5]
+    PYTHONPATH=server:sandbox:benchmarks nice -n 19 python docs/benchmarks/warm-runs/profile_warm.py [--case black-7] [--n 10] [--cpus 0.5]
 
 A measuring copy of the worker, its child and the channel's agent (time stamps added, nothing else) is put
 in the sandbox in place of the real ones; each candidate (a small edit of the bug's function, as
