@@ -69,7 +69,7 @@ def _test_definitions(index: RepoIndex, report: TestReport, tests: TestFiles) ->
 def failing_test_targets(index: RepoIndex, report: TestReport, tests: TestFiles) -> list[Target]:
     """The failing test functions, as targets of the test route (`ladder`)."""
     return [Target(d.path, d.symbol, d.kind, d.start_line, d.end_line)
-            for d in _test_definitions(index, report, tests) if d.kind in ("function", "method")]
+            for d in _test_definitions(index, report, tests) if d.kind in ("function", "method") and d.path not in tests.spec]
 
 
 def spec_text(index: RepoIndex, report: TestReport, tests: TestFiles) -> str:
