@@ -196,6 +196,7 @@ class Generation:
             workspace=self.job.out_dir,
             attempts=settings.generate.file_attempts,
             context_chars=4 * settings.retrieval.context_tokens,
+            acceptance=self.acceptance,
         )
         known = {
             **self.known,
