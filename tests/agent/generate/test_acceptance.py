@@ -209,3 +209,30 @@ def test_code_passing_the_acceptance_tests_is_not_traded_for_more_passing_genera
     assert better(bent, state)  # by counts alone it would move
     assert not better(bent, state, spec=spec)
     assert better(state, bent, spec=spec)
+
+
+# a test written with the code that is wrong (9 is 'IX'), on a call the request states no example of
+WRONG_TEST = "from roman import to_roman\n\n\ndef test_nine():\n    assert to_roman(9) == 'VIIII'\n"
+# the code bent to that test: it still passes every stated example (1994 needs no IX)
+BENT = ROMAN.split("\n\n\ndef to_roman")[0].replace('(9, "IX"), ', "") + "\n\n\n" + "def to_roman" + \
+    ROMAN.split("\n\n\ndef to_roman")[1].split("\n\n\ndef from_roman")[0] + "\n"
+
+
+async def test_a_wrong_generated_test_against_right_code_the_loop_keeps_the_code_and_fixes_the_test(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    script_roman(scripted_llm, {"roman.py": ROMAN, "tests/test_roman.py": WRONG_TEST})
+    # asked what to_roman(9) must give, the model decides nothing; asked for code, it bends it to the test
+    scripted_llm.script("It depends on which numeral style is meant.", step="repair_verdict")
+    scripted_llm.script(lambda body: f"```python\n{BENT}```\n")
+    settings = make_settings(tmp_path, backend="local", loop={"candidates": 1, "mutants": 0, "second_look": False},
+                             retrieval={"coverage": False})
+    out = tmp_path / "out"
+    seen, done = await collect(generate(GenerateRequest(ROMAN_PROMPT, out), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    on_disk = tree(out)
+    assert on_disk["roman.py"] == ROMAN  # the code the request's examples agree with stays
+    assert on_disk["tests/test_roman.py"] == WRONG_TEST.replace("'VIIII'", "'IX'")
+    assert scripted_llm.requests_for("repair_verdict")  # the model was asked first
+    said = " ".join(e.text for e in seen if isinstance(e, ev.Message))
+    assert "(undecided; the acceptance tests pass): the code's value" in said

@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING
 
 from greenloop.retrieval.index import is_test_path
+
+if TYPE_CHECKING:
+    from greenloop_sandbox import TestReport
 
 READ_ONLY_REASON = (
     "{path} is a test file, and the tests are the specification: change the code under test so that "
@@ -50,3 +54,8 @@ class TestFiles:
     def editable(self, path: str) -> bool:
         """Whether the loop may rewrite the test file `path` (writable tests, not the spec)."""
         return self.writable and path not in self.spec
+
+    def spec_holds(self, report: TestReport) -> bool:
+        """Whether there are spec files (acceptance tests) and none of the report's failing tests is in one:
+        the code does what the request states, and a failing test elsewhere is the suspect."""
+        return bool(self.spec) and not any(f.test_id.split("::", 1)[0] in self.spec for f in report.failures)
