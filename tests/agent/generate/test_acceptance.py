@@ -236,3 +236,54 @@ async def test_a_wrong_generated_test_against_right_code_the_loop_keeps_the_code
     assert scripted_llm.requests_for("repair_verdict")  # the model was asked first
     said = " ".join(e.text for e in seen if isinstance(e, ev.Message))
     assert "(undecided; the acceptance tests pass): the code's value" in said
+
+
+async def test_code_failing_an_acceptance_test_is_fixed_against_it_and_the_file_stays_as_written(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    buggy = ROMAN.replace("range(1, 4000)", "range(1, 40)")  # from_roman('XLII') raises
+    script_roman(scripted_llm, {"roman.py": buggy, "tests/test_roman.py": ROMAN_TEST})
+    right = "def from_roman(s: str) -> int:" + ROMAN.split("def from_roman(s: str) -> int:")[1]
+    scripted_llm.script(lambda body: f"```python\n{right}```\n")
+    settings = make_settings(tmp_path, backend="local", loop={"candidates": 1, "mutants": 0, "second_look": False},
+                             retrieval={"coverage": False})
+    out = tmp_path / "out"
+    seen, done = await collect(generate(GenerateRequest(ROMAN_PROMPT, out), settings))
+    assert done.outcome == "green", done.summary + done.evidence
+    first = next(e for e in seen if isinstance(e, ev.TestsRan) and e.iteration == 0)
+    assert first.failed == 1 and first.passed == 6  # from_roman('XLII') fails; the model's own test passes
+    on_disk = tree(out)
+    assert on_disk["roman.py"] == ROMAN
+    assert "lambda: from_roman('XLII'), 42" in on_disk["tests/test_acceptance.py"]
+    asked = [json.dumps(r.messages) for r in scripted_llm.requests if r.step and r.step.startswith("repair_")]
+    assert asked and "## The acceptance tests (the request's own examples: they are right" in asked[0]
+
+
+def test_where_the_acceptance_tests_pass_the_failing_generated_checks_are_asked_about_first(tmp_path: Path) -> None:
+    from greenloop.agent.changes.testfiles import TestFiles
+    from greenloop.agent.changes.working_copy import WorkingCopy
+    from greenloop.agent.repair import ladder
+    from greenloop.agent.repair.check_statements import Check
+    from greenloop.retrieval import Location
+    from greenloop_sandbox import TestReport
+    from greenloop_sandbox.report import TestFailure
+
+    (tmp_path / "roman.py").write_text(ROMAN)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_roman.py").write_text(WRONG_TEST)
+    copy = WorkingCopy.from_workspace(tmp_path)
+    top = Location("roman.py", "to_roman", "function", 5, 12, 1.0, "frames")
+    check = Check("tests/test_roman.py", "tests/test_roman.py::test_nine", 5, 5, "    assert to_roman(9) == 'VIIII'",
+                  "AssertionError: assert 'IX' == 'VIIII'")
+
+    def order(failing: str, spec: tuple[str, ...]) -> list[str]:
+        report = TestReport(passed=6, failed=1, failures=[TestFailure(test_id=failing)])
+        tests = TestFiles.of([], [], writable=True, spec=spec)
+        return [a.label for a in ladder.ladder([top], report, copy, tests, checks=[check])]
+
+    spec = ("tests/test_acceptance.py",)
+    generated_only = order("tests/test_roman.py::test_nine", spec)
+    assert generated_only[0].startswith("checks")  # the acceptance tests pass: the failing check is the suspect
+    assert not order("tests/test_roman.py::test_nine", ())[0].startswith("checks")  # no acceptance: as before
+    assert not order("tests/test_acceptance.py::test_to_roman_gives_the_stated_value[to_roman(4)]", spec)[0] \
+        .startswith("checks")  # the code fails the request's own example: the code first

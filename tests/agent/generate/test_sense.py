@@ -47,11 +47,14 @@ def test_a_test_contradicting_a_stated_example_is_found_in_its_parametrized_case
             "@pytest.mark.parametrize('n, want', [(1, 'I'), (4, 'IIII')])\n"
             "def test_to_roman(n, want):\n    assert to_roman(n) == want\n\n\n"
             "def test_zero():\n    assert to_roman(0) == ''\n\n\n"
-            "def test_xlii():\n    with pytest.raises(ValueError):\n        from_roman('XLII')\n")
+            "def test_xlii():\n    with pytest.raises(ValueError):\n        from_roman('XLII')\n\n\n"
+            "def test_empty():\n    with pytest.raises(KeyError):\n        from_roman('')\n")
     assert found(text, EXAMPLES) == [
         "test_to_roman: expects `to_roman(4)` to give `'IIII'`, but the request says `to_roman(4)` gives `'IV'`",
         "test_zero: expects `to_roman(0)` to give `''`, but the request says `to_roman(0)` raises `ValueError`",
         "test_xlii: expects `from_roman('XLII')` to raise, but the request says `from_roman('XLII')` gives `42`",
+        "test_empty: expects `from_roman('')` to raise `KeyError`, but the request says `from_roman('')` raises "
+        "`ValueError`",
     ]
     assert found(text) == []  # without the examples nothing says they are wrong
 

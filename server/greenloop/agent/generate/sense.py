@@ -194,24 +194,33 @@ def _contradictions(function: ast.FunctionDef | ast.AsyncFunctionDef, stated: Ma
                     if why:
                         yield why
                         return
-            if isinstance(node, (ast.With, ast.AsyncWith)) and any(_is_raises(i.context_expr) for i in node.items):
+            raises = [i.context_expr for i in getattr(node, "items", []) if _is_raises(i.context_expr)]
+            if isinstance(node, (ast.With, ast.AsyncWith)) and raises:
+                kind = raises[0].args[0] if isinstance(raises[0], ast.Call) and raises[0].args else None
+                error = ast.unparse(_bound_to(kind, case)).split(".")[-1] if kind is not None else ""
                 for inner in _walk(node.body):
                     if isinstance(inner, ast.Call):
-                        why = _against(_bound_to(inner, case), None, stated, raising=True)
+                        why = _against(_bound_to(inner, case), None, stated, raising=True, error=error)
                         if why:
                             yield why
                             return
 
 
-def _against(call: ast.expr, want: ast.expr | None, stated: Mapping[str, Example], *, raising: bool) -> str:
-    """Why a check of `call` contradicts the request's example of it ("" when it does not)."""
+def _against(call: ast.expr, want: ast.expr | None, stated: Mapping[str, Example], *, raising: bool,
+             error: str = "") -> str:
+    """Why a check of `call` contradicts the request's example of it ("" when it does not); `error`: the
+    exception a `pytest.raises` check expects."""
     example = stated.get(ast.unparse(call)) if isinstance(call, ast.Call) else None
     if example is None:
         return ""
     said = f"the request says `{example.call}` " + (f"raises `{example.raises}`" if example.raises
                                                     else f"gives `{example.returns}`")
     if raising:
-        return "" if example.raises else f"expects `{example.call}` to raise, but {said}"
+        if not example.raises:
+            return f"expects `{example.call}` to raise, but {said}"
+        if error and error.isidentifier() and error != example.raises:
+            return f"expects `{example.call}` to raise `{error}`, but {said}"
+        return ""
     if want is None or not _literal(want):
         return ""
     value = ast.literal_eval(want)
