@@ -129,6 +129,7 @@ async def test_the_roman_prompt_becomes_acceptance_tests_the_loop_keeps(
     out = tmp_path / "out"
     seen, done = await collect(generate(GenerateRequest(ROMAN_PROMPT, out), settings_for()))
     assert done.outcome == "green", done.summary + done.evidence
+    assert done.summary.endswith("the tests pass on the first run, the 6 example(s) the request states among them.")
     on_disk = tree(out)
     acceptance = on_disk["tests/test_acceptance.py"]
     assert "def test_to_roman_gives_the_stated_value(call, expected):" in acceptance

@@ -107,23 +107,29 @@ def _literal(node: ast.expr) -> bool:
 
 
 def check_examples(reply: StatedExamples, request: str) -> Acceptance:
-    """The reply's examples that the request states; the others dropped, each with why."""
-    kept: list[Example] = []
+    """The reply's examples that the request states; the others dropped, each with why. A second example
+    of the same call is dropped when it gives another result (the same one twice is kept once)."""
+    kept: dict[str, Example] = {}
     dropped: list[str] = []
     for stated in reply.examples:
         example, why = _checked(stated, request)
-        shown = f"`{stated.call.strip()}`" + (f" == `{stated.returns.strip()}`" if stated.returns.strip() else "") + (
-            f" raises `{stated.raises.strip()}`" if stated.raises.strip() else "")
-        if example is not None and (earlier := next((k for k in kept if k.call == example.call), None)):
-            why = "" if earlier == example else f"it contradicts the example `{earlier.line()[3:]}`"
-            example = None if why else example
-            if not why:
-                continue  # the same example twice
-        if example is None:
-            dropped.append(f"{shown}: {why}")
-        else:
-            kept.append(example)
-    return Acceptance(module=_module(reply.module, request), examples=tuple(kept), dropped=tuple(dropped))
+        earlier = kept.get(example.call) if example is not None else None
+        if example is not None and earlier is None:
+            kept[example.call] = example
+        elif example is None or earlier != example:
+            why = why or f"it contradicts the example `{earlier.line()[3:] if earlier else ''}`"
+            dropped.append(f"{_shown(stated)}: {why}")
+    return Acceptance(module=_module(reply.module, request), examples=tuple(kept.values()), dropped=tuple(dropped))
+
+
+def _shown(stated: StatedExample) -> str:
+    """An example as the model gave it, for the plan's dropped lines."""
+    text = f"`{stated.call.strip()}`"
+    if stated.returns.strip():
+        text += f" == `{stated.returns.strip()}`"
+    if stated.raises.strip():
+        text += f" raises `{stated.raises.strip()}`"
+    return text
 
 
 def _checked(stated: StatedExample, request: str) -> tuple[Example | None, str]:

@@ -262,7 +262,9 @@ def _summary(plan: ProjectPlan | None, gen: Generation, count: int) -> str:
     out = gen.job.out_dir
     if gen.last.outcome in GREEN:
         how = f"after {gen.iterations} fix iteration(s)" if gen.iterations else "on the first run"
-        return f"Generated {count} files in {out}; the tests pass {how}."
+        stated = len(gen.acceptance.examples) if gen.state.spec_tests else 0
+        also = f", the {stated} example(s) the request states among them" if stated else ""
+        return f"Generated {count} files in {out}; the tests pass {how}{also}."
     missing = [c for c in (plan.components if plan else []) if c not in gen.built]
     rest = f" Components not built: {', '.join(missing)}." if missing else ""
     return (
