@@ -90,7 +90,7 @@ def test_the_examples_the_request_states_are_kept_and_an_invented_one_is_dropped
     (StatedExample(call="to_roman(n)", returns="'IV'"), "it is not a call on literal values"),
     (StatedExample(call="to_roman(0)", raises="KeyError"), "the request does not name `KeyError`"),
     (StatedExample(call="to_roman(4)", returns="'IV'", raises="ValueError"),
-     "it gives no single result (a value or an exception)"),
+     "it gives no single result (a value, an exception or a file)"),
     (StatedExample(call="import os", returns="1"), "it is not a Python call"),
 ])
 def test_an_example_the_request_does_not_state_is_dropped_saying_why(example: StatedExample, why: str) -> None:
@@ -288,3 +288,35 @@ def test_where_the_acceptance_tests_pass_the_failing_generated_checks_are_asked_
     assert not order("tests/test_roman.py::test_nine", ())[0].startswith("checks")  # no acceptance: as before
     assert not order("tests/test_acceptance.py::test_to_roman_gives_the_stated_value[to_roman(4)]", spec)[0] \
         .startswith("checks")  # the code fails the request's own example: the code first
+
+
+TOTAL_PROMPT = ("A Python module report.py with save_total(values: list[int], path: str) that writes the sum of "
+                "the values to the file at path: save_total([1, 2, 4], 'total.txt') writes '7' to total.txt.")
+TOTAL = ("def save_total(values, path):\n    with open(path, 'w', encoding='utf-8') as f:\n"
+         "        f.write(f'{sum(values)}\\n')\n")
+
+
+async def test_a_file_the_request_says_a_call_writes_is_an_acceptance_test_too(
+    tmp_path: Path, scripted_llm: Any, settings_for: Any
+) -> None:
+    scripted_llm.script({"module": "report", "examples": [
+        {"call": "save_total([1, 2, 4], 'total.txt')", "writes": "total.txt", "content": "'7'"},
+        {"call": "save_total([1], 'one.txt')", "writes": "one.txt", "content": "'1'"},  # not stated
+    ]}, step="generate_acceptance")
+    scripted_llm.script("## report.py\n- `save_total(values, path)`", step="generate_interfaces")
+    scripted_llm.script(plan_json(planned("report.py"), planned("tests/test_report.py", depends_on=("report.py",),
+                                                                 test=True), name="report"), step="generate_plan")
+    own = "from report import save_total\n\n\ndef test_it(tmp_path):\n    save_total([], tmp_path / 'x')\n"
+    scripted_llm.script(file_oracle({"report.py": TOTAL, "tests/test_report.py": own}), step="generate_file")
+    out = tmp_path / "out"
+    seen, done = await collect(generate(GenerateRequest(TOTAL_PROMPT, out), settings_for()))
+    assert done.outcome == "green", done.summary + done.evidence
+    first = next(e for e in seen if isinstance(e, ev.TestsRan) and e.iteration == 0)
+    assert (first.passed, first.failed) == (2, 0)
+    on_disk = tree(out)
+    assert "pytest.param(lambda: save_total([1, 2, 4], 'total.txt'), 'total.txt', '7'" in \
+        on_disk["tests/test_acceptance.py"]
+    assert "- `save_total([1, 2, 4], 'total.txt')` writes `total.txt`: `'7'`" in on_disk[".greenloop/plan.md"]
+    assert "Dropped: `save_total([1], 'one.txt')` writes `one.txt`: the request does not state the argument `[1]`" \
+        in on_disk[".greenloop/plan.md"]
+    assert parse_line("- `save_total([1, 2, 4], 'total.txt')` writes `total.txt`: `'7'`").writes == "total.txt"

@@ -66,11 +66,13 @@ def render_acceptance(acceptance: Acceptance, code: Mapping[str, str]) -> str:
         imports.setdefault(_module_of(name, code, acceptance.module), []).append(name)
     out = [_HEADER]
     out += [f"from {module} import {', '.join(sorted(names))}\n" for module, names in sorted(imports.items())]
-    groups: dict[tuple[str, bool], list[Example]] = {}
+    groups: dict[tuple[str, str], list[Example]] = {}
     for example in examples:
-        groups.setdefault((example.function, bool(example.raises)), []).append(example)
-    for (function, raising), group in groups.items():
-        out.append("\n\n" + (_raising(function, group) if raising else _returning(function, group)))
+        kind = "raises" if example.raises else "writes" if example.writes else "returns"
+        groups.setdefault((example.function, kind), []).append(example)
+    render = {"raises": _raising, "writes": _writing, "returns": _returning}
+    for (function, kind), group in groups.items():
+        out.append("\n\n" + render[kind](function, group))
     return "".join(out)
 
 
@@ -87,6 +89,18 @@ def _raising(function: str, group: list[Example]) -> str:
     return (
         f'@pytest.mark.parametrize(\n    ("call", "error"),\n    [\n{cases}    ],\n)\n'
         f"def test_{function}_raises_the_stated_error(call, error):\n    with pytest.raises(error):\n        call()\n"
+    )
+
+
+def _writing(function: str, group: list[Example]) -> str:
+    cases = "".join(f"        pytest.param(lambda: {e.call}, {e.writes!r}, {e.content}, id={e.call!r}),\n"
+                    for e in group)
+    return (
+        f'@pytest.mark.parametrize(\n    ("call", "path", "content"),\n    [\n{cases}    ],\n)\n'
+        f"def test_{function}_writes_the_stated_file(call, path, content, tmp_path, monkeypatch):\n"
+        "    monkeypatch.chdir(tmp_path)  # a relative path is written here\n"
+        "    call()\n"
+        '    assert (tmp_path / path).read_text(encoding="utf-8").rstrip("\\n") == content.rstrip("\\n")\n'
     )
 
 

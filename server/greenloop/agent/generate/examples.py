@@ -1,4 +1,4 @@
-"""The examples a request states (a call and what it gives or raises), kept only where the request's own text states them.
+"""The examples a request states (a call and what it gives, raises or writes), kept only where the request's text states them.
 
 The model is asked for them as data (acceptance.py); what it sends back is checked here: each call
 must be a call on literals, and its names, every argument and the result must appear in the request.
@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 _EXCEPTION_NAME = re.compile(r"^[A-Za-z_]\w*$")
-_PLAN_LINE = re.compile(r"^\s*[-*]\s+`(?P<call>[^`]+?)`\s*(?:raises\s+`?(?P<raises>[\w.]+)`?\s*)?$")
+_PLAN_LINE = re.compile(r"^\s*[-*]\s+`(?P<call>[^`]+?)`\s*(?:raises\s+`?(?P<raises>[\w.]+)`?\s*"
+                        r"|writes\s+`(?P<file>[^`]+)`\s*:\s*`(?P<content>[^`]*)`\s*)?$")
+_PLAIN_FILE = re.compile(r"^[\w.-]+(?:/[\w.-]+)*$")
 
 
 class StatedExample(BaseModel):
@@ -29,6 +31,8 @@ class StatedExample(BaseModel):
     call: str = Field(description="The call as Python with literal arguments, e.g. to_roman(4).")
     returns: str = Field(default="", description="What it gives, as a Python literal; '' when it raises.")
     raises: str = Field(default="", description="The exception it raises, e.g. ValueError; '' when it returns.")
+    writes: str = Field(default="", description="The file the call writes (a relative path), or ''.")
+    content: str = Field(default="", description="That file's text, as a Python string literal; '' when none.")
 
 
 class StatedExamples(BaseModel):
@@ -40,11 +44,14 @@ class StatedExamples(BaseModel):
 
 @dataclass(frozen=True)
 class Example:
-    """A checked example: `call` gives the literal `returns`, or raises `raises` (one of the two is set)."""
+    """A checked example: `call` gives the literal `returns`, raises `raises`, or writes the file `writes` holding the
+    string literal `content` (one of the three is set)."""
 
     call: str  # normalized by ast (`to_roman(4)`)
     returns: str = ""  # the value's repr
     raises: str = ""
+    writes: str = ""  # a relative path, written in the folder the call runs in
+    content: str = ""  # the file's text, as the repr of a string
 
     @property
     def names(self) -> list[str]:
@@ -60,6 +67,8 @@ class Example:
         """The example as plan.md shows it (`parse_line` reads it back)."""
         if self.raises:
             return f"- `{self.call}` raises `{self.raises}`"
+        if self.writes:
+            return f"- `{self.call}` writes `{self.writes}`: `{self.content}`"
         return f"- `{self.call} == {self.returns}`"
 
 
@@ -129,6 +138,8 @@ def _shown(stated: StatedExample) -> str:
         text += f" == `{stated.returns.strip()}`"
     if stated.raises.strip():
         text += f" raises `{stated.raises.strip()}`"
+    if stated.writes.strip():
+        text += f" writes `{stated.writes.strip()}`"
     return text
 
 
@@ -145,12 +156,14 @@ def _checked(stated: StatedExample, request: str) -> tuple[Example | None, str]:
     if missing:
         return None, f"the request does not name {', '.join(f'`{n}`' for n in missing)}"
     for argument in arguments(tree):
-        if not stated_value(ast.literal_eval(argument), request):
+        if not stated_value(ast.literal_eval(argument), request, items=False):
             return None, f"the request does not state the argument `{ast.unparse(argument)}`"
     returns, raises = stated.returns.strip(), stated.raises.strip().removesuffix("()")
-    if bool(returns) == bool(raises):
-        return None, "it gives no single result (a value or an exception)"
+    if sum(map(bool, (returns, raises, stated.writes.strip()))) != 1:
+        return None, "it gives no single result (a value, an exception or a file)"
     call = ast.unparse(tree)
+    if stated.writes.strip():
+        return _written(call, stated.writes.strip(), stated.content.strip(), request)
     if raises:
         if not _EXCEPTION_NAME.match(raises) or keyword.iskeyword(raises):
             return None, f"`{raises}` is not an exception's name"
@@ -166,9 +179,25 @@ def _checked(stated: StatedExample, request: str) -> tuple[Example | None, str]:
     return Example(call, returns=repr(value)), ""
 
 
-def stated_value(value: object, request: str) -> bool:
+def _written(call: str, path: str, content: str, request: str) -> tuple[Example | None, str]:
+    """A file-writing example when the request names the file and states its text."""
+    if not _PLAIN_FILE.match(path) or ".." in path.split("/"):
+        return None, f"`{path}` is not a relative file path"
+    if not (stated_value(path, request) or stated_value(path.rsplit("/", 1)[-1], request)):
+        return None, f"the request does not name the file `{path}`"
+    try:
+        text = ast.literal_eval(content) if content else None
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        text = None
+    if not isinstance(text, str) or not stated_value(text, request):
+        return None, f"the request does not state what `{path}` holds"
+    return Example(call, writes=path, content=repr(text)), ""
+
+
+def stated_value(value: object, request: str, *, items: bool = True) -> bool:
     """Whether the request's text states `value`: a number as a number, a string quoted (or a bare word),
-    a container as written (spaces and quote marks aside) or, failing that, each of its items."""
+    a container as written (spaces and quote marks aside) or, failing that and given `items`, each of its
+    items (a result written in prose; an argument must be written as it is passed)."""
     if isinstance(value, bool) or value is None:
         return _word(str(value), request) or _word(json.dumps(value), request)
     if isinstance(value, (int, float)):
@@ -184,8 +213,8 @@ def stated_value(value: object, request: str) -> bool:
         compact = _compact(request)
         if any(_compact(form) in compact for form in _container_forms(value)):
             return True
-        items = list(value.items()) if isinstance(value, dict) else list(value)
-        return bool(items) and all(_stated_item(item, request) for item in items)
+        parts = list(value.items()) if isinstance(value, dict) else list(value)
+        return items and bool(parts) and all(_stated_item(part, request) for part in parts)
     return False
 
 
@@ -227,15 +256,23 @@ def parse_line(line: str) -> Example:
     match = _PLAN_LINE.match(line)
     if match is None:
         raise ValueError(f"cannot read the example {line.strip()!r}; write `call == value` or `call` raises `Error`")
-    text, raises = match.group("call").strip(), match.group("raises")
+    text, raises, path = match.group("call").strip(), match.group("raises"), match.group("file")
     try:
         tree = ast.parse(text, mode="eval").body
     except SyntaxError:
         raise ValueError(f"the example `{text}` is not Python") from None
-    if raises:
+    if raises or path:
         if not isinstance(tree, ast.Call) or not call_names(tree):
             raise ValueError(f"the example `{text}` is not a call on literal values")
-        return Example(ast.unparse(tree), raises=raises)
+        if raises:
+            return Example(ast.unparse(tree), raises=raises)
+        try:
+            content = ast.literal_eval(match.group("content"))
+        except (ValueError, SyntaxError):
+            content = None
+        if not isinstance(content, str) or not _PLAIN_FILE.match(path) or ".." in path.split("/"):
+            raise ValueError(f"the example `{text}` writes `{path}`: give a relative path and its text as a string")
+        return Example(ast.unparse(tree), writes=path, content=repr(content))
     if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1 and isinstance(tree.ops[0], ast.Eq)):
         raise ValueError(f"the example `{text}` is not `call == value`")
     call, want = tree.left, tree.comparators[0]
