@@ -21,11 +21,13 @@ class StepConfig:
     overrides: dict[str, Any] = field(default_factory=dict)
     source: str = ""
     tasks: int | None = None  # `[bench] tasks = K`: this config runs on the first K tasks only (a slow one)
+    bare: bool = False  # `[bench] generate = "bare"`: a generate cell asks the model once for the module, no loop
 
     @property
     def digest(self) -> str:
         """A short hash of the overrides: a changed file is a different config for resuming."""
-        text = json.dumps(self.overrides, sort_keys=True, default=str)
+        text = json.dumps(self.overrides if not self.bare else {**self.overrides, "bench.generate": "bare"},
+                          sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
@@ -44,12 +46,15 @@ def load_config(path: Path) -> StepConfig:
     tasks = bench.get("tasks") if isinstance(bench, dict) else None
     if tasks is not None and (not isinstance(tasks, int) or tasks < 1):
         raise GreenloopError(f"config {path}: [bench] tasks must be a positive whole number")
+    mode = bench.get("generate", "pipeline") if isinstance(bench, dict) else "pipeline"
+    if mode not in ("pipeline", "bare"):
+        raise GreenloopError(f'config {path}: [bench] generate must be "pipeline" or "bare"')
     unknown = unknown_keys(data, Settings)
     if unknown:
         raise GreenloopError(
             f"config {path}: unknown setting(s) {', '.join(unknown)}; see docs/configuration.md"
         )
-    config = StepConfig(name=path.stem, overrides=data, source=str(path), tasks=tasks)
+    config = StepConfig(name=path.stem, overrides=data, source=str(path), tasks=tasks, bare=mode == "bare")
     apply_config(Settings(), config)  # validates the values
     return config
 

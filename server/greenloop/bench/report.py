@@ -8,6 +8,7 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from greenloop.bench.acceptance import acceptance_lines, acceptance_summary
 from greenloop.bench.state import CellResult
 
 Z95 = 1.959964
@@ -59,6 +60,7 @@ class ConfigSummary:
     p90_seconds_to_green: float | None = None
     candidates_per_minute: float = 0.0  # candidates tested per minute of wall time, all runs
     served_seconds: float = 0.0  # model seconds charged to runs whose replies a memo cassette served
+    acceptance: dict[str, Any] = field(default_factory=dict)  # generate: hidden tests (bench/acceptance.py)
 
 
 def summarize(results: list[CellResult], configs: list[str], max_iterations: int) -> list[ConfigSummary]:
@@ -120,6 +122,7 @@ def _summary(name: str, every: list[CellResult], max_iterations: int) -> ConfigS
         done_correct=done_correct,
         greens={f"{r.task}#{r.repeat}": _green_line(r) for r in rows if r.passed},
         **_time_to_green(rows),
+        acceptance=acceptance_summary(rows),
     )
 
 
@@ -251,6 +254,7 @@ def report_markdown(meta: dict[str, Any], summaries: list[ConfigSummary], plot_n
             f"| {s.errors} |"
         )
     lines += _time_lines(summaries)
+    lines += acceptance_lines(summaries)
     lines += ["", "Green and right (verdicts of the green runs against the reference fix, bench/correctness.py):", "",
               "| config | green | correct (same + equivalent) | correct rate, 95% CI | same | equivalent | differs "
               "| unknown | unjudged | offered as done (not plausible) | correct of those |",

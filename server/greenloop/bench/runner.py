@@ -210,9 +210,13 @@ async def run_cell(cell: Cell) -> CellResult:
     try:
         async with asyncio.timeout(cell_limit(settings)):
             with tempfile.TemporaryDirectory(prefix="greenloop-bench-") as tmp:
-                done = await _drive(cell.task, Path(tmp), settings, seen)
+                done = await _drive(cell.task, Path(tmp), settings, seen, bare=cell.config.bare)
         result.outcome = str(done.get("outcome", "error"))
         result.extra = dict(done.get("extra") or {})
+        if cell.task.kind == "generate" and cell.task.extra.get("hidden_tests"):
+            from greenloop.bench.acceptance import acceptance_of, files_of
+
+            result.extra["acceptance"] = await acceptance_of(files_of(done), cell.task.extra["hidden_tests"], settings)
         if result.outcome == "green" and cell.task.kind == "fix" and "fixed" in cell.task.extra:
             from greenloop.bench.correctness import humanevalfix_verdict
 
@@ -228,7 +232,7 @@ async def run_cell(cell: Cell) -> CellResult:
         result.error = f"{type(exc).__name__}: {exc}"
     _take_usage(result, seen)  # an abandoned run keeps what it used, not zero
     # the environment a task needs, built once and cached (realbugs' installs), is no part of its wall time
-    judged = float((result.extra.get("verdict") or {}).get("seconds", 0.0))  # the bench's own check, not the loop's
+    judged = float((result.extra.get("verdict") or result.extra.get("acceptance") or {}).get("seconds", 0.0))
     result.seconds = time.monotonic() - start - float(result.extra.get("setup_seconds", 0.0)) - judged
     served = float(seen.get("served_seconds", 0.0))  # a memo bench charges a served reply the model's seconds
     if served > 0:
@@ -251,8 +255,14 @@ def _take_usage(result: CellResult, fields: dict[str, Any]) -> None:
     result.cost = float(fields.get("cost", 0.0))
 
 
-async def _drive(task: Task, tmp: Path, settings: Settings, seen: dict[str, Any]) -> dict[str, Any]:
-    """Run the agent on the task and return the Done event as a dict; `seen` gets the usage so far."""
+async def _drive(task: Task, tmp: Path, settings: Settings, seen: dict[str, Any], *, bare: bool = False
+                 ) -> dict[str, Any]:
+    """Run the agent on the task and return the Done event as a dict; `seen` gets the usage so far.
+    `bare`: a generate task asks the model once for its module (bench/acceptance.py), the baseline."""
+    if task.kind == "generate" and bare:
+        from greenloop.bench.acceptance import bare_generate
+
+        return await bare_generate(task.prompt, str(task.extra.get("module") or "main.py"), settings, seen)
     if task.kind == "realbugs":
         from greenloop.bench.realbugs_run import drive_case
 

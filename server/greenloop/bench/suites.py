@@ -38,7 +38,7 @@ def default_suite_file(name: str) -> Path:
     if name == "realbugs":
         return repo_root() / "benchmarks" / "data" / "realbugs" / "cases.jsonl"
     if name == "generate":
-        return repo_root() / "benchmarks" / "suites" / "generate_prompts.jsonl"
+        return repo_root() / "benchmarks" / "suites" / "generate_acceptance.jsonl"
     raise GreenloopError(f"unknown suite {name!r}; choose one of {', '.join(SUITES)}")
 
 
@@ -88,7 +88,9 @@ def row_parser(name: str, source: Path) -> Callable[[dict[str, Any]], Task]:
     """How a row of suite `name` becomes a task (realbugs rows name tarballs next to the file)."""
     if name == "realbugs":
         return functools.partial(realbugs_task, folder=source.parent)
-    return humanevalfix_task if name == "humanevalfix" else generate_task
+    if name == "generate":
+        return functools.partial(generate_task, folder=source.parent)
+    return humanevalfix_task
 
 
 def humanevalfix_task(row: dict[str, Any]) -> Task:
@@ -119,9 +121,18 @@ def humanevalfix_task(row: dict[str, Any]) -> Task:
     )
 
 
-def generate_task(row: dict[str, Any]) -> Task:
-    """A generation prompt row: {"id", "prompt", "template"}."""
+def generate_task(row: dict[str, Any], folder: Path | None = None) -> Task:
+    """A generation prompt row: {"id", "prompt", "template"}, and optionally "module" (the file the prompt names,
+    for the bare one-shot) and "hidden_tests" (a file of hand-written acceptance tests, relative to `folder`)."""
+    from greenloop.bench.acceptance import hidden_text
+
     template = row.get("template", "python")
     if template not in template_names():
         raise ValueError(f"template {template!r} is not one of {', '.join(template_names())}")
-    return Task(id=text_field(row, "id"), kind="generate", prompt=text_field(row, "prompt"), template=template)
+    extra: dict[str, Any] = {}
+    if isinstance(row.get("module"), str) and row["module"].strip():
+        extra["module"] = row["module"].strip()
+    if folder is not None and (hidden := hidden_text(row, folder)):
+        extra["hidden_tests"] = hidden
+    return Task(id=text_field(row, "id"), kind="generate", prompt=text_field(row, "prompt"), template=template,
+                extra=extra)

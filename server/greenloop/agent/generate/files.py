@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from greenloop.agent.changes.syntax import first_error
 from greenloop.agent.generate.checks import add_missing_imports, check_test_file, import_hints, without_copies
+from greenloop.agent.generate.examples import Acceptance
 from greenloop.agent.generate.fixtures import drop_fixture_imports
 from greenloop.agent.generate.interfaces import outline_code_blocks
 from greenloop.agent.generate.layouts import Layout, crate_name
@@ -18,6 +19,8 @@ from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan
 from greenloop.agent.generate.raised import define_raised
 from greenloop.agent.generate.rebound import rename_rebound
 from greenloop.agent.generate.script_tail import guard_script_tail
+from greenloop.agent.generate.sense import Senseless, senseless_tests, without_tests
+from greenloop.agent.generate.sense import problem as sense_problem
 from greenloop.agent.generate.shadowed import unshadow
 from greenloop.agent.generate.submodules import point_at_classes
 from greenloop.agent.generate.unbound import import_unbound
@@ -41,6 +44,7 @@ class FileWriter:
     workspace: Path  # prompt overrides live in <workspace>/.greenloop/prompts/
     attempts: int
     context_chars: int  # budget for the dependencies' text
+    acceptance: Acceptance = field(default_factory=Acceptance)  # the request's examples: a test may not contradict them
 
     def __post_init__(self) -> None:
         # the plan as the model sees it (summary, interfaces, file list); test files see the
@@ -55,13 +59,16 @@ class FileWriter:
         system = {"role": "system", "content": render_prompt("generate_system", self.workspace, package=PROMPTS)}
         prompt = self._prompt(spec, known)
         messages = [system, {"role": "user", "content": prompt}]
-        problem, unparsed = "", None
+        problem, unparsed, sensible = "", None, None
         others = [*(f.path for f in self.plan.files), *self.layout.managed]
         for attempt in range(self.attempts):
             reply = await self.llm.complete(messages, step="generate_file", attempt=attempt)
             code = extract_code(reply, spec.path, others)
             text = self._mended(spec, code.text, known) if not code.problem else code.text
             problem = code.problem or self._test_problem(spec, text, known)
+            if not problem and (found := self._senseless(spec, text, known)):
+                problem = sense_problem(found)  # asked again; the last such reply kept without those tests
+                sensible = without_tests(text, found) or text
             if not problem:
                 line = first_error(spec.path, text)
                 if line is not None and spec.test and (whole := self._complete_part(spec, text, known)):
@@ -82,6 +89,8 @@ class FileWriter:
             messages = [system, {"role": "user", "content": f"{prompt}\n\n{repair}"}]
         if unparsed is not None:
             return unparsed
+        if sensible is not None:
+            return sensible
         raise GreenloopError(
             f"The model never returned the content of {spec.path} ({problem}; {self.attempts} requests). "
             "Run again, use a stronger model (--model), or simplify that file in the plan."
@@ -106,6 +115,13 @@ class FileWriter:
         if not spec.test:
             return ""
         return check_test_file(self.layout, spec.path, text, self._shown(spec, known), crate_name(self.plan.name))
+
+    def _senseless(self, spec: PlannedFile, text: str, known: Mapping[str, str]) -> list[Senseless]:
+        """The tests of a python test file that cannot pass whatever the code does (sense.py)."""
+        if not spec.test or not spec.path.endswith(".py") or self.layout.name != "python":
+            return []
+        code = {p: t for p, t in known.items() if self.layout.is_source(p)}
+        return senseless_tests(text, code, self.plan.interfaces, self.acceptance.examples)
 
     def _mended(self, spec: PlannedFile, text: str, known: Mapping[str, str]) -> str:
         """A test file without its copies of the code it tests, and with the import it forgot; a

@@ -6,18 +6,19 @@ import os
 from pathlib import Path
 
 from greenloop.agent.events import ChangeSet, FileChange
-from greenloop.agent.generate.plan_doc import PLAN_FILE, render_plan
+from greenloop.agent.generate.plan_doc import PLAN_FILE, AcceptanceSection, render_plan
 from greenloop.agent.generate.project_plan import ProjectPlan
 from greenloop.agent.orchestration.session import apply_changes
 from greenloop.errors import GreenloopError
 
 
-def save_plan(out_dir: Path, plan: ProjectPlan, template: str, request: str, *, source: Path | None) -> str:
+def save_plan(out_dir: Path, plan: ProjectPlan, template: str, request: str, *, source: Path | None,
+              acceptance: AcceptanceSection | None = None) -> str:
     """Write `<out>/.greenloop/plan.md` (not when re-running from that very file); return its relative path."""
     target = out_dir / PLAN_FILE
     if source is not None and target.exists() and source.resolve() == target.resolve():
         return PLAN_FILE
-    text = render_plan(plan.model_dump(), template, request)
+    text = render_plan(plan.model_dump(), template, request, acceptance)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.greenloop-tmp")

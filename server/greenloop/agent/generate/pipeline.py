@@ -9,10 +9,13 @@ from typing import Literal
 
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Done, EnvironmentChanged, Event, Message, Outcome
+from greenloop.agent.generate.acceptance import acceptance_path, ask_examples, render_acceptance
+from greenloop.agent.generate.examples import Acceptance
 from greenloop.agent.generate.files import FileWriter, repoint_packages, write_files
 from greenloop.agent.generate.interfaces import count_modules, write_interfaces
 from greenloop.agent.generate.layouts import Layout
 from greenloop.agent.generate.output import save_plan, write_output
+from greenloop.agent.generate.plan_doc import AcceptanceSection
 from greenloop.agent.generate.planning import make_plan, manifests
 from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan
 from greenloop.agent.orchestration.loop import fix_loop
@@ -37,6 +40,7 @@ class Job:
     small_steps: bool
     plan: ProjectPlan | None = None  # given when re-running from an edited plan
     plan_file: Path | None = None  # that plan's file
+    acceptance: Acceptance | None = None  # that plan's examples (None: asked of the model, from the request)
 
 
 @dataclass
@@ -50,6 +54,7 @@ class Generation:
     iterations: int = 0
     last: Done | None = None  # the latest fix loop's Done
     built: list[str] = field(default_factory=list)  # components that went through their loop
+    acceptance: Acceptance = field(default_factory=Acceptance)  # the request's examples, as checked
 
     def __post_init__(self) -> None:
         self.copy = WorkingCopy.empty(self.job.out_dir)
@@ -62,6 +67,8 @@ class Generation:
         """Every event of the run; ends with exactly one Done."""
         try:
             plan = self.job.plan
+            async for event in self._examples():
+                yield event
             if plan is None:
                 interfaces = await write_interfaces(
                     self.state.ports.llm, self.job.layout, self.job.request, self.job.out_dir
@@ -69,7 +76,8 @@ class Generation:
                 yield self.note(f"Interfaces: {count_modules(interfaces)} module(s); planning the files")
                 plan = await self._plan_step(interfaces)
             job = self.job
-            saved = save_plan(job.out_dir, plan, job.layout.name, job.request, source=job.plan_file)
+            saved = save_plan(job.out_dir, plan, job.layout.name, job.request, source=job.plan_file,
+                              acceptance=self._section(plan))
             yield self.note(f"Plan: {_describe(plan)}; saved as {saved}")
             async for event in self._install(plan):
                 yield event
@@ -86,6 +94,38 @@ class Generation:
             yield self._finish(None, error=str(exc))
             return
         yield self._finish(plan)
+
+    async def _examples(self) -> AsyncIterator[Event]:
+        """The request's examples (acceptance tests): the edited plan's, else asked of the model and checked."""
+        job = self.job
+        if job.acceptance is not None:
+            self.acceptance = job.acceptance
+            return
+        self.acceptance = await ask_examples(self.state.ports.llm, job.layout, job.request, job.out_dir)
+        found, dropped = len(self.acceptance.examples), len(self.acceptance.dropped)
+        if found or dropped:
+            left = f"; {dropped} dropped (the request does not state them, see the plan)" if dropped else ""
+            yield self.note(f"Acceptance: {found} example(s) from the request become tests the loop keeps{left}")
+
+    def _section(self, plan: ProjectPlan) -> AcceptanceSection | None:
+        """What plan.md shows of the acceptance tests (nothing for a template without them)."""
+        if self.job.layout.name != "python":
+            return None
+        a = self.acceptance
+        return AcceptanceSection(examples=[e.line() for e in a.examples], module=a.module, dropped=list(a.dropped),
+                                 path=acceptance_path([f.path for f in plan.files]))
+
+    def _write_acceptance(self, plan: ProjectPlan) -> Event | None:
+        """The acceptance test file, rendered from the examples into the copy and kept as the spec (None: none)."""
+        sources = {p: t for p, t in self.known.items() if self.job.layout.is_source(p)}
+        text = render_acceptance(self.acceptance, sources)
+        if not text:
+            return None
+        path = acceptance_path([f.path for f in plan.files])
+        self._keep(path, text)
+        self.state.spec_tests.add(path)
+        return self.note(f"Wrote {path}: {len(self.acceptance.examples)} example(s) from the request, "
+                         "which the fix loop keeps as they are")
 
     async def _plan_step(self, interfaces: str) -> ProjectPlan:
         job = self.job
@@ -135,6 +175,8 @@ class Generation:
                 yield self.note(f"Writing {len(group)} {kind} of {label}")
                 async for event in self._write(plan, group):
                     yield event
+        if step == steps and (wrote := self._write_acceptance(plan)) is not None:
+            yield wrote
         yield self.note(f"Running the tests of {label}" + (" and the earlier ones" if step > 1 else ""))
         async for event in fix_loop(self.state, self.copy):
             if isinstance(event, Done):
@@ -154,6 +196,7 @@ class Generation:
             workspace=self.job.out_dir,
             attempts=settings.generate.file_attempts,
             context_chars=4 * settings.retrieval.context_tokens,
+            acceptance=self.acceptance,
         )
         known = {
             **self.known,
@@ -219,7 +262,9 @@ def _summary(plan: ProjectPlan | None, gen: Generation, count: int) -> str:
     out = gen.job.out_dir
     if gen.last.outcome in GREEN:
         how = f"after {gen.iterations} fix iteration(s)" if gen.iterations else "on the first run"
-        return f"Generated {count} files in {out}; the tests pass {how}."
+        stated = len(gen.acceptance.examples) if gen.state.spec_tests else 0
+        also = f", the {stated} example(s) the request states among them" if stated else ""
+        return f"Generated {count} files in {out}; the tests pass {how}{also}."
     missing = [c for c in (plan.components if plan else []) if c not in gen.built]
     rest = f" Components not built: {', '.join(missing)}." if missing else ""
     return (

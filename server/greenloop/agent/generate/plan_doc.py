@@ -7,11 +7,16 @@ from dataclasses import dataclass
 from typing import Any
 
 PLAN_FILE = ".greenloop/plan.md"
-_SECTIONS = ("Request", "Summary", "Interfaces", "Components", "Packages", "Files")
+_SECTIONS = ("Request", "Acceptance", "Summary", "Interfaces", "Components", "Packages", "Files")
 _FILE_HEADING = re.compile(r"^###\s+`?([^`\n]+?)`?\s*$", re.M)
 _FIELD = re.compile(r"^\s*[-*]\s*(component|test|depends on|purpose)\s*:\s*(.*)$", re.I)
 _TEMPLATE = re.compile(r"^Template:\s*`?(\w+)`?\s*$", re.M)
 _TITLE = re.compile(r"^#\s+Plan:\s*(.+?)\s*$", re.M)
+_ACCEPTANCE_MODULE = re.compile(r"^Module:\s*`?([\w.]+)`?\s*$", re.M)
+ACCEPTANCE_NOTE = (
+    "The examples the request states. greenloop writes them as tests ({path}) that the fix loop never changes. "
+    "Edit, add or remove lines, one example each: `call == value`, or `call` raises `Error`."
+)
 
 
 @dataclass
@@ -21,10 +26,22 @@ class PlanDocument:
     plan: dict[str, Any]
     template: str | None
     request: str
+    examples: list[str] | None = None  # the Acceptance section's example lines (None: no such section)
+    module: str = ""  # the module the examples' names come from, when the request names one
 
 
-def render_plan(plan: dict[str, Any], template: str, request: str) -> str:
-    """Markdown for a plan dump (`ProjectPlan.model_dump()`)."""
+@dataclass
+class AcceptanceSection:
+    """What plan.md shows of the acceptance tests: the example lines, the module, what was dropped, the file."""
+
+    examples: list[str]
+    module: str = ""
+    dropped: list[str] | None = None
+    path: str = "tests/test_acceptance.py"
+
+
+def render_plan(plan: dict[str, Any], template: str, request: str, acceptance: AcceptanceSection | None = None) -> str:
+    """Markdown for a plan dump (`ProjectPlan.model_dump()`), with the acceptance examples when given."""
     out = [
         f"# Plan: {plan['name']}",
         "",
@@ -36,6 +53,7 @@ def render_plan(plan: dict[str, Any], template: str, request: str) -> str:
         "",
         request.strip(),
         "",
+        *_acceptance_lines(acceptance),
         "## Summary",
         "",
         plan.get("summary", "").strip(),
@@ -69,6 +87,19 @@ def render_plan(plan: dict[str, Any], template: str, request: str) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def _acceptance_lines(section: AcceptanceSection | None) -> list[str]:
+    if section is None:
+        return []
+    out = ["## Acceptance", "", ACCEPTANCE_NOTE.format(path=section.path), ""]
+    if section.module:
+        out += [f"Module: `{section.module}`", ""]
+    out += [*(section.examples or ["(none: the request states no example)"]), ""]
+    if section.dropped:
+        out += ["Not tested (the model listed them, the request does not state them):", ""]
+        out += [f"Dropped: {line}" for line in section.dropped] + [""]
+    return out
+
+
 def parse_plan(text: str) -> PlanDocument:
     """The plan fields from plan.md; ValueError naming what is missing."""
     sections = _split_sections(text)
@@ -84,8 +115,12 @@ def parse_plan(text: str) -> PlanDocument:
         "packages": [p for p in _list_items(sections.get("Packages", "")) if p != "(none)"],
         "files": _parse_files(sections["Files"]),
     }
+    acceptance = sections.get("Acceptance")
+    module = _ACCEPTANCE_MODULE.search(acceptance or "")
     return PlanDocument(
-        plan=plan, template=template.group(1) if template else None, request=sections.get("Request", "")
+        plan=plan, template=template.group(1) if template else None, request=sections.get("Request", ""),
+        examples=None if acceptance is None else [row for row in acceptance.splitlines() if re.match(r"^\s*[-*]\s", row)],
+        module=module.group(1) if module else "",
     )
 
 
@@ -95,7 +130,7 @@ def _split_sections(text: str) -> dict[str, str]:
     for name in _SECTIONS:
         found = list(re.finditer(rf"^##\s+{name}\s*$", text, re.M | re.I))
         if found:
-            starts[name] = found[0] if name in ("Request", "Summary", "Interfaces") else found[-1]
+            starts[name] = found[0] if name in ("Request", "Acceptance", "Summary", "Interfaces") else found[-1]
     ordered = sorted(starts.items(), key=lambda item: item[1].start())
     out: dict[str, str] = {}
     for i, (name, match) in enumerate(ordered):

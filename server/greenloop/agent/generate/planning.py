@@ -7,6 +7,7 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, Field
 
+from greenloop.agent.generate.examples import Acceptance, parse_line
 from greenloop.agent.generate.layouts import Layout
 from greenloop.agent.generate.plan_doc import parse_plan
 from greenloop.agent.generate.project_plan import (
@@ -125,17 +126,20 @@ async def make_plan(
     return with_manifest(plan, layout)
 
 
-def load_plan(path: Path, default_template: str, settings: Settings) -> tuple[ProjectPlan, str, str]:
-    """(plan, template, request) from an edited plan.md; GreenloopError saying what to fix."""
+def load_plan(path: Path, default_template: str, settings: Settings) -> tuple[ProjectPlan, str, str, Acceptance]:
+    """(plan, template, request, acceptance examples) from an edited plan.md; GreenloopError saying what to fix.
+
+    The examples are the person's as the plan lists them (the request is not asked again for them)."""
     from greenloop.agent.generate.layouts import get_layout
 
     try:
         doc = parse_plan(read_plan_file(path))
+        examples = tuple(parse_line(row) for row in doc.examples or [])
     except ValueError as exc:
         raise GreenloopError(f"{path}: {exc}. Edit the plan and run again.") from exc
     layout = get_layout(doc.template or default_template)
     plan = validate_plan(doc.plan, layout, settings.generate.max_files + 1, source=str(path))
-    return with_manifest(plan, layout), layout.name, doc.request
+    return with_manifest(plan, layout), layout.name, doc.request, Acceptance(doc.module, examples)
 
 
 def with_manifest(plan: ProjectPlan, layout: Layout) -> ProjectPlan:

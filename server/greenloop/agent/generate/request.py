@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import keyword
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from greenloop.agent.generate.layouts import Layout
 from greenloop.agent.generate.plan_doc import PLAN_FILE
 from greenloop.errors import GreenloopError
 from greenloop.settings import GenerateSettings
@@ -34,6 +37,37 @@ def check_prompt(prompt: str, settings: GenerateSettings, *, from_plan: bool) ->
             "(generate.max_prompt_chars). Describe the program more briefly, or raise the limit."
         )
     return text
+
+
+# `roman-numerals.py`, `utils/2d.py`: a module's file name; `to-roman(`: a function's name with a hyphen;
+# "a function named to-roman", "module called my.mod-x": a name the request gives as such
+_MODULE_FILE = re.compile(r"(?<![\w./-])((?:[\w-]+/)*[\w-]+)\.py\b")
+_HYPHEN_CALL = re.compile(r"(?<![\w.-])([A-Za-z_][\w]*(?:-[\w]+)+)\(")
+_NAMED = re.compile(r"\b(?:module|function|class|method)\s+(?:named|called)\s+`?([^\s`,;:()]+?)`?(?=[\s,;:()]|$)", re.I)
+
+
+def check_names(prompt: str, layout: Layout) -> None:
+    """GreenloopError when a python request names a module or function that cannot be a Python name
+    (`roman-numerals.py`, `to-roman(n)`, `class.py`): its code could not be imported under that name."""
+    if layout.name != "python":
+        return
+    bad: list[str] = []
+    for match in _MODULE_FILE.finditer(prompt):
+        parts = match.group(1).split("/")
+        if not all(p.isidentifier() and not keyword.iskeyword(p) for p in parts):
+            bad.append(f"the module `{match.group(0)}`")
+    bad += [f"the function `{m.group(1)}`" for m in _HYPHEN_CALL.finditer(prompt)]
+    for match in _NAMED.finditer(prompt):
+        name = match.group(1).removesuffix(".py").rstrip(".")
+        if not all(p.isidentifier() and not keyword.iskeyword(p) for p in name.split(".")):
+            bad.append(f"`{match.group(1)}`")
+    if bad:
+        names = ", ".join(dict.fromkeys(bad))
+        raise GreenloopError(
+            f"The request names {names}, which cannot be a Python name (letters, digits and underscores, "
+            "not starting with a digit, not a keyword such as `class`): Python could not import it. "
+            "Rename it in the request (e.g. use `_` for `-`) and run again."
+        )
 
 
 def check_out_dir(out_dir: Path, *, force: bool) -> None:

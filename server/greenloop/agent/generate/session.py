@@ -9,7 +9,7 @@ from greenloop.agent.events import Event
 from greenloop.agent.generate.layouts import get_layout
 from greenloop.agent.generate.pipeline import Generation, Job
 from greenloop.agent.generate.planning import ask_questions, load_plan, render_answers
-from greenloop.agent.generate.request import GenerateRequest, check_out_dir, check_prompt
+from greenloop.agent.generate.request import GenerateRequest, check_names, check_out_dir, check_prompt
 from greenloop.agent.orchestration.recorded_run import RunScope, recorded_run
 from greenloop.agent.orchestration.run_state import RunState
 from greenloop.agent.ports import Ports
@@ -33,12 +33,13 @@ def prepare(request: GenerateRequest, settings: Settings) -> Job:
     """The checked job for a request; GreenloopError saying what to change."""
     out_dir = request.out_dir.expanduser().absolute()
     prompt = check_prompt(request.prompt, settings.generate, from_plan=request.from_plan is not None)
-    plan = None
+    plan, acceptance = None, None
     template = request.template
     if request.from_plan is not None:
-        plan, template, stored = load_plan(request.from_plan, request.template, settings)
+        plan, template, stored, acceptance = load_plan(request.from_plan, request.template, settings)
         prompt = prompt or stored
     layout = get_layout(template)
+    check_names(prompt, layout)
     check_out_dir(out_dir, force=request.force)
     return Job(
         out_dir=out_dir,
@@ -47,6 +48,7 @@ def prepare(request: GenerateRequest, settings: Settings) -> Job:
         small_steps=request.small_steps or settings.generate.small_steps,
         plan=plan,
         plan_file=request.from_plan,
+        acceptance=acceptance,
     )
 
 
@@ -64,6 +66,7 @@ async def clarify(
     """
     text = check_prompt(prompt, settings.generate, from_plan=False)
     layout = get_layout(template)
+    check_names(text, layout)
     where = workspace or Path.cwd()
     if llm is not None:
         return await ask_questions(llm, layout, text, where)

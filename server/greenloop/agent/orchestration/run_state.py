@@ -37,6 +37,9 @@ class RunState:
     started: float = field(default_factory=time.monotonic)
     goal: str = ""  # a generated project's request: its tests are the model's too, and may be wrong
     tests_writable: bool = False  # generation's own tests, an improve request about tests, loop.edit_tests
+    # tests that stay the specification even when tests are writable: generation's acceptance tests (added
+    # by generation once it writes them, before the fix loop starts)
+    spec_tests: set[str] = field(default_factory=set)
     budget: Budget = field(init=False)
     prompt_code: PromptCodeBuilder = field(init=False)
     ledger: Ledger = field(init=False)
@@ -67,7 +70,8 @@ class RunState:
     def tests(self) -> TestFiles:
         """Which files are tests, and whether this run may change them."""
         writable = self.tests_writable or self.settings.loop.edit_tests
-        return TestFiles.of(self.ports.sandbox.template.language.test_globs, self.settings.loop.test_paths, writable=writable)
+        return TestFiles.of(self.ports.sandbox.template.language.test_globs, self.settings.loop.test_paths,
+                            writable=writable, spec=self.spec_tests)
 
     def next_seed(self) -> int:
         return self.ledger.next_seed()

@@ -69,23 +69,27 @@ def _test_definitions(index: RepoIndex, report: TestReport, tests: TestFiles) ->
 def failing_test_targets(index: RepoIndex, report: TestReport, tests: TestFiles) -> list[Target]:
     """The failing test functions, as targets of the test route (`ladder`)."""
     return [Target(d.path, d.symbol, d.kind, d.start_line, d.end_line)
-            for d in _test_definitions(index, report, tests) if d.kind in ("function", "method")]
+            for d in _test_definitions(index, report, tests) if d.kind in ("function", "method") and d.path not in tests.spec]
 
 
 def spec_text(index: RepoIndex, report: TestReport, tests: TestFiles) -> str:
     """The failing tests' own code, as the spec (or, when they may change, as tests that may be wrong)."""
     blocks: list[str] = []
+    accepted: list[str] = []  # the acceptance tests' (TestFiles.spec): right even where the others may change
     for definition in _test_definitions(index, report, tests):
         rows = index.lines(definition.path)[definition.start_line - 1 : definition.end_line]
         if len(rows) > SPEC_LINES:
             rows = [*rows[: SPEC_LINES - 1], "    ..."]
         fence = language_of(definition.path) or ""
-        blocks.append(f"`{definition.symbol}` in `{definition.path}`:\n```{fence}\n" + "\n".join(rows) + "\n```")
-    if not blocks:
-        return ""
+        block = f"`{definition.symbol}` in `{definition.path}`:\n```{fence}\n" + "\n".join(rows) + "\n```"
+        (accepted if definition.path in tests.spec else blocks).append(block)
     heading = ("The tests (written with the code: where they disagree, either may be wrong)" if tests.writable
                else "The tests (the specification: they are right and stay as they are)")
-    return f"\n## {heading}\n" + "\n".join(blocks) + "\n"
+    text = f"\n## {heading}\n" + "\n".join(blocks) + "\n" if blocks else ""
+    if accepted:
+        text = ("\n## The acceptance tests (the request's own examples: they are right and stay as they are)\n"
+                + "\n".join(accepted) + "\n" + text)
+    return text
 
 
 def related_text(index: RepoIndex, target: Target, tests: TestFiles) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Literal
@@ -103,12 +103,20 @@ class RoundInputs:
     deadline: float | None = None  # time.monotonic() after which no further candidate is started
 
 
-def better(a: TestReport, b: TestReport, further: int = 0) -> bool:
-    """Strictly better: more passing, then fewer errors, then fewer failing, then the same tests failing
-    further into themselves (`further` > 0, progress.py); never fewer tests without cause."""
+def better(a: TestReport, b: TestReport, further: int = 0, spec: Collection[str] = ()) -> bool:
+    """Strictly better: fewer failing tests in the `spec` files (generation's acceptance tests), then more
+    passing, then fewer errors, then fewer failing, then the same tests failing further into themselves
+    (`further` > 0, progress.py); never fewer tests without cause. So code that passes the acceptance
+    tests is never traded for code that passes more of the tests written with it."""
     if a.total < b.total and a.errors == 0:
         return False  # tests went missing (they are read-only, but a conftest or a skip can hide them)
-    return (a.passed, -a.errors, -a.failed, min(further, 1)) > (b.passed, -b.errors, -b.failed, 0)
+    return ((-spec_failing(a, spec), a.passed, -a.errors, -a.failed, min(further, 1))
+            > (-spec_failing(b, spec), b.passed, -b.errors, -b.failed, 0))
+
+
+def spec_failing(report: TestReport, spec: Collection[str]) -> int:
+    """How many of the report's failing tests are in the `spec` files."""
+    return sum(1 for f in report.failures if spec and f.test_id.split("::", 1)[0] in spec)
 
 
 async def run_round(
@@ -257,7 +265,8 @@ class _Round:
             full, _ = await _test(self.inputs, fork, None, state=report)  # worth a whole-suite run: it may be better
         # a small edit is taken only for more tests passing (one too few or too many steps in may look like progress)
         gains = not approach.form.more_passing_only or (full is not None and full.passed > report.passed)
-        if gains and full is not None and full.total and better(full, report, _further(full, report, self.copy, fork)):
+        if gains and full is not None and full.total and better(full, report, _further(full, report, self.copy, fork),
+                                                                self.inputs.tests.spec):
             yield RoundResult(approach, tuple(tried), best, "green" if full.green else "better", full, fork.files(),
                               packages, commands, installs, gave)
             return

@@ -65,7 +65,7 @@ async def settle(state: RunState, copy: WorkingCopy, report: TestReport, judged:
         sources = sources_of_tests(work, state.tests)
         checks = failing_checks(report, sources, state.tests)
         found = conflicts(checks, sources)
-        async for event in judge(state, found, {**judged, **verdicts}, verdicts):
+        async for event in judge(state, found, {**judged, **verdicts}, verdicts, state.tests.spec_holds(report)):
             yield state.stamp(event)
         given = given_reply(checks, {**judged, **verdicts}, found)
         if not given or state.over_budget() is not None:
@@ -98,9 +98,11 @@ async def settle(state: RunState, copy: WorkingCopy, report: TestReport, judged:
 
 
 async def judge(state: RunState, found: list[Conflict], judged: Mapping[tuple[str, str, str], Side | None],
-                verdicts: Judged) -> AsyncIterator[Event]:
+                verdicts: Judged, spec_holds: bool = False) -> AsyncIterator[Event]:
     """Ask, for each value conflict not `judged` before, what the call must give (verdicts.py), each answer
-    put in `verdicts`; one Message says what was decided. A failed or too long request decides nothing."""
+    put in `verdicts`; one Message says what was decided. A failed or too long request decides nothing,
+    except where the acceptance tests pass (`spec_holds`): the code does what the request states, so an
+    undecided check written with it is the suspect, and the code's value stands."""
     asked = [c for c in dict((c.key, c) for c in found).values() if c.key not in judged]
     if not asked:
         return
@@ -127,6 +129,8 @@ async def judge(state: RunState, found: list[Conflict], judged: Mapping[tuple[st
             side = verdict(reply, conflict, computed)
             if side is not None:
                 break
+        if side is None and spec_holds:
+            side, how = "code", how + " (undecided; the acceptance tests pass)"
         verdicts[conflict.key] = side
         said.append(f"`{conflict.call}`{how}: " + ("the code's value: the check is rewritten to expect it" if side == "code"
                                               else "the check's value: the code is told" if side == "test"

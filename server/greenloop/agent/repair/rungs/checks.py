@@ -99,11 +99,14 @@ class FailingTests(Rung):
         return [_test_rung(state.failing_tests[0], state)] if state.failing_tests else []
 
     def place(self, steps: list[Approach], state: LadderState) -> list[Approach]:
-        """Right after the first rung (the checks), or after the first function rung (a failing test whole)."""
+        """Right after the first rung (the checks), or after the first function rung (a failing test whole);
+        first when the acceptance tests pass: the code does what the request states, the failing test is suspect."""
         brought = self.applies(state)
         if not brought:
             return steps
-        if state.checks:
+        if state.tests.spec_holds(state.report):
+            at = 0
+        elif state.checks:
             at = min(1, len(steps))
         else:
             at = next((i + 1 for i, s in enumerate(steps) if s.form is FUNCTION), len(steps))
