@@ -5,8 +5,9 @@ happens: green ends the run; better moves the state and starts the ladder again 
 better keeps the state as it was and takes the next step of the ladder (the next location, hotter
 sampling, the function anew, blocks), telling the model what the best failed candidate gave. `stuck` is
 declared only when the ladder is spent. Before the model is asked about a function (once per function
-and state), its small edits are tested (mutants.py), in the same iteration. A green whose change is
-risky (risk.py) gets one more model round shown that change (second_look.py).
+and state), its small edits are tested (mutants.py), in the same iteration. A green passes the gates
+before it is offered (kept_green.py: no passing test broken, not much slower; then a risky one's second
+look, a small edit's own model round).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 from greenloop.agent.changes.declared import declared_packages
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Event, LocationsFound, Message, TestsRan
+from greenloop.agent.orchestration import kept_green
 from greenloop.agent.orchestration.driver import Ending, RoundEnd, Stop
 from greenloop.agent.prompting.material import coverage_note
 from greenloop.agent.repair import ladder
@@ -27,11 +29,10 @@ from greenloop.agent.repair.check_statements import failing_checks
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
 from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
 from greenloop.agent.repair.rungs import small_edits
-from greenloop.agent.repair.second_look import Green, green_of, hinted, second_look
+from greenloop.agent.repair.second_look import Green, green_of
 from greenloop.agent.repair.settle import Settled, round_event, settle, sources_of_tests
 from greenloop.agent.repair.verdicts import code_notes, conflicts
 from greenloop.errors import GreenloopError
-from greenloop.llm import LLMError
 from greenloop.retrieval import Location, line_scores
 from greenloop_sandbox import TestReport
 from greenloop_sandbox.packages import package_name
@@ -182,6 +183,7 @@ class CandidateStrategy:
             suite=self.test_ids,
         )
         result: RoundResult | None = None
+        green: Green | None = None  # a green round that passed the gates (kept_green.py)
         edits = self._small_edits(approach, locations, report) if not oneshot else None
         model_first = edits is not None and small_edits.after_the_model(report)
         if edits is not None and not model_first:  # tested without the model
@@ -190,6 +192,14 @@ class CandidateStrategy:
                     result = item if item.moved or item.ended == "budget" else None
                 else:
                     yield item
+            if result is not None and result.ended == "green":  # a small edit that broke a test: the model's turn
+                async for judged in self._gated(inputs, report, result):
+                    if isinstance(judged, Green):
+                        green = judged
+                    elif isinstance(judged, RoundResult):
+                        result = None
+                    else:
+                        yield judged
         if result is None:
             async for item in run_round(inputs, approach, copy, report):
                 if isinstance(item, RoundResult):
@@ -197,7 +207,15 @@ class CandidateStrategy:
                     result = item
                 else:
                     yield state.stamp(item)
-        assert result is not None  # run_round always ends with its result
+            assert result is not None  # run_round always ends with its result
+            if result.ended == "green" and not oneshot:
+                async for judged in self._gated(inputs, report, result):
+                    if isinstance(judged, Green):
+                        green = judged
+                    elif isinstance(judged, RoundResult):
+                        result = judged
+                    else:
+                        yield judged
         told = False  # the kept round's event was yielded already
         if edits is not None and model_first and not result.moved and result.ended not in ("green", "budget"):
             yield state.stamp(round_event(iteration, result))  # the model's round, told before the edits'
@@ -207,8 +225,16 @@ class CandidateStrategy:
                     result = item if item.moved or item.ended == "budget" else result
                 else:
                     yield item
-        if result.ended == "green" and not oneshot:
-            async for item in _kept_green(state, inputs, approach, copy, report, result):
+            if result.ended == "green":
+                async for judged in self._gated(inputs, report, result):
+                    if isinstance(judged, Green):
+                        green = judged
+                    elif isinstance(judged, RoundResult):
+                        result = judged
+                    else:
+                        yield judged
+        if green is not None:
+            async for item in kept_green.kept(state, inputs, approach, copy, report, green):
                 if isinstance(item, RoundResult):
                     result = item
                 else:
@@ -216,6 +242,15 @@ class CandidateStrategy:
         if result.approach is not edits and not told:  # the small edits' round was told already
             yield state.stamp(round_event(iteration, result))
         yield result
+
+    async def _gated(self, inputs: RoundInputs, report: TestReport, result: RoundResult
+                     ) -> AsyncIterator[Event | Green | RoundResult]:
+        """A green round through the gates (kept_green.gated): a Green, or the round as nothing better."""
+        if self.oneshot:
+            yield green_of(result, self.copy)
+            return
+        async for item in kept_green.gated(self.state, inputs, self.copy, report, result):
+            yield item if isinstance(item, (Green, RoundResult)) else self.state.stamp(item)
 
     async def _after(self, iteration: int, approach: Approach, result: RoundResult, report: TestReport
                      ) -> AsyncIterator[Event | RoundEnd]:
@@ -277,31 +312,6 @@ class CandidateStrategy:
         if key is not None:
             ledger.tried_small_edits(key)
         return edits
-
-
-async def _kept_green(state: RunState, inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport,
-                      result: RoundResult) -> AsyncIterator[Event | RoundResult]:
-    """A green round judged (risk.py); a risky one gets the model's second look (second_look.py). Yields the
-    events, then the round to keep; the run state keeps its kind, risk and why it was chosen."""
-    green = green_of(result, copy)
-    if green.risk and approach.form.second_look and not approach.test \
-            and state.settings.loop.second_look and state.over_budget() is None:
-        yield Message(text=f"A {green.kind} makes the tests pass, but it {green.risk}: the model is asked once "
-                           "more, shown that change.")
-        again = hinted(approach, green)
-        asked = replace(inputs, messages=repair_messages(again, copy, state.prompt_code.index, report, state.tests,
-                                                         template=state.template, workspace=state.workspace))
-        try:
-            async for looked in second_look(asked, again, copy, report, green):
-                if isinstance(looked, Green):
-                    green = looked
-                else:
-                    yield looked
-        except LLMError as exc:  # the green stays; only the second look is lost
-            yield Message(text=f"The second look failed: {exc}", level="warning")
-            green = replace(green, reason="the only green change: the model could not be asked again")
-    state.ledger.chose(green.kind, green.risk, green.reason or "the first change that made the tests pass")
-    yield green.result
 
 
 def _asks_again(approach: Approach, stood_by: frozenset[str]) -> bool:
