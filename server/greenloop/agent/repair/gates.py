@@ -91,19 +91,14 @@ def changed_definitions(before: Mapping[str, str], after: Mapping[str, str]) -> 
     return Changed(tuple(dict.fromkeys(names)), lines)
 
 
-def covering(spectrum: Spectrum | None, changed: Changed, report: TestReport, texts: Mapping[str, str]) -> list[str]:
-    """The tests that ran a changed definition's lines in the coverage pass; without a pass, the tests of the
-    report whose file names a changed definition (a word of its text)."""
+def covering(spectrum: Spectrum | None, changed: Changed, texts: Mapping[str, str]) -> list[str]:
+    """The tests that ran a changed definition's lines in the coverage pass; without a pass, the test files
+    whose text names a changed definition (a word of it), as ids that select the whole file."""
     if spectrum is not None and spectrum.tests:
         return [t.test_id for t in spectrum.tests
                 if any(set(numbers) & changed.lines.get(path, frozenset()) for path, numbers in t.lines.items())]
     words = [re.compile(rf"\b{re.escape(n.rsplit('.', 1)[-1])}\b") for n in changed.names]
-    out = []
-    for case in report.cases:
-        text = texts.get(case.test_id.split("::", 1)[0], "")
-        if text and any(w.search(text) for w in words):
-            out.append(case.test_id)
-    return out
+    return [path for path, text in sorted(texts.items()) if any(w.search(text) for w in words)]
 
 
 async def check(gate: Gate, state: Mapping[str, bytes], candidate: Mapping[str, bytes], state_report: TestReport,
@@ -111,14 +106,14 @@ async def check(gate: Gate, state: Mapping[str, bytes], candidate: Mapping[str, 
     """The gates for one green: `state` and `candidate` the files before and with the change, `state_report` the
     state's last run, `green_report` the green run, `test_texts` the test files' texts (for `covering`)."""
     changed = changed_definitions(_texts(state, candidate), _texts(candidate, state))
-    cover = covering(spectrum, changed, state_report, test_texts)
+    cover = set(covering(spectrum, changed, test_texts))
     after = {c.test_id: c for c in green_report.cases}
     before = {c.test_id: c for c in state_report.cases}
     notes: list[str] = []
     runs = 0
     whole_seconds = gate.whole_seconds
     whole = gate.suite is not None and gate.full_suite_seconds > 0 and (whole_seconds is None or whole_seconds < gate.full_suite_seconds)
-    extra = [t for t in cover if t not in after]
+    extra = sorted(t for t in cover if t not in after and not _in_file(t, after))
     if whole:
         limit = gate.timeout if whole_seconds is not None else min(gate.timeout, gate.full_suite_seconds)
         run = await _run(gate.sandbox, candidate, state, None, limit)
@@ -130,7 +125,7 @@ async def check(gate: Gate, state: Mapping[str, bytes], candidate: Mapping[str, 
         else:
             whole_seconds = run.duration
             after.update({c.test_id: c for c in run.cases})
-            extra = [t for t in extra if t not in after]
+            extra = [t for t in extra if t not in after and not _in_file(t, after)]
     if extra:
         run = await _run(gate.sandbox, candidate, state, extra, gate.timeout)
         runs += 1
@@ -142,6 +137,7 @@ async def check(gate: Gate, state: Mapping[str, bytes], candidate: Mapping[str, 
                               ran=runs, whole_seconds=whole_seconds)
         after.update({c.test_id: c for c in run.cases})
     # what the state gave, where its last run did not say: the red tests (were they green?) and the covering ones
+    cover = {t for t in after if t in cover or t.split("::", 1)[0] in cover}
     unknown = [t for t, c in after.items() if t not in before and (c.outcome in RED or t in cover)]
     if unknown:
         run = await _run(gate.sandbox, state, candidate, unknown, gate.timeout)
@@ -163,7 +159,7 @@ async def check(gate: Gate, state: Mapping[str, bytes], candidate: Mapping[str, 
                          "it does not block the change.")
     else:
         await gate.sandbox.sync(candidate, _gone(candidate, state))
-    slower = slowdown(changed, cover, before, after)
+    slower = slowdown(changed, sorted(cover), before, after)
     return GateResult(tuple(broken), tuple(flaky), slower, "", tuple(notes), runs, whole_seconds, tuple(failures))
 
 
@@ -186,6 +182,11 @@ async def _run(sandbox: SandboxPort, files: Mapping[str, bytes], other: Mapping[
     """The tests (`ids`, None: all) on `files`, `other`'s files that `files` lacks removed."""
     await sandbox.sync(files, _gone(files, other))
     return await sandbox.run_tests(ids, timeout=seconds)
+
+
+def _in_file(test: str, cases: Mapping[str, TestCase]) -> bool:
+    """A file's id (`test_x.py`) whose tests the cases hold already."""
+    return "::" not in test and any(t.split("::", 1)[0] == test for t in cases)
 
 
 def _gone(files: Mapping[str, bytes], other: Mapping[str, bytes]) -> frozenset[str]:
