@@ -2,9 +2,9 @@
 
 Qi et al. (ISSTA 2015) name the shapes of test-passing patches that are not fixes; the held-out real projects
 showed them in greenloop's greens (docs/decisions/2026-12-done-means-right.md):
-- special-casing: a new comparison with a literal the failing test holds (`if x == '00:00:01:100': return 1.1`);
+- special-casing: a comparison added with a literal the failing test holds (`if x == '00:00:01:100': return 1.1`);
 - a deleted branch (an `if`, `elif`, `else`, `except` or `case` fewer) or a deleted `return` or `raise`;
-- a regular expression that loses an anchor (`^`, `$`, `\\b`, `\\A`, `\\Z`) or whose character class widens
+- a regular expression that loses an anchor (`^`, `$`, `\\b`, `\\A`, `\\Z`; one for another is none lost) or whose character class widens
   (`[a-z]` to `[a-z0-9]`, `\\d` to `\\w`, a class to `.`);
 - a whole function written again (more than half its lines changed) for a failure that points at one line of it.
 Each gives a reason said to the user; none depends on a case's names.
@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -91,8 +92,11 @@ def _own(function: ast.AST) -> list[ast.AST]:
 
 
 def _special_cased(was: ast.AST, now: ast.AST, literals: frozenset[str]) -> str:
-    """A literal the failing test holds, in a comparison the function did not make before."""
+    """A literal the failing test holds, in a comparison added to the function (one more than it had: an
+    edited comparison, `age > 18` to `age >= 18`, adds none)."""
     old = {ast.unparse(n) for n in _own(was) if isinstance(n, ast.Compare)}
+    if _count(now, (ast.Compare,)) <= _count(was, (ast.Compare,)):
+        return ""
     for node in _own(now):
         if isinstance(node, ast.Compare) and ast.unparse(node) not in old:
             for side in (node.left, *node.comparators):
@@ -126,8 +130,9 @@ def _regex_changes(was: ast.AST, now: ast.AST) -> list[str]:
     for a, b in zip(old, new, strict=True):
         if a == b:
             continue
-        lost = sorted(set(_ANCHOR.findall(a)) - set(_ANCHOR.findall(b)))
-        if lost:
+        had, has = Counter(_ANCHOR.findall(a)), Counter(_ANCHOR.findall(b))
+        lost = sorted((had - has).keys())
+        if had.total() > has.total():  # one anchor for another (`^` to `\\b`) anchors it still
             out.append(f"drops the anchor {', '.join(f'`{x}`' for x in lost)} from the pattern `{a}`")
         elif _widens(_CLASS.findall(a), _CLASS.findall(b)):
             out.append(f"widens a character class of the pattern `{a}`")
