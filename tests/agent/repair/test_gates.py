@@ -93,7 +93,10 @@ async def test_a_rewrite_whose_covering_tests_take_far_longer_is_plausible_with_
 ) -> None:
     ws = write_project(tmp_path / "p", {"factors.py": FACTORS, "test_factors.py": FACTOR_TESTS})
     scripted_llm.script(SLOW)  # the same answers, looping to n instead of its square root
-    settings = make_settings(ws, loop={"candidates": 1}, retrieval={"coverage": True})
+    # every test gets the 15 s cap: the adaptive limit (20x its 1 ms, at least 1 s) would end the slow loop on
+    # a loaded machine, and this test is about the time, not the limit
+    settings = make_settings(ws, loop={"candidates": 1}, retrieval={"coverage": True},
+                             sandbox={"case_timeout_factor": 0})
     _, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", done.summary + done.evidence
     assert done.changes.risk == "plausible", done.changes

@@ -234,7 +234,7 @@ class CandidateStrategy:
                     else:
                         yield judged
         if green is not None:
-            async for item in kept_green.kept(state, inputs, approach, copy, report, green):
+            async for item in kept_green.kept(state, inputs, approach, copy, report, green, model_ran=told):
                 if isinstance(item, RoundResult):
                     result = item
                 else:

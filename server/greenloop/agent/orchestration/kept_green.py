@@ -10,6 +10,7 @@ keeps the green chosen, why, and the other green offered beside it.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -20,7 +21,7 @@ from greenloop.agent.prompting.material import tidy
 from greenloop.agent.repair.approach import Approach
 from greenloop.agent.repair.gates import Gate, GateResult, check
 from greenloop.agent.repair.overfit_shapes import Evidence, evidence_of
-from greenloop.agent.repair.own_round import own_round
+from greenloop.agent.repair.own_round import NO_GREEN, own_round
 from greenloop.agent.repair.prompts import repair_messages
 from greenloop.agent.repair.round import RoundInputs, RoundResult
 from greenloop.agent.repair.rungs.small_edits import SmallEditsForm
@@ -37,7 +38,11 @@ async def gated(state: RunState, inputs: RoundInputs, copy: WorkingCopy, report:
     """The gates for a green round: events, then the Green (its slowdown in its risk), or the round made
     "nothing better" when the change broke a passing test."""
     green = green_of(result, copy, evidence(copy, report))
+    started = time.monotonic()
     found = await _check(state, inputs, copy, report, result)
+    if found.ran:
+        yield state.stamp(Message(text=f"The gates ran {found.ran} test run(s) on the green change in "
+                                       f"{time.monotonic() - started:.1f} s.", level="info"))
     for note in found.notes:
         yield state.stamp(Message(text=note, level="warning"))
     if found.broken:
@@ -64,9 +69,10 @@ async def judged(state: RunState, inputs: RoundInputs, copy: WorkingCopy, report
 
 
 async def kept(state: RunState, inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport,
-               green: Green) -> AsyncIterator[Event | RoundResult]:
+               green: Green, model_ran: bool = False) -> AsyncIterator[Event | RoundResult]:
     """A green that passed the gates, judged: a risky one gets the model's second look, a small edit's the
-    model's own round. Yields the events, then the round to keep; the ledger keeps what the change set says."""
+    model's own round (`model_ran`: the model's round on it came first and gave no green, hangs-model-first).
+    Yields the events, then the round to keep; the ledger keeps what the change set says."""
     loop = state.settings.loop
     told: list[Event] = []
 
@@ -89,6 +95,8 @@ async def kept(state: RunState, inputs: RoundInputs, approach: Approach, copy: W
                     green = looked
                 else:
                     yield looked
+        elif small and model_ran and loop.own_round:  # the model's round came first, and gave no green
+            green = replace(green, risk=green.risk or NO_GREEN, reason="the only green change")
         elif small and asked and loop.own_round:
             yield Message(text=f"A {green.kind} makes the tests pass: before it is offered, the model gets its own "
                                "round on the same failure.")
