@@ -79,6 +79,22 @@ async def test_a_whole_suite_slower_than_the_setting_ends_that_run_with_a_line_a
     assert sum(t.startswith("The whole suite did not end") for t in said) == 1  # not tried again
 
 
+@pytest.mark.docker
+async def test_a_test_outside_that_hangs_with_and_without_the_change_ends_at_its_limit_and_does_not_block(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    hangs = "import time\n\n\ndef test_forever():\n    while True:\n        time.sleep(0.05)\n"
+    ws = write_project(tmp_path / "p", {"greet.py": GREET, **GREET_TESTS, "test_hangs.py": hangs})
+    scripted_llm.script(RIGHT)
+    settings = make_settings(ws, loop={"candidates": 1}, retrieval={"coverage": False})
+    events, done = await collect(fix(FixRequest(ws, test_ids=NAMED), settings))
+    assert done.outcome == "green" and done.changes.risk == "", done.summary + done.evidence + str(done.changes)
+    said = [e.text for e in events if isinstance(e, Message)]
+    assert not any("breaks" in t or t.startswith("Flaky") for t in said), said  # it hung before the change too
+    assert any(t.startswith("The gates ran ") for t in said), said
+    assert done.seconds < 100  # each run of it ended at its own limit
+
+
 FACTORS = ("def get_factors(n):\n    small = [i for i in range(1, int(n ** 0.5) + 1) if n % i == 0]\n"
            "    return sorted(small + [n // i for i in small])\n")
 FACTOR_TESTS = ("from factors import get_factors\n\n\ndef test_square():\n"

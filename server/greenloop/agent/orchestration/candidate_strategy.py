@@ -250,6 +250,10 @@ class CandidateStrategy:
             yield green_of(result, self.copy)
             return
         async for item in kept_green.gated(self.state, inputs, self.copy, report, result):
+            if isinstance(item, RoundResult) and item.best is not None:  # refused: asked again, it is told why
+                fork = self.copy.fork()
+                fork.restore(result.files or {})
+                self.state.ledger.record_tested({fork.fingerprint(): item.best.feedback})
             yield item if isinstance(item, (Green, RoundResult)) else self.state.stamp(item)
 
     async def _after(self, iteration: int, approach: Approach, result: RoundResult, report: TestReport

@@ -143,13 +143,13 @@ async def _check(state: RunState, inputs: RoundInputs, copy: WorkingCopy, report
                  result: RoundResult) -> GateResult:
     loop, ledger = state.settings.loop, state.ledger
     if inputs.suite is None and report.cases:  # every run is the whole suite: its time is known
-        ledger.whole_suite_seconds = report.duration
+        ledger.whole_suite_took(report.duration)
     gate = Gate(inputs.sandbox, inputs.test_timeout, inputs.suite, loop.full_suite_seconds, ledger.whole_suite_seconds)
     tests = {p: text for p in copy.paths() if state.tests.is_test(p) and (text := copy.read(p)) is not None}
     async with inputs.sandbox.lease() as box:
         found = await check(replace(gate, sandbox=box), copy.files(), dict(result.files or {}), report,
                             result.report or report, state.prompt_code.spectra.spectrum, tests)
-    ledger.whole_suite_seconds = found.whole_seconds
+    ledger.whole_suite_took(found.whole_seconds)
     return found
 
 

@@ -32,7 +32,7 @@ class Ledger:
     _small_edits: set[tuple[int, str]] = field(default_factory=set)  # (state, function) whose small edits ran
     _chosen: tuple[str, str, str] = ("", "", "")  # the green change: its kind, why it is risky, why it was chosen
     _beside: tuple[str, str] = ("", "")  # the other green change, offered beside the chosen one: its kind, diff
-    whole_suite_seconds: float | None = None  # the last whole-suite run's time (gates.py); None: none yet
+    _whole_suite: float | None = None  # the last whole-suite run's seconds (gates.py); None: none yet
     _seeds: int = 0
 
     def new_loop(self) -> None:
@@ -108,3 +108,11 @@ class Ledger:
     @property
     def beside(self) -> tuple[str, str]:
         return self._beside
+
+    @property
+    def whole_suite_seconds(self) -> float | None:
+        return self._whole_suite
+
+    def whole_suite_took(self, seconds: float | None) -> None:
+        """The last whole-suite run's time (inf: it did not end within the gate's limit)."""
+        self._whole_suite = seconds
