@@ -61,6 +61,7 @@ def main() -> int:
         if said:
             print(f"- {row['id']}: {said[:300]}")
     print(f"\n{judged} reference fixes judged; labelled by rule (each a right fix that would be plausible, not done):")
+    print("\n| rule | reference fixes labelled |\n|---|---:|")
     for name in RULES.values():
         print(f"| {name} | {fired.get(name, 0)} |")
     return 0

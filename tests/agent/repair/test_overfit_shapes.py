@@ -58,6 +58,9 @@ def test_a_regex_that_drops_an_anchor_or_widens_a_class_is_labelled() -> None:
     assert risk("regex", {"w.py": word}, {"w.py": word.replace("[a-z]", ".")}).startswith("widens a character class")
     assert risk("regex", {"w.py": word}, {"w.py": word.replace("[a-z]", "[a-y]")}) == ""  # narrowed
     assert risk("regex", {"w.py": word}, {"w.py": word.replace("[a-z]+", "[a-z]*")}) == ""  # a quantifier
+    compiled = "import re\n\nCOMMAND = re.compile(r'^mkdir (.*)$')\n"
+    assert risk("regex", {"c.py": compiled}, {"c.py": compiled.replace(")$'", ")'")}) == \
+        "drops the anchor `$` from the pattern `^mkdir (.*)$` at module level"
 
 
 def test_a_whole_function_written_again_for_a_failure_at_one_line_is_labelled() -> None:

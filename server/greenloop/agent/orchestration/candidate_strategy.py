@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from greenloop.agent.changes.declared import declared_packages
@@ -29,7 +29,7 @@ from greenloop.agent.repair.check_statements import failing_checks
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
 from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
 from greenloop.agent.repair.rungs import small_edits
-from greenloop.agent.repair.second_look import Green, green_of
+from greenloop.agent.repair.second_look import Green
 from greenloop.agent.repair.settle import Settled, round_event, settle, sources_of_tests
 from greenloop.agent.repair.verdicts import code_notes, conflicts
 from greenloop.errors import GreenloopError
@@ -172,7 +172,7 @@ class CandidateStrategy:
     async def _round(self, iteration: int, approach: Approach, messages: list[dict[str, str]],
                      locations: list[Location], report: TestReport) -> AsyncIterator[Event | RoundResult]:
         """The round's events, then the result the state may move to (last): the small edits first (the
-        approach's own round follows unless they move), then a green judged (`_kept_green`)."""
+        approach's own round follows unless they move), then a green through the gates and judged (kept_green.py)."""
         state, copy, oneshot = self.state, self.copy, self.oneshot
         loop, ledger = state.settings.loop, state.ledger
         inputs = RoundInputs(
@@ -183,7 +183,7 @@ class CandidateStrategy:
             suite=self.test_ids,
         )
         result: RoundResult | None = None
-        green: Green | None = None  # a green round that passed the gates (kept_green.py)
+        judged = _Gated()  # what the gates made of this round's green (kept_green.py)
         edits = self._small_edits(approach, locations, report) if not oneshot else None
         model_first = edits is not None and small_edits.after_the_model(report)
         if edits is not None and not model_first:  # tested without the model
@@ -192,14 +192,10 @@ class CandidateStrategy:
                     result = item if item.moved or item.ended == "budget" else None
                 else:
                     yield item
-            if result is not None and result.ended == "green":  # a small edit that broke a test: the model's turn
-                async for judged in self._gated(inputs, report, result):
-                    if isinstance(judged, Green):
-                        green = judged
-                    elif isinstance(judged, RoundResult):
-                        result = None
-                    else:
-                        yield judged
+            if result is not None and result.ended == "green":
+                async for event in self._gated(inputs, report, result, judged):
+                    yield event
+                result = None if judged.refused else result  # a small edit that broke a test: the model's turn
         if result is None:
             async for item in run_round(inputs, approach, copy, report):
                 if isinstance(item, RoundResult):
@@ -209,13 +205,9 @@ class CandidateStrategy:
                     yield state.stamp(item)
             assert result is not None  # run_round always ends with its result
             if result.ended == "green" and not oneshot:
-                async for judged in self._gated(inputs, report, result):
-                    if isinstance(judged, Green):
-                        green = judged
-                    elif isinstance(judged, RoundResult):
-                        result = judged
-                    else:
-                        yield judged
+                async for event in self._gated(inputs, report, result, judged):
+                    yield event
+                result = judged.refused or result
         told = False  # the kept round's event was yielded already
         if edits is not None and model_first and not result.moved and result.ended not in ("green", "budget"):
             yield state.stamp(round_event(iteration, result))  # the model's round, told before the edits'
@@ -226,15 +218,11 @@ class CandidateStrategy:
                 else:
                     yield item
             if result.ended == "green":
-                async for judged in self._gated(inputs, report, result):
-                    if isinstance(judged, Green):
-                        green = judged
-                    elif isinstance(judged, RoundResult):
-                        result = judged
-                    else:
-                        yield judged
-        if green is not None:
-            async for item in kept_green.kept(state, inputs, approach, copy, report, green, model_ran=told):
+                async for event in self._gated(inputs, report, result, judged):
+                    yield event
+                result = judged.refused or result
+        if judged.green is not None:
+            async for item in kept_green.kept(state, inputs, approach, copy, report, judged.green, model_ran=told):
                 if isinstance(item, RoundResult):
                     result = item
                 else:
@@ -243,18 +231,22 @@ class CandidateStrategy:
             yield state.stamp(round_event(iteration, result))
         yield result
 
-    async def _gated(self, inputs: RoundInputs, report: TestReport, result: RoundResult
-                     ) -> AsyncIterator[Event | Green | RoundResult]:
-        """A green round through the gates (kept_green.gated): a Green, or the round as nothing better."""
-        if self.oneshot:
-            yield green_of(result, self.copy)
-            return
+    async def _gated(self, inputs: RoundInputs, report: TestReport, result: RoundResult, judged: _Gated
+                     ) -> AsyncIterator[Event]:
+        """A green round through the gates (kept_green.gated): its events; `judged` gets the Green, or the round
+        as nothing better (a refused one is recorded as what it gave, so a model proposing it again is told)."""
+        judged.green = judged.refused = None
         async for item in kept_green.gated(self.state, inputs, self.copy, report, result):
-            if isinstance(item, RoundResult) and item.best is not None:  # refused: asked again, it is told why
-                fork = self.copy.fork()
-                fork.restore(result.files or {})
-                self.state.ledger.record_tested({fork.fingerprint(): item.best.feedback})
-            yield item if isinstance(item, (Green, RoundResult)) else self.state.stamp(item)
+            if isinstance(item, Green):
+                judged.green = item
+            elif isinstance(item, RoundResult):
+                judged.refused = item
+                if item.best is not None:
+                    fork = self.copy.fork()
+                    fork.restore(result.files or {})
+                    self.state.ledger.record_tested({fork.fingerprint(): item.best.feedback})
+            else:
+                yield self.state.stamp(item)
 
     async def _after(self, iteration: int, approach: Approach, result: RoundResult, report: TestReport
                      ) -> AsyncIterator[Event | RoundEnd]:
@@ -316,6 +308,14 @@ class CandidateStrategy:
         if key is not None:
             ledger.tried_small_edits(key)
         return edits
+
+
+@dataclass
+class _Gated:
+    """What the gates made of a round's green: the Green to judge, or the round refused (not green)."""
+
+    green: Green | None = None
+    refused: RoundResult | None = None
 
 
 def _asks_again(approach: Approach, stood_by: frozenset[str]) -> bool:

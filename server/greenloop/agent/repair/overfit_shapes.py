@@ -54,6 +54,15 @@ def shapes(name: str, was: ast.AST, now: ast.AST, evidence: Evidence | None, pat
     return out
 
 
+def module_shapes(before: str, after: str) -> list[str]:
+    """The regex shapes of a module's own statements (a pattern compiled at import, outside any function)."""
+    try:
+        was, now = ast.parse(before), ast.parse(after)
+    except (SyntaxError, ValueError):
+        return []
+    return [f"{said} at module level" for said in _regex_changes(was, now)]
+
+
 def evidence_of(failures: list[tuple[str, str]], sources: Mapping[str, str]) -> Evidence:
     """The evidence from the failing tests (`failures`: (test id, traceback)) and the workspace's texts."""
     literals: set[str] = set()

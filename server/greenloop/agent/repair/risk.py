@@ -16,7 +16,7 @@ import ast
 from collections.abc import Mapping
 
 from greenloop.agent.repair.edit_kinds import shape_and_family
-from greenloop.agent.repair.overfit_shapes import Evidence, shapes
+from greenloop.agent.repair.overfit_shapes import Evidence, module_shapes, shapes
 
 RISKY = {  # kind -> what such a change does, said to the user
     "attribute default": "reads an attribute that may be missing as None",
@@ -81,6 +81,7 @@ def _python_reasons(before: str, after: str, evidence: Evidence | None = None, p
         if swallowed:
             out.append(f"suppresses {', '.join(swallowed)} in `{name}`")
         out.extend(shapes(name, was, node, evidence, path, before, after))
+    out.extend(module_shapes(before, after))
     return out
 
 
