@@ -346,6 +346,23 @@ class LoopSettings(_Section):
         "exception, a guard returning another type, a loop bound moved by more than one step: "
         "agent/repair/risk.py), ask the model once more, shown that change, and keep the better green.",
     )
+    full_suite_seconds: float = Field(
+        default=60.0, ge=0,
+        description="Before a green is offered, the tests that covered the changed code in the coverage pass run "
+        "on it, and the whole suite too when its last whole run took under this many seconds (a run of named "
+        "tests only: agent/repair/gates.py). 0: never the whole suite.",
+    )
+    own_round: bool = Field(
+        default=True,
+        description="A small edit's green does not end the run: the model gets its own round on the same "
+        "failure, and the small edit is done only when the model makes the same change or its green is worse "
+        "(agent/repair/own_round.py). Off: the small edit's green ends the run (the policy before it).",
+    )
+    own_round_seconds: float = Field(
+        default=300.0, gt=0,
+        description="Longest wait for the model's own round after a small edit's green; past it the small edit "
+        "is offered as plausible, and the run says the model was too slow.",
+    )
     candidate_temperature: float = Field(
         default=0.8, ge=0.0, le=2.0,
         description="Sampling temperature of every candidate after the first (the first is greedy).",

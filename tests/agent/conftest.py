@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from greenloop.agent import FixRequest, fix
-from greenloop.agent.events import Done, Event
+from greenloop.agent.events import CandidateAsked, CandidateTested, Done, Event
 from greenloop.settings import Settings, load_settings
 
 CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
@@ -66,13 +66,19 @@ async def collect(events: AsyncIterator[Event]) -> tuple[list[Event], Done]:
 
 
 async def fixed_by_edits(ws: Path, scripted_llm: Any, settings: Settings, wrong: str) -> tuple[list[Event], str]:
-    """`fix` with the model scripted to give a wrong function (`wrong`, its reply): green by the small
-    edits alone, with no model call, and nothing on disk. The events, and the changed file's new text."""
+    """`fix` with the model scripted to give a wrong function (`wrong`, its reply): green by a small edit
+    found before any model call; the model's own round on the same failure then gives no green (issue 58:
+    a small edit's green does not end the run), so the small edit is offered labelled plausible, and nothing
+    is on disk. The events, and the changed file's new text."""
     scripted_llm.script(wrong)
     before = tree_bytes(ws)
     events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", done.summary + done.evidence
-    assert scripted_llm.requests == []
+    green = next(i for i, e in enumerate(events) if isinstance(e, CandidateTested) and e.green)
+    assert isinstance(events[green], CandidateTested) and events[green].route == "mutants"
+    assert all(e.route == "mutants" for e in events[:green] if isinstance(e, CandidateAsked))  # no model call before
+    assert done.changes.kind != "model" and done.changes.risk == "plausible", done.changes
+    assert "the model's own round" in done.changes.risk_reason
     assert tree_bytes(ws) == before  # nothing on disk until the person accepts
     return events, done.changes.files[0].after or ""
 

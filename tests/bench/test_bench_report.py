@@ -150,7 +150,7 @@ def test_seconds_charged_for_memo_served_replies_are_said() -> None:
     assert "recorded (b 42 s)" in report_markdown(meta, [a, b], None)
     assert "memo" not in report_markdown(meta, [a], None)
 
-def test_greens_offered_as_done_leave_out_the_plausible_ones() -> None:
+def test_greens_offered_as_done_leave_out_the_plausible_ones_and_an_unknown_one_done_counts_as_wrong() -> None:
     def green(task: str, verdict: str, risky: bool) -> CellResult:
         result = _result("a", task, "green", 1)
         result.extra = {"verdict": {"name": verdict}, "kind": "statement dropped" if risky else "model",
@@ -158,10 +158,12 @@ def test_greens_offered_as_done_leave_out_the_plausible_ones() -> None:
         return result
 
     results = [green("t1", "same", False), green("t2", "equivalent", False), green("t3", "differs", True),
-               green("t4", "unknown", True), green("t5", "differs", False), _result("a", "t6", "budget", 3)]
+               green("t4", "unknown", True), green("t5", "differs", False), _result("a", "t6", "budget", 3),
+               green("t7", "unknown", False)]
     (a,) = summarize(results, ["a"], max_iterations=3)
-    assert (a.passed, a.correct, a.done, a.done_correct) == (5, 2, 3, 2)
+    assert (a.passed, a.correct, a.done, a.done_correct, a.done_wrong) == (6, 2, 4, 2, 2)
     meta = {"suite": "s", "tasks": 6, "repeat": 1, "model": "m", "sandbox": "docker", "jobs": 1, "max_iterations": 3,
             "seed": 1, "suite_file": "f", "finished": "now", "version": "0", "command": "greenloop bench"}
     table = report_markdown(meta, [a], None)
-    assert "| a | 5 | 2 (40% of green) |" in table and "| 3 | 2 (67%) |" in table
+    assert "| a | 6 | 2 (33% of green) |" in table and "| 4 | 2 (50%) | 2 |" in table
+    assert "| correct of those | wrong offered as done |" in table

@@ -200,13 +200,16 @@ class ChangeSet(BaseModel):
     risk: Literal["", "plausible"] = ""  # "plausible": the tests pass, but the change has a shape that overfits
     risk_reason: str = ""  # what to check ("returns None where `f` otherwise returns a bool")
     reason: str = ""  # why this change was chosen among the greens
+    other_kind: str = ""  # another green change the run found and did not choose (a small edit, a model's reply)
+    other_diff: str = ""  # its diff, offered beside this one
 
     @property
     def label(self) -> str:
         """What a front end says about the change: "" for one nothing flags."""
         if self.risk != "plausible":
             return ""
-        return f"plausible: the tests pass, check the change ({self.risk_reason})"
+        other = f"; another green change ({self.other_kind}) is shown beside it" if self.other_kind else ""
+        return f"plausible: the tests pass, check the change ({self.risk_reason}){other}"
 
 
 class Done(_Event):

@@ -53,6 +53,7 @@ class ConfigSummary:
     correct_low: float = 0.0  # Wilson 95% interval of correct / runs
     done: int = 0  # green runs offered as done: their change is not labelled plausible (risk.py)
     done_correct: int = 0  # of those, judged `same` or `equivalent`
+    done_wrong: int = 0  # of those, judged `differs` or `unknown`: a fix offered as done that is not known right
     correct_high: float = 0.0
     greens: dict[str, str] = field(default_factory=dict)  # task -> "verdict (kind): reason", per green run
     # time to green: wall seconds of the runs that ended green (median, 90th percentile; None: none green)
@@ -74,7 +75,7 @@ def _summary(name: str, every: list[CellResult], max_iterations: int) -> ConfigS
     passed = sum(r.passed for r in rows)
     low, high = wilson_interval(passed, n)
     verdicts: dict[str, int] = {}
-    done = done_correct = 0
+    done = done_correct = done_wrong = 0
     for r in rows:
         if r.passed:
             verdict = verdict_of(r)
@@ -82,6 +83,7 @@ def _summary(name: str, every: list[CellResult], max_iterations: int) -> ConfigS
             if not r.extra.get("risky"):
                 done += 1
                 done_correct += verdict in ("same", "equivalent")
+                done_wrong += verdict in ("differs", "unknown")  # not known right is not done (issue 58)
     correct = verdicts.get("same", 0) + verdicts.get("equivalent", 0)
     right_low, right_high = wilson_interval(correct, n)
     seconds = [r.seconds for r in rows]
@@ -120,6 +122,7 @@ def _summary(name: str, every: list[CellResult], max_iterations: int) -> ConfigS
         correct_high=right_high,
         done=done,
         done_correct=done_correct,
+        done_wrong=done_wrong,
         greens={f"{r.task}#{r.repeat}": _green_line(r) for r in rows if r.passed},
         **_time_to_green(rows),
         acceptance=acceptance_summary(rows),
@@ -257,15 +260,15 @@ def report_markdown(meta: dict[str, Any], summaries: list[ConfigSummary], plot_n
     lines += acceptance_lines(summaries)
     lines += ["", "Green and right (verdicts of the green runs against the reference fix, bench/correctness.py):", "",
               "| config | green | correct (same + equivalent) | correct rate, 95% CI | same | equivalent | differs "
-              "| unknown | unjudged | offered as done (not plausible) | correct of those |",
-              "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+              "| unknown | unjudged | offered as done (not plausible) | correct of those | wrong offered as done |",
+              "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for s in summaries:
         v = s.verdicts
         lines.append(f"| {s.config} | {s.passed} | {s.correct} ({s.correct / s.passed if s.passed else 0:.0%} of green) "
                      f"| {s.correct / s.runs if s.runs else 0:.1%} ({s.correct_low:.1%} – {s.correct_high:.1%}) "
                      f"| {v.get('same', 0)} | {v.get('equivalent', 0)} | {v.get('differs', 0)} | {v.get('unknown', 0)} "
                      f"| {v.get('unjudged', 0)} | {s.done} "
-                     f"| {s.done_correct} ({s.done_correct / s.done if s.done else 0:.0%}) |")
+                     f"| {s.done_correct} ({s.done_correct / s.done if s.done else 0:.0%}) | {s.done_wrong} |")
     curves = [s for s in summaries if s.pass_at_k]
     if curves:
         lines += ["", "pass@k (share of runs green by their k-th tested candidate):", ""]

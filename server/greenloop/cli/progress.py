@@ -87,6 +87,9 @@ class EventPrinter:
         )
         if show_diff and done.changes.diff:
             c.print(Syntax(done.changes.diff, "diff", theme="ansi_dark", word_wrap=True))
+        if show_diff and done.changes.other_diff:  # another green change the run found, not chosen
+            c.print(Text(f"another change that passes ({done.changes.other_kind}), not applied:", style="dim"))
+            c.print(Syntax(done.changes.other_diff, "diff", theme="ansi_dark", word_wrap=True))
         if done.changes.packages:
             c.print(Text(f"packages the fix needs: {' '.join(done.changes.packages)}"))
         for installed in done.changes.installs:

@@ -122,3 +122,15 @@ def test_the_terminal_shows_small_edits_as_one_line_and_their_progress() -> None
         "  candidate 6: 6/6 passing (all tests) - green",
         "  candidate 1/4: function `average` (temperature 0, seed 1)",
     ]
+
+
+def test_the_terminal_shows_the_other_green_change_beside_the_one_offered() -> None:
+    out = io.StringIO()
+    printer = EventPrinter(Console(file=out, width=200, force_terminal=False, color_system=None))
+    changes = ev.ChangeSet(diff="-    return a > b\n+    return a >= b\n", kind="comparison", risk="plausible",
+                           risk_reason="the model's own round made another change", other_kind="model",
+                           other_diff="-    return a > b\n+    return not a < b\n")
+    printer.summary(ev.Done(outcome="green", summary="The tests pass.", changes=changes))
+    text = out.getvalue()
+    assert "another green change (model) is shown beside it" in text
+    assert text.index("another change that passes (model), not applied:") < text.index("+    return not a < b")

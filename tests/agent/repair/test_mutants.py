@@ -198,7 +198,7 @@ def test_no_edits_for_a_file_that_does_not_parse_or_an_unknown_name() -> None:
 
 
 @pytest.mark.docker
-async def test_the_demo_is_fixed_by_a_small_edit_before_any_model_is_asked(
+async def test_the_demo_is_fixed_by_a_small_edit_before_the_model_is_asked_and_then_checked_by_its_round(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
     scripted_llm.script("```python\ndef average(values):\n    return 0\n```\n", step="repair_function")
@@ -210,13 +210,17 @@ async def test_the_demo_is_fixed_by_a_small_edit_before_any_model_is_asked(
     assert done.outcome == "green", done.summary + done.evidence
     assert done.iterations == 1 and [c.path for c in done.changes.files] == ["calculator.py"]
     assert "return sum(values) / len(values)" in (done.changes.files[0].after or "")
-    assert scripted_llm.requests_for("repair_function") == []  # no model call
+    # issue 58: the small edit's green no longer ends the run; the model gets its own round on the same
+    # failure, after the small edits (scripted wrong here: no green), and the small edit is only plausible
     asked = [e for e in events if isinstance(e, CandidateAsked)]
-    assert asked and all(e.route == "mutants" and e.seed is None for e in asked)
+    small = [e for e in asked if e.route == "mutants"]
+    assert small and all(e.seed is None for e in small) and asked[:len(small)] == small
+    assert scripted_llm.requests_for("repair_function") and all(e.route == "function" for e in asked[len(small):])
     tested = [e for e in events if isinstance(e, CandidateTested)]
-    assert tested[-1].green and all(not t.green for t in tested[:-1])
+    assert [t.route for t in tested if t.green] == ["mutants"]
     ended = [e for e in events if isinstance(e, RoundEnded)]
     assert [(e.approach.startswith("small edits of `average`"), e.ended) for e in ended] == [(True, "green")]
+    assert done.changes.risk == "plausible" and "the model's own round" in done.changes.risk_reason
     assert tree_bytes(ws) == before  # nothing on disk until the person accepts
 
 
@@ -306,7 +310,8 @@ async def test_a_missing_none_check_where_the_traceback_points_is_among_the_firs
     settings = make_settings(ws, loop={"mutants": 3, "candidates": 1})  # three edits: the hot line's first
     events, after = await fixed_by_edits(ws, scripted_llm, settings, wrong)
     assert "    if line is None:\n        return []\n    parts = line.split()" in after
-    asked = [e for e in events if isinstance(e, CandidateAsked)]
+    green = next(i for i, e in enumerate(events) if isinstance(e, CandidateTested) and e.green)
+    asked = [e for e in events[:green] if isinstance(e, CandidateAsked)]  # before the model's own round
     assert len(asked) <= 3 and all(e.route == "mutants" for e in asked)
 
 
@@ -352,7 +357,8 @@ async def test_the_coverage_pass_puts_the_line_only_the_failing_test_ran_first(
     settings = make_settings(ws, loop={"mutants": 4, "candidates": 1}, retrieval={"coverage": True})
     events, after = await fixed_by_edits(ws, scripted_llm, settings, wrong)
     assert "        return base * 2\n" in after
-    asked = [e for e in events if isinstance(e, CandidateAsked)]
+    green = next(i for i, e in enumerate(events) if isinstance(e, CandidateTested) and e.green)
+    asked = [e for e in events[:green] if isinstance(e, CandidateAsked)]  # before the model's own round
     assert len(asked) <= 4 and all(e.route == "mutants" for e in asked)
 
 

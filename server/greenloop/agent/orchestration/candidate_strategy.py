@@ -5,20 +5,22 @@ happens: green ends the run; better moves the state and starts the ladder again 
 better keeps the state as it was and takes the next step of the ladder (the next location, hotter
 sampling, the function anew, blocks), telling the model what the best failed candidate gave. `stuck` is
 declared only when the ladder is spent. Before the model is asked about a function (once per function
-and state), its small edits are tested (mutants.py), in the same iteration. A green whose change is
-risky (risk.py) gets one more model round shown that change (second_look.py).
+and state), its small edits are tested (mutants.py), in the same iteration. A green passes the gates
+before it is offered (kept_green.py: no passing test broken, not much slower; then a risky one's second
+look, a small edit's own model round).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from greenloop.agent.changes.declared import declared_packages
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Event, LocationsFound, Message, TestsRan
+from greenloop.agent.orchestration import kept_green
 from greenloop.agent.orchestration.driver import Ending, RoundEnd, Stop
 from greenloop.agent.prompting.material import coverage_note
 from greenloop.agent.repair import ladder
@@ -27,11 +29,10 @@ from greenloop.agent.repair.check_statements import failing_checks
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
 from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
 from greenloop.agent.repair.rungs import small_edits
-from greenloop.agent.repair.second_look import Green, green_of, hinted, second_look
+from greenloop.agent.repair.second_look import Green
 from greenloop.agent.repair.settle import Settled, round_event, settle, sources_of_tests
 from greenloop.agent.repair.verdicts import code_notes, conflicts
 from greenloop.errors import GreenloopError
-from greenloop.llm import LLMError
 from greenloop.retrieval import Location, line_scores
 from greenloop_sandbox import TestReport
 from greenloop_sandbox.packages import package_name
@@ -171,7 +172,7 @@ class CandidateStrategy:
     async def _round(self, iteration: int, approach: Approach, messages: list[dict[str, str]],
                      locations: list[Location], report: TestReport) -> AsyncIterator[Event | RoundResult]:
         """The round's events, then the result the state may move to (last): the small edits first (the
-        approach's own round follows unless they move), then a green judged (`_kept_green`)."""
+        approach's own round follows unless they move), then a green through the gates and judged (kept_green.py)."""
         state, copy, oneshot = self.state, self.copy, self.oneshot
         loop, ledger = state.settings.loop, state.ledger
         inputs = RoundInputs(
@@ -182,6 +183,7 @@ class CandidateStrategy:
             suite=self.test_ids,
         )
         result: RoundResult | None = None
+        judged = _Gated()  # what the gates made of this round's green (kept_green.py)
         edits = self._small_edits(approach, locations, report) if not oneshot else None
         model_first = edits is not None and small_edits.after_the_model(report)
         if edits is not None and not model_first:  # tested without the model
@@ -190,6 +192,10 @@ class CandidateStrategy:
                     result = item if item.moved or item.ended == "budget" else None
                 else:
                     yield item
+            if result is not None and result.ended == "green":
+                async for event in self._gated(inputs, report, result, judged):
+                    yield event
+                result = None if judged.refused else result  # a small edit that broke a test: the model's turn
         if result is None:
             async for item in run_round(inputs, approach, copy, report):
                 if isinstance(item, RoundResult):
@@ -197,7 +203,11 @@ class CandidateStrategy:
                     result = item
                 else:
                     yield state.stamp(item)
-        assert result is not None  # run_round always ends with its result
+            assert result is not None  # run_round always ends with its result
+            if result.ended == "green" and not oneshot:
+                async for event in self._gated(inputs, report, result, judged):
+                    yield event
+                result = judged.refused or result
         told = False  # the kept round's event was yielded already
         if edits is not None and model_first and not result.moved and result.ended not in ("green", "budget"):
             yield state.stamp(round_event(iteration, result))  # the model's round, told before the edits'
@@ -207,8 +217,12 @@ class CandidateStrategy:
                     result = item if item.moved or item.ended == "budget" else result
                 else:
                     yield item
-        if result.ended == "green" and not oneshot:
-            async for item in _kept_green(state, inputs, approach, copy, report, result):
+            if result.ended == "green":
+                async for event in self._gated(inputs, report, result, judged):
+                    yield event
+                result = judged.refused or result
+        if judged.green is not None:
+            async for item in kept_green.kept(state, inputs, approach, copy, report, judged.green, model_ran=told):
                 if isinstance(item, RoundResult):
                     result = item
                 else:
@@ -216,6 +230,23 @@ class CandidateStrategy:
         if result.approach is not edits and not told:  # the small edits' round was told already
             yield state.stamp(round_event(iteration, result))
         yield result
+
+    async def _gated(self, inputs: RoundInputs, report: TestReport, result: RoundResult, judged: _Gated
+                     ) -> AsyncIterator[Event]:
+        """A green round through the gates (kept_green.gated): its events; `judged` gets the Green, or the round
+        as nothing better (a refused one is recorded as what it gave, so a model proposing it again is told)."""
+        judged.green = judged.refused = None
+        async for item in kept_green.gated(self.state, inputs, self.copy, report, result):
+            if isinstance(item, Green):
+                judged.green = item
+            elif isinstance(item, RoundResult):
+                judged.refused = item
+                if item.best is not None:
+                    fork = self.copy.fork()
+                    fork.restore(result.files or {})
+                    self.state.ledger.record_tested({fork.fingerprint(): item.best.feedback})
+            else:
+                yield self.state.stamp(item)
 
     async def _after(self, iteration: int, approach: Approach, result: RoundResult, report: TestReport
                      ) -> AsyncIterator[Event | RoundEnd]:
@@ -279,29 +310,12 @@ class CandidateStrategy:
         return edits
 
 
-async def _kept_green(state: RunState, inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport,
-                      result: RoundResult) -> AsyncIterator[Event | RoundResult]:
-    """A green round judged (risk.py); a risky one gets the model's second look (second_look.py). Yields the
-    events, then the round to keep; the run state keeps its kind, risk and why it was chosen."""
-    green = green_of(result, copy)
-    if green.risk and approach.form.second_look and not approach.test \
-            and state.settings.loop.second_look and state.over_budget() is None:
-        yield Message(text=f"A {green.kind} makes the tests pass, but it {green.risk}: the model is asked once "
-                           "more, shown that change.")
-        again = hinted(approach, green)
-        asked = replace(inputs, messages=repair_messages(again, copy, state.prompt_code.index, report, state.tests,
-                                                         template=state.template, workspace=state.workspace))
-        try:
-            async for looked in second_look(asked, again, copy, report, green):
-                if isinstance(looked, Green):
-                    green = looked
-                else:
-                    yield looked
-        except LLMError as exc:  # the green stays; only the second look is lost
-            yield Message(text=f"The second look failed: {exc}", level="warning")
-            green = replace(green, reason="the only green change: the model could not be asked again")
-    state.ledger.chose(green.kind, green.risk, green.reason or "the first change that made the tests pass")
-    yield green.result
+@dataclass
+class _Gated:
+    """What the gates made of a round's green: the Green to judge, or the round refused (not green)."""
+
+    green: Green | None = None
+    refused: RoundResult | None = None
 
 
 def _asks_again(approach: Approach, stood_by: frozenset[str]) -> bool:

@@ -31,6 +31,8 @@ class Ledger:
     _stood_by: set[str] = field(default_factory=set)  # functions the model gave back unchanged, told the tests fail
     _small_edits: set[tuple[int, str]] = field(default_factory=set)  # (state, function) whose small edits ran
     _chosen: tuple[str, str, str] = ("", "", "")  # the green change: its kind, why it is risky, why it was chosen
+    _beside: tuple[str, str] = ("", "")  # the other green change, offered beside the chosen one: its kind, diff
+    _whole_suite: float | None = None  # the last whole-suite run's seconds (gates.py); None: none yet
     _seeds: int = 0
 
     def new_loop(self) -> None:
@@ -98,6 +100,19 @@ class Ledger:
     def chosen(self) -> tuple[str, str, str]:
         return self._chosen
 
-    def chose(self, kind: str, risk: str, reason: str) -> None:
-        """Keep what the change set says of the green change (risk.py, second_look.py)."""
-        self._chosen = (kind, risk, reason)
+    def chose(self, kind: str, risk: str, reason: str, beside: tuple[str, str] = ("", "")) -> None:
+        """Keep what the change set says of the green change (risk.py, second_look.py), and the other green
+        change offered beside it (its kind and diff; own_round.py)."""
+        self._chosen, self._beside = (kind, risk, reason), beside
+
+    @property
+    def beside(self) -> tuple[str, str]:
+        return self._beside
+
+    @property
+    def whole_suite_seconds(self) -> float | None:
+        return self._whole_suite
+
+    def whole_suite_took(self, seconds: float | None) -> None:
+        """The last whole-suite run's time (inf: it did not end within the gate's limit)."""
+        self._whole_suite = seconds

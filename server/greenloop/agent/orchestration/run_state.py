@@ -108,8 +108,10 @@ class RunState:
         changes = copy.changes(list(ledger.packages), list(ledger.commands))
         if outcome == "green" and ledger.chosen[0]:
             kind, risk, reason = ledger.chosen
+            other_kind, other_diff = ledger.beside
             changes = changes.model_copy(update={"kind": kind, "risk": "plausible" if risk else "", "risk_reason": risk,
-                                                 "reason": reason})
+                                                 "reason": reason, "other_kind": other_kind,
+                                                 "other_diff": other_diff})
         changes.installs = list(ledger.installs)
         return self.stamp(
             Done(

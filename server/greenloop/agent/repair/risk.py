@@ -5,7 +5,9 @@ exception suppression, statement deletion, special-casing; TBar and PraPR: 53-73
 patches are right). A change is risky when its kind is one of `RISKY` (measured on the development sets,
 docs/decisions/2026-11-green-and-right.md), or, for any kind, a model's reply included, when a
 function it changes returns a type it did not return before (`None` from a function that returns bools)
-or swallows an exception it let through before (`except ValueError: pass`).
+or swallows an exception it let through before (`except ValueError: pass`), or has one of the shapes
+overfit_shapes.py reads (special-casing a test's value, a deleted branch, a regex anchor dropped, a whole
+function written again for a one-line failure).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import ast
 from collections.abc import Mapping
 
 from greenloop.agent.repair.edit_kinds import shape_and_family
+from greenloop.agent.repair.overfit_shapes import Evidence, module_shapes, shapes
 
 RISKY = {  # kind -> what such a change does, said to the user
     "attribute default": "reads an attribute that may be missing as None",
@@ -28,14 +31,15 @@ _NODES = {ast.List: "a list", ast.ListComp: "a list", ast.Dict: "a dict", ast.Di
           ast.SetComp: "a set", ast.Tuple: "a tuple", ast.JoinedStr: "a string", ast.Compare: "a bool"}
 
 
-def risk(kind: str, before: Mapping[str, str], after: Mapping[str, str]) -> str:
+def risk(kind: str, before: Mapping[str, str], after: Mapping[str, str], evidence: Evidence | None = None) -> str:
     """Why a change that turned the tests green is only plausible; "" when nothing says so.
 
-    `before` and `after`: the texts of the files it changed, as they were and as it leaves them."""
+    `before` and `after`: the texts of the files it changed, as they were and as it leaves them; `evidence`:
+    what the failure says (the failing tests' literals, the lines its tracebacks point at)."""
     reasons: list[str] = []
     for path in sorted(after):
         if path.endswith(".py") and before.get(path) != after.get(path):
-            reasons.extend(_python_reasons(before.get(path) or "", after.get(path) or ""))
+            reasons.extend(_python_reasons(before.get(path) or "", after.get(path) or "", evidence, path))
     said = RISKY.get(shape_and_family(kind)[0], "")
     if said and not reasons:  # what the change does, said more exactly, comes first
         reasons.append(said)
@@ -63,7 +67,7 @@ def without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
     return body
 
 
-def _python_reasons(before: str, after: str) -> list[str]:
+def _python_reasons(before: str, after: str, evidence: Evidence | None = None, path: str = "") -> list[str]:
     old, new = functions(before), functions(after)
     out: list[str] = []
     for name, node in new.items():
@@ -76,6 +80,8 @@ def _python_reasons(before: str, after: str) -> list[str]:
         swallowed = sorted(_swallowed(node) - _swallowed(was))
         if swallowed:
             out.append(f"suppresses {', '.join(swallowed)} in `{name}`")
+        out.extend(shapes(name, was, node, evidence, path, before, after))
+    out.extend(module_shapes(before, after))
     return out
 
 

@@ -15,13 +15,14 @@ the smaller change. The records keep both.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
 
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Event
 from greenloop.agent.repair.approach import Approach, with_feedback
 from greenloop.agent.repair.behaviour import changes_on_passing_calls
+from greenloop.agent.repair.overfit_shapes import Evidence
 from greenloop.agent.repair.risk import normal_tree, risk
 from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
 from greenloop_sandbox import TestReport
@@ -39,16 +40,25 @@ class Green:
     risk: str
     reason: str = ""  # why it was chosen (set by `choose`)
     copied: bool = False  # the model's reply made the change it was shown: no vote of its own
+    beside: tuple[str, str] = ("", "")  # another green change offered beside this one: its kind and diff
 
 
-def green_of(result: RoundResult, copy: WorkingCopy) -> Green:
-    """The round's green change judged: its kind (from the round's approach) and its risk."""
+Judge = Callable[[Green], Awaitable[Green | None]]  # the gates (gates.py): a green kept, its risk added, or None
+
+
+def diff_of(green: Green) -> str:
+    return green.result.best.diff if green.result.best is not None else ""
+
+
+def green_of(result: RoundResult, copy: WorkingCopy, evidence: Evidence | None = None) -> Green:
+    """The round's green change judged: its kind (from the round's approach) and its risk (`evidence`: what
+    the failure says, for the rules that read it: overfit_shapes.py)."""
     best = result.best
     kind = (best.change_kind or result.approach.kind_of(best.index)) if best is not None else "model"
     files = result.files or {}
     before = {p: copy.read(p) or "" for p in files if copy.read(p) != _text(files[p])}
     after = {p: _text(files[p]) for p in before}
-    return Green(result, kind, risk(kind, before, after))
+    return Green(result, kind, risk(kind, before, after, evidence))
 
 
 def hinted(approach: Approach, first: Green) -> Approach:
@@ -58,9 +68,10 @@ def hinted(approach: Approach, first: Green) -> Approach:
 
 
 async def second_look(inputs: RoundInputs, hinted: Approach, copy: WorkingCopy, report: TestReport,
-                      first: Green) -> AsyncIterator[Event | Green]:
+                      first: Green, judge: Judge | None = None, evidence: Evidence | None = None
+                      ) -> AsyncIterator[Event | Green]:
     """The model's round with the risky green as a hint (`inputs.messages` ask `hinted`); yields its
-    events, then the Green the loop keeps."""
+    events, then the Green the loop keeps (a green the gates refuse, `judge`, is none)."""
     other: RoundResult | None = None
     async for item in run_round(inputs, hinted, copy, report):
         if isinstance(item, RoundResult):
@@ -69,19 +80,24 @@ async def second_look(inputs: RoundInputs, hinted: Approach, copy: WorkingCopy, 
             yield item
     greens = [first]
     if other is not None and other.ended == "green":
-        looked = green_of(other, copy)
-        hint = first.result.best.diff if first.result.best is not None else ""
-        if other.best is not None and keeps(other.best.diff, hint):  # the hint copied is no independent fix
+        looked: Green | None = green_of(other, copy, evidence)
+        hint = diff_of(first)
+        if looked is not None and other.best is not None and keeps(other.best.diff, hint):  # the hint copied
             looked = replace(looked, risk=looked.risk or f"keeps the change it was shown, which {first.risk}",
                              copied=True)
-        greens.append(looked)
-    yield choose(greens, copy, await _behaviour(inputs, greens, copy, report))
+        if looked is not None and judge is not None:
+            looked = await judge(looked)
+        if looked is not None:
+            greens.append(looked)
+    chosen = choose(greens, copy, await behaviour(inputs, greens, copy, report))
+    others = [g for g in greens if g.result is not chosen.result and not g.copied]
+    yield replace(chosen, beside=(others[0].kind, diff_of(others[0])) if others else ("", ""))
 
 
-async def _behaviour(inputs: RoundInputs, greens: list[Green], copy: WorkingCopy,
+async def behaviour(inputs: RoundInputs, greens: list[Green], copy: WorkingCopy,
                      report: TestReport) -> list[int] | None:
     """Each green's changed outcomes on the passing tests' calls, when risk and votes leave greens tied."""
-    shapes = [_shape(g, copy) for g in greens]
+    shapes = [shape(g, copy) for g in greens]
     votes = _votes(greens, shapes)
     ranks = [(bool(g.risk), -votes[s]) for g, s in zip(greens, shapes, strict=True)]
     if ranks.count(min(ranks)) < 2:
@@ -110,24 +126,24 @@ def keeps(diff: str, hint: str) -> bool:
 def choose(greens: list[Green], copy: WorkingCopy, changes: list[int] | None = None) -> Green:
     """The green to keep: not risky, then agreed on by more candidates, then the one that changes fewer of the
     passing tests' calls (`changes`, per green, when known), then the smaller change."""
-    shapes = [_shape(g, copy) for g in greens]
+    shapes = [shape(g, copy) for g in greens]
     votes = _votes(greens, shapes)
     moved = changes or [0] * len(greens)
 
     def key(item: tuple[Green, str, int]) -> tuple[bool, int, int, int]:
-        green, shape, calls = item
+        green, form, calls = item
         lines = green.result.best.diff_lines if green.result.best is not None else 0
-        return bool(green.risk), -votes[shape], calls, lines
+        return bool(green.risk), -votes[form], calls, lines
 
-    chosen, shape, calls = min(zip(greens, shapes, moved, strict=True), key=key)
+    chosen, kept, calls = min(zip(greens, shapes, moved, strict=True), key=key)
     tied = [m for g, s, m in zip(greens, shapes, moved, strict=True)
-            if (bool(g.risk), votes[s]) == (bool(chosen.risk), votes[shape])]
+            if (bool(g.risk), votes[s]) == (bool(chosen.risk), votes[kept])]
     if len(greens) == 1:
         why = "the only green change" + (": the model's round gave none" if chosen.risk else "")
-    elif all(g.copied and s == shape for g, s in zip(greens, shapes, strict=True) if g is not chosen):
+    elif all(g.copied and s == kept for g, s in zip(greens, shapes, strict=True) if g is not chosen):
         why = "the only green change: the model's round gave back the change it was shown"
-    elif votes[shape] > 1:
-        why = f"{votes[shape]} independent candidates made this same change"
+    elif votes[kept] > 1:
+        why = f"{votes[kept]} independent candidates made this same change"
     elif not chosen.risk and any(g.risk for g in greens):
         why = "its shape is not one known to overfit; the other green " + next(g.risk for g in greens if g.risk)
     elif changes is not None and len(set(tied)) > 1:
@@ -138,7 +154,7 @@ def choose(greens: list[Green], copy: WorkingCopy, changes: list[int] | None = N
     return Green(chosen.result, chosen.kind, chosen.risk, why)
 
 
-def _shape(green: Green, copy: WorkingCopy) -> str:
+def shape(green: Green, copy: WorkingCopy) -> str:
     """The change as the files' syntax trees (python) or texts: equal for the same change written twice."""
     files = green.result.files or {}
     changed = sorted(p for p in files if copy.read(p) != _text(files[p]))

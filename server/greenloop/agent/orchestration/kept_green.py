@@ -1,0 +1,160 @@
+"""What a green round must pass before it is offered as done: the gates, then a second look or the model's own round.
+
+The candidate strategy calls `gated` on every green round (a small edit's or a model's) and `kept` on one
+that passed. `gated` runs the regression and slowdown gates (repair/gates.py): a green that turns a passing
+test red is not green (the round becomes "nothing better", the loop goes on, the next round is told which
+tests broke); a slower one is risky. `kept` judges the green (risk.py, overfit_shapes.py); a risky one gets
+the model's second look (second_look.py), a small edit's the model's own round (own_round.py); the ledger
+keeps the green chosen, why, and the other green offered beside it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.events import Event, Message
+from greenloop.agent.prompting.material import tidy
+from greenloop.agent.repair.approach import Approach
+from greenloop.agent.repair.gates import Gate, GateResult, check
+from greenloop.agent.repair.overfit_shapes import Evidence, evidence_of
+from greenloop.agent.repair.own_round import NO_GREEN, own_round
+from greenloop.agent.repair.prompts import repair_messages
+from greenloop.agent.repair.round import RoundInputs, RoundResult
+from greenloop.agent.repair.rungs.small_edits import SmallEditsForm
+from greenloop.agent.repair.second_look import Green, green_of, hinted, second_look
+from greenloop.llm import LLMError
+from greenloop_sandbox import TestReport
+
+if TYPE_CHECKING:
+    from greenloop.agent.orchestration.run_state import RunState
+
+
+async def gated(state: RunState, inputs: RoundInputs, copy: WorkingCopy, report: TestReport, result: RoundResult
+                ) -> AsyncIterator[Event | Green | RoundResult]:
+    """The gates for a green round: events, then the Green (its slowdown in its risk), or the round made
+    "nothing better" when the change broke a passing test."""
+    green = green_of(result, copy, evidence(copy, report))
+    started = time.monotonic()
+    found = await _check(state, inputs, copy, report, result)
+    if found.ran:
+        yield state.stamp(Message(text=f"The gates ran {found.ran} test run(s) on the green change in "
+                                       f"{time.monotonic() - started:.1f} s.", level="info"))
+    for note in found.notes:
+        yield state.stamp(Message(text=note, level="warning"))
+    if found.broken:
+        said = ", ".join(found.broken[:5]) + (f" and {len(found.broken) - 5} more" if len(found.broken) > 5 else "")
+        yield state.stamp(Message(text=f"A {green.kind} turns the failing tests green but breaks {said}, which "
+                                       "passed before: it is not green; the loop goes on.", level="warning"))
+        yield not_green(result, found)
+        return
+    yield replace(green, risk="; ".join(r for r in (green.risk, found.risk) if r))
+
+
+async def judged(state: RunState, inputs: RoundInputs, copy: WorkingCopy, report: TestReport, green: Green
+                 ) -> tuple[Green | None, list[Event]]:
+    """A green of a second look or an own round through the gates: kept (with its risk), or None; the lines said."""
+    events: list[Event] = []
+    kept: Green | None = None
+    async for item in gated(state, inputs, copy, report, green.result):
+        if isinstance(item, Green):
+            kept = replace(item, risk="; ".join(dict.fromkeys(r for r in (green.risk, item.risk) if r)),
+                           copied=green.copied)
+        elif not isinstance(item, RoundResult):
+            events.append(item)
+    return kept, events
+
+
+async def kept(state: RunState, inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport,
+               green: Green, model_ran: bool = False) -> AsyncIterator[Event | RoundResult]:
+    """A green that passed the gates, judged: a risky one gets the model's second look, a small edit's the
+    model's own round (`model_ran`: the model's round on it came first and gave no green, hangs-model-first).
+    Yields the events, then the round to keep; the ledger keeps what the change set says."""
+    loop = state.settings.loop
+    told: list[Event] = []
+
+    async def judge(other: Green) -> Green | None:
+        found, lines = await judged(state, inputs, copy, report, other)
+        told.extend(lines)
+        return found
+
+    small = green.result.approach.route == SmallEditsForm.route
+    asked = approach.form.asks_model and not approach.test and state.over_budget() is None
+    facts = evidence(copy, report)
+    try:
+        if green.risk and approach.form.second_look and asked and loop.second_look:
+            yield Message(text=f"A {green.kind} makes the tests pass, but it {green.risk}: the model is asked once "
+                               "more, shown that change.")
+            again = hinted(approach, green)
+            async for looked in second_look(_asking(state, inputs, again, copy, report), again, copy, report, green,
+                                            judge, facts):
+                if isinstance(looked, Green):
+                    green = looked
+                else:
+                    yield looked
+        elif small and model_ran and loop.own_round:  # the model's round came first, and gave no green
+            green = replace(green, risk=green.risk or NO_GREEN, reason="the only green change")
+        elif small and asked and loop.own_round:
+            yield Message(text=f"A {green.kind} makes the tests pass: before it is offered, the model gets its own "
+                               "round on the same failure.")
+            async for looked in own_round(_asking(state, inputs, approach, copy, report), approach, copy, report,
+                                          green, loop.own_round_seconds, judge, facts):
+                if isinstance(looked, Green):
+                    green = looked
+                else:
+                    yield looked
+        elif small and loop.own_round:  # no model round to compare with: the small edit is only plausible
+            why = "the budget is spent" if state.over_budget() else f"no model is asked about {approach.label}"
+            green = replace(green, risk=green.risk or f"a small edit not checked against the model's own fix ({why})")
+    except LLMError as exc:  # the green stays; only the model's round is lost
+        yield Message(text=f"The model's round failed: {exc}", level="warning")
+        green = replace(green, risk=green.risk or ("a small edit not checked against the model's own fix (its "
+                                                   "round failed)" if small else ""),
+                        reason="the only green change: the model could not be asked again")
+    for line in told:
+        yield line
+    state.ledger.chose(green.kind, green.risk, green.reason or "the first change that made the tests pass",
+                       green.beside)
+    yield green.result
+
+
+def evidence(copy: WorkingCopy, report: TestReport) -> Evidence:
+    """What the state's failures say, for the risk rules (overfit_shapes.py)."""
+    paths = {f.test_id.split("::", 1)[0] for f in report.failures}
+    paths.update(p for p in copy.paths() if p.endswith(".py"))
+    sources = {p: text for p in paths if (text := copy.read(p)) is not None}
+    return evidence_of([(f.test_id, f.traceback or f.message) for f in report.failures], sources)
+
+
+def not_green(result: RoundResult, found: GateResult) -> RoundResult:
+    """The round as nothing better: its green candidate broke passing tests, which the next round is told."""
+    best = result.best
+    said = "; ".join(tidy(f) for f in found.failures[:3]) or ", ".join(found.broken)
+    if best is not None:
+        best = replace(best, green=False, feedback=f"the failing tests pass, but tests that passed before fail: {said}")
+    return replace(result, best=best, ended="nothing_better", report=None, files=None, packages=(), commands=(),
+                   installs=())
+
+
+async def _check(state: RunState, inputs: RoundInputs, copy: WorkingCopy, report: TestReport,
+                 result: RoundResult) -> GateResult:
+    loop, ledger = state.settings.loop, state.ledger
+    if inputs.suite is None and report.cases:  # every run is the whole suite: its time is known
+        ledger.whole_suite_took(report.duration)
+    gate = Gate(inputs.sandbox, inputs.test_timeout, inputs.suite, loop.full_suite_seconds, ledger.whole_suite_seconds)
+    tests = {p: text for p in copy.paths() if state.tests.is_test(p) and (text := copy.read(p)) is not None}
+    async with inputs.sandbox.lease() as box:
+        found = await check(replace(gate, sandbox=box), copy.files(), dict(result.files or {}), report,
+                            result.report or report, state.prompt_code.spectra.spectrum, tests)
+    ledger.whole_suite_took(found.whole_seconds)
+    return found
+
+
+def _asking(state: RunState, inputs: RoundInputs, approach: Approach, copy: WorkingCopy,
+            report: TestReport) -> RoundInputs:
+    """The round's inputs with the messages that ask `approach`."""
+    return replace(inputs, messages=repair_messages(approach, copy, state.prompt_code.index, report, state.tests,
+                                                    template=state.template, workspace=state.workspace))
