@@ -1,0 +1,146 @@
+"""The oracle model's answers: a request read for what it shows and the form it asks, answered with the reference fix.
+
+The oracle stands in for a model that knows each case's fix (bench/oracle_fix.py) and sees only the
+request. For every def of the fix the request shows (by its header line or its buggy lines) it answers
+in the form the request asks: the function written again (`repair_function`), SEARCH/REPLACE blocks
+(`repair_blocks`), the whole file (`repair_file`, `oneshot`, `rewrite`), or a DebugPlan's edits
+(`plan`, `improve`, `edit_repair`). A request that shows none of them gets what a model that finds no
+bug there says: the code given back as it is, no block, or a plan without actions. Anything else
+(a diagnosis, a value question, a request it cannot read) gets prose. Measurement only: never a default.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from greenloop.bench.oracle_fix import ReferenceFix
+
+ORACLE = "oracle"  # `--model oracle`: the bench starts the oracle and points every cell at its case
+_FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
+_FUNCTION = re.compile(r"^## The code to fix: `(?P<symbol>[^`]+)` in `(?P<path>[^`]+)` \(lines \d+-\d+\)$", re.M)
+_FILE = re.compile(r"^## (?:The file to fix: |The file to correct: )?`(?P<path>[^`]+)`$", re.M)
+_SECTION = re.compile(r"^### (?P<path>\S+?):(?P<start>\d+)-(?P<end>\d+) (?P<symbol>\S+)[^\n]*\n(?P<body>(?:[ \t]*\d*\| [^\n]*\n?)+)",
+                      re.M)
+_NUMBERED = re.compile(r"^[ \t]*\d*\| ?")
+PROSE = "I cannot tell from what I was shown where the bug is."
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the oracle reads of a chat request: the first user message (the request) and all user text."""
+
+    first: str
+    text: str
+
+    @classmethod
+    def of(cls, messages: Sequence[Mapping[str, Any]]) -> Request:
+        users = [str(m.get("content") or "") for m in messages if m.get("role") == "user"]
+        return cls(users[0] if users else "", "\n".join(users))
+
+
+def answer(fix: ReferenceFix | None, messages: Sequence[Mapping[str, Any]]) -> str:
+    """The oracle's reply to a chat request about the case whose fix is `fix` (None: a case it does not know)."""
+    request = Request.of(messages)
+    if fix is None or not request.first:
+        return PROSE
+    first = request.first
+    if "<<<<<<< SEARCH" in first and (match := _FILE.search(first)):
+        return _blocks(fix, match["path"], _code_after(first, match.end()))
+    if match := _FUNCTION.search(first):
+        return _function(fix, match["path"], match["symbol"], _code_after(first, match.end()))
+    if '"actions": [' in first:
+        return _plan(fix, first)
+    if (match := _FILE.search(first)) and "Do not write the fix as code" not in first:
+        return _file(fix, match["path"], _code_after(first, match.end()))
+    return _prose(fix, first)
+
+
+def _code_after(text: str, at: int) -> str:
+    match = _FENCE.search(text, at)
+    return match["body"].removesuffix("\n") if match else ""
+
+
+def _function(fix: ReferenceFix, path: str, symbol: str, code: str) -> str:
+    scope = symbol.rsplit(".", 1)[0] if "." in symbol else ""
+    name = symbol.rsplit(".", 1)[-1]
+    mended = fix.mend(path, code, scope=scope) if path in fix.fixed else code
+    if _same(mended, code):
+        return f"I find no bug in `{name}`; it is right as it is.\n\n```python\n{_flush(code)}\n```\n"
+    extra = [h for h in fix.helpers.get(path, ()) if h not in code]
+    block = "\n\n".join([*(["\n".join(h for h in extra if "\n" not in h)] if any("\n" not in h for h in extra) else []),
+                         *(h for h in extra if "\n" in h), _flush(mended)])
+    return f"The bug is in `{name}`; here it is fixed.\n\n```python\n{block}\n```\n"
+
+
+def _file(fix: ReferenceFix, path: str, code: str) -> str:
+    mended = fix.mend(path, code + "\n", whole=True).removesuffix("\n") if path in fix.fixed else code
+    if _same(mended, code):
+        return f"`{path}` is right as it is.\n\n```python\n{code}\n```\n"
+    return f"Here is `{path}` fixed.\n\n```python\n{mended}\n```\n"
+
+
+def _blocks(fix: ReferenceFix, path: str, code: str) -> str:
+    mended = fix.mend(path, code + "\n", whole=True).removesuffix("\n") if path in fix.fixed else code
+    edits = hunks(code, mended)
+    if not edits:
+        return f"`{path}` needs no change."
+    return "\n\n".join(f"{path}\n<<<<<<< SEARCH\n{old}=======\n{new}>>>>>>> REPLACE" for old, new in edits) + "\n"
+
+
+def _plan(fix: ReferenceFix, first: str) -> str:
+    actions: list[dict[str, str]] = []
+    for section in _SECTION.finditer(first):
+        path, symbol = section["path"], section["symbol"]
+        if path not in fix.fixed or "…" in section["body"]:
+            continue  # an excerpt is no text to copy a search from
+        code = "\n".join(_NUMBERED.sub("", row, count=1) for row in section["body"].rstrip("\n").split("\n"))
+        scope = symbol.rsplit(".", 1)[0] if "." in symbol else ""
+        mended = fix.mend(path, code, scope=scope)
+        actions += [{"kind": "edit", "path": path, "search": old, "replace": new} for old, new in hunks(code, mended)]
+    diagnosis = "The code shown has the bug; these edits fix it." if actions else "I find no bug in the code shown."
+    return json.dumps({"diagnosis": diagnosis, "actions": actions})
+
+
+def _prose(fix: ReferenceFix, first: str) -> str:
+    for path in fix.fixed:
+        for found in fix.shown(path, first):
+            return f"The bug is in `{found.symbol}` in `{path}`: it does not do what the failing tests expect."
+    return PROSE
+
+
+def hunks(before: str, after: str) -> list[tuple[str, str]]:
+    """SEARCH/REPLACE pairs (whole lines, each search unique in `before`) that turn `before` into `after`."""
+    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    if a and not a[-1].endswith("\n"):
+        a[-1] += "\n"
+    if b and not b[-1].endswith("\n"):
+        b[-1] += "\n"
+    whole = "".join(a)
+    out: list[tuple[int, int, int, int]] = []
+    for group in difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(1):
+        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+        while (whole.count("".join(a[i1:i2])) != 1 or not "".join(a[i1:i2]).strip()) and (i1 > 0 or i2 < len(a)):
+            i1, j1 = (i1 - 1, j1 - 1) if i1 > 0 else (i1, j1)
+            i2, j2 = (i2 + 1, j2 + 1) if i2 < len(a) else (i2, j2)
+        if out and i1 < out[-1][1]:  # grown into the one before: one block
+            i1, j1 = out[-1][0], out[-1][2]
+            out.pop()
+        out.append((i1, i2, j1, j2))
+    return [("".join(a[i1:i2]), "".join(b[j1:j2])) for i1, i2, j1, j2 in out]
+
+
+def _same(one: str, other: str) -> bool:
+    return [r.rstrip() for r in one.strip("\n").split("\n")] == [r.rstrip() for r in other.strip("\n").split("\n")]
+
+
+def _flush(code: str) -> str:
+    """A def as shown in its class, moved to column 0 (a reply's function is spliced at the file's indentation)."""
+    rows = code.split("\n")
+    first = next((row for row in rows if row.strip()), "")
+    lead = first[: len(first) - len(first.lstrip())]
+    return "\n".join(row[len(lead):] if row.startswith(lead) else row for row in rows)
