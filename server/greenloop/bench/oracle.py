@@ -43,21 +43,58 @@ class Request:
         return cls(users[0] if users else "", "\n".join(users))
 
 
+@dataclass(frozen=True)
+class Shown:
+    """A piece of code a request shows: its file, its text, the classes/functions around it, whether it is the file."""
+
+    path: str
+    code: str
+    scope: str = ""
+    whole: bool = False
+
+
+def read_request(first: str) -> tuple[str, list[Shown]]:
+    """The form a request asks for (function, blocks, file, plan, prose) and the code it shows."""
+    if "<<<<<<< SEARCH" in first and (match := _FILE.search(first)):
+        return "blocks", [Shown(match["path"], _code_after(first, match.end()), whole=True)]
+    if match := _FUNCTION.search(first):
+        symbol = match["symbol"]
+        scope = symbol.rsplit(".", 1)[0] if "." in symbol else ""
+        return "function", [Shown(match["path"], _code_after(first, match.end()), scope)]
+    if '"actions": [' in first:
+        return "plan", [Shown(m["path"], "\n".join(_NUMBERED.sub("", row, count=1)
+                                                     for row in m["body"].rstrip("\n").split("\n")),
+                              m["symbol"].rsplit(".", 1)[0] if "." in m["symbol"] else "")
+                        for m in _SECTION.finditer(first) if "…" not in m["body"]]  # an excerpt: no search text
+    if (match := _FILE.search(first)) and "Do not write the fix as code" not in first:
+        return "file", [Shown(match["path"], _code_after(first, match.end()), whole=True)]
+    return "prose", []
+
+
+def shown_defs(fix: ReferenceFix, messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """`path::symbol` of each def of the fix that a request shows (the loss table reads the run records with it)."""
+    _, pieces = read_request(Request.of(messages).first)
+    found = [f"{d.path}::{d.symbol}" for s in pieces if s.path in fix.fixed
+             for d in fix.shown(s.path, s.code, scope=s.scope)]
+    return list(dict.fromkeys(found))
+
+
 def answer(fix: ReferenceFix | None, messages: Sequence[Mapping[str, Any]]) -> str:
     """The oracle's reply to a chat request about the case whose fix is `fix` (None: a case it does not know)."""
     request = Request.of(messages)
     if fix is None or not request.first:
         return PROSE
-    first = request.first
-    if "<<<<<<< SEARCH" in first and (match := _FILE.search(first)):
-        return _blocks(fix, match["path"], _code_after(first, match.end()))
-    if match := _FUNCTION.search(first):
-        return _function(fix, match["path"], match["symbol"], _code_after(first, match.end()))
-    if '"actions": [' in first:
-        return _plan(fix, first)
-    if (match := _FILE.search(first)) and "Do not write the fix as code" not in first:
-        return _file(fix, match["path"], _code_after(first, match.end()))
-    return _prose(fix, first)
+    form, pieces = read_request(request.first)
+    if form == "blocks":
+        return _blocks(fix, pieces[0].path, pieces[0].code)
+    if form == "function":
+        symbol = _FUNCTION.search(request.first)["symbol"]  # type: ignore[index]
+        return _function(fix, pieces[0].path, symbol, pieces[0].code)
+    if form == "plan":
+        return _plan(fix, pieces)
+    if form == "file":
+        return _file(fix, pieces[0].path, pieces[0].code)
+    return _prose(fix, request.first)
 
 
 def _code_after(text: str, at: int) -> str:
@@ -92,16 +129,13 @@ def _blocks(fix: ReferenceFix, path: str, code: str) -> str:
     return "\n\n".join(f"{path}\n<<<<<<< SEARCH\n{old}=======\n{new}>>>>>>> REPLACE" for old, new in edits) + "\n"
 
 
-def _plan(fix: ReferenceFix, first: str) -> str:
+def _plan(fix: ReferenceFix, pieces: list[Shown]) -> str:
     actions: list[dict[str, str]] = []
-    for section in _SECTION.finditer(first):
-        path, symbol = section["path"], section["symbol"]
-        if path not in fix.fixed or "…" in section["body"]:
-            continue  # an excerpt is no text to copy a search from
-        code = "\n".join(_NUMBERED.sub("", row, count=1) for row in section["body"].rstrip("\n").split("\n"))
-        scope = symbol.rsplit(".", 1)[0] if "." in symbol else ""
-        mended = fix.mend(path, code, scope=scope)
-        actions += [{"kind": "edit", "path": path, "search": old, "replace": new} for old, new in hunks(code, mended)]
+    for piece in pieces:
+        if piece.path in fix.fixed:
+            mended = fix.mend(piece.path, piece.code, scope=piece.scope)
+            actions += [{"kind": "edit", "path": piece.path, "search": old, "replace": new}
+                        for old, new in hunks(piece.code, mended)]
     diagnosis = "The code shown has the bug; these edits fix it." if actions else "I find no bug in the code shown."
     return json.dumps({"diagnosis": diagnosis, "actions": actions})
 
