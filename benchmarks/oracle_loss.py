@@ -122,7 +122,7 @@ def classify(result: dict[str, Any], record: Record, fix: ReferenceFix | None, t
         if found:
             shown.append((n, found))
     seen = {d for _, found in shown for d in found}
-    done = next((e for e in reversed(record.events) if e.get("kind") == "done"), {})
+    done: dict[str, Any] = next((e for e in reversed(record.events) if e.get("kind") == "done"), {})
     if not seen:
         ended = str(done.get("outcome", outcome))
         return loss(CLASSES[5] if ended == "budget" else CLASSES[4], f"ended {ended}: {str(done.get('evidence', ''))[:120]}")

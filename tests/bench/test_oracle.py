@@ -98,7 +98,7 @@ def ask(server: OracleServer, case: str, messages: list[dict[str, str]], *, stre
             done = client.chat.completions.create(model=ORACLE, messages=messages)  # type: ignore[arg-type]
             return done.choices[0].message.content or ""
         parts = client.chat.completions.create(model=ORACLE, messages=messages, stream=True)  # type: ignore[arg-type]
-        return "".join(chunk.choices[0].delta.content or "" for chunk in parts if chunk.choices)
+        return "".join(chunk.choices[0].delta.content or "" for chunk in parts if chunk.choices)  # type: ignore[union-attr]
     finally:
         client.close()
 
