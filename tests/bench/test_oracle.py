@@ -23,6 +23,7 @@ from greenloop.agent.repair.prompts import render_failures, repair_messages
 from greenloop.agent.repair.rung import LadderState
 from greenloop.agent.repair.rungs.blocks import blocks_on
 from greenloop.agent.repair.rungs.function import FUNCTION
+from greenloop.agent.repair.rungs.several import SEVERAL
 from greenloop.agent.repair.splice import Target
 from greenloop.bench.oracle import ORACLE, PROSE
 from greenloop.bench.oracle_server import OracleServer, case_url
@@ -173,6 +174,19 @@ def test_a_partial_state_is_mended_from_what_the_request_shows(oracle: OracleSer
     blocks = blocks_on(PATH, "changes in several places", state)
     text = applied(copy, read_reply(blocks, copy, ask(oracle, "shapes-1", prompt(blocks, copy, index, tmp_path))))
     assert text == FIXED
+
+
+def test_several_defs_shown_together_get_each_def_of_the_fix_they_show(oracle: OracleServer, tmp_path: Path) -> None:
+    copy, index = workspace(tmp_path)
+    area, scale, ratio = function("Circle.area"), function("Circle.scale"), function("ratio")
+    asked = Approach(SEVERAL, area.target, "the top-ranked functions together", also=(scale.target, ratio.target))
+    reply = ask(oracle, "shapes-1", prompt(asked, copy, index, tmp_path), stream=True)
+    text = applied(copy, read_reply(asked, copy, reply))
+    assert "return math.pi * self.r ** 2" in text and "return a / b if b else inf" in text
+    assert "return Circle(self.r * k)" in text  # shown, not in the fix: as it was
+    alone = Approach(SEVERAL, scale.target, "the top-ranked functions together", also=(function("perimeter").target,))
+    with pytest.raises(ReplyUnchanged):
+        read_reply(alone, copy, ask(oracle, "shapes-1", prompt(alone, copy, index, tmp_path)))
 
 
 def test_a_debug_plan_request_gets_edits_for_the_defs_its_context_shows(oracle: OracleServer, tmp_path: Path) -> None:

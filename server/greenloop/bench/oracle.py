@@ -22,6 +22,8 @@ from greenloop.bench.oracle_fix import ReferenceFix
 
 ORACLE = "oracle"  # `--model oracle`: the bench starts the oracle and points every cell at its case
 _FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
+_SEVERAL = re.compile(r"^## The code to fix: \d+ definitions$", re.M)
+_ONE_OF = re.compile(r"^### `(?P<symbol>[^`]+)` in `(?P<path>[^`]+)` \(lines \d+-\d+\)$", re.M)
 _FUNCTION = re.compile(r"^## The code to fix: `(?P<symbol>[^`]+)` in `(?P<path>[^`]+)` \(lines \d+-\d+\)$", re.M)
 _FILE = re.compile(r"^## (?:The file to fix: |The file to correct: )?`(?P<path>[^`]+)`$", re.M)
 _SECTION = re.compile(r"^### (?P<path>\S+?):(?P<start>\d+)-(?P<end>\d+) (?P<symbol>\S+)[^\n]*\n(?P<body>(?:[ \t]*\d*\| [^\n]*\n?)+)",
@@ -57,6 +59,8 @@ def read_request(first: str) -> tuple[str, list[Shown]]:
     """The form a request asks for (function, blocks, file, plan, prose) and the code it shows."""
     if "<<<<<<< SEARCH" in first and (match := _FILE.search(first)):
         return "blocks", [Shown(match["path"], _code_after(first, match.end()), whole=True)]
+    if _SEVERAL.search(first):
+        return "several", [Shown(m["path"], _code_after(first, m.end()), _scope(m["symbol"])) for m in _ONE_OF.finditer(first)]
     if match := _FUNCTION.search(first):
         symbol = match["symbol"]
         scope = symbol.rsplit(".", 1)[0] if "." in symbol else ""
@@ -92,6 +96,8 @@ def answer(fix: ReferenceFix | None, messages: Sequence[Mapping[str, Any]]) -> s
         return _function(fix, pieces[0].path, symbol, pieces[0].code)
     if form == "plan":
         return _plan(fix, pieces)
+    if form == "several":
+        return _several(fix, pieces)
     if form == "file":
         return _file(fix, pieces[0].path, pieces[0].code)
     return _prose(fix, request.first)
@@ -112,6 +118,23 @@ def _function(fix: ReferenceFix, path: str, symbol: str, code: str) -> str:
     block = "\n\n".join([*(["\n".join(h for h in extra if "\n" not in h)] if any("\n" not in h for h in extra) else []),
                          *(h for h in extra if "\n" in h), _flush(mended)])
     return f"The bug is in `{name}`; here it is fixed.\n\n```python\n{block}\n```\n"
+
+
+def _scope(symbol: str) -> str:
+    return symbol.rsplit(".", 1)[0] if "." in symbol else ""
+
+
+def _several(fix: ReferenceFix, pieces: list[Shown]) -> str:
+    """Each shown def the fix changes, fixed, in its own block (the ones that stay are left out)."""
+    blocks = []
+    for piece in pieces:
+        mended = fix.mend(piece.path, piece.code, scope=piece.scope) if piece.path in fix.fixed else piece.code
+        if not _same(mended, piece.code):
+            blocks.append(f"```python\n{_flush(mended)}\n```")
+    if not blocks:
+        shown = "\n\n".join(f"```python\n{_flush(piece.code)}\n```" for piece in pieces)
+        return f"I find no bug in these definitions; they are right as they are.\n\n{shown}\n"
+    return "These definitions are wrong together; here they are fixed.\n\n" + "\n\n".join(blocks) + "\n"
 
 
 def _file(fix: ReferenceFix, path: str, code: str) -> str:
