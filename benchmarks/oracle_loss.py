@@ -12,9 +12,9 @@ which of them each model request showed is read with the oracle's own reading of
 - tests could not run: `skipped`, `not_reproduced`, an `error` before the loop ran;
 - tests rerun under the wrong id: a test run said pytest found no such file or test;
 - small edit green first, not the fix: green by a small edit (`kind` not `model`) that is not right;
-- green, not the fix: green by a model reply (or a mix) that is not right;
+- green, not the fix: green by a model reply (or a mix) that is not right, every truth def shown;
 - buggy def never shown / rounds ran out: no request showed a truth def (the run ended stuck / at its budget);
-- shown only part of a multi-def fix: some truth defs shown, never all;
+- shown only part of a multi-def fix: some truth defs shown, never all (also a green, not right, so made);
 - reply could not be applied: a candidate of a round asked about a truth def was rejected;
 - fix needs lines outside defs: the reference fix changes lines outside its defs in a truth file;
 - partial state hid the original code: the state moved before the first request that showed a truth def;
@@ -113,15 +113,15 @@ def classify(result: dict[str, Any], record: Record, fix: ReferenceFix | None, t
     texts = [json.dumps(e.get("failures", [])) + str(e.get("reason", "")) for e in runs]
     if any(_WRONG_ID.search(t) for t in texts):
         return loss(CLASSES[1], next(m.group(0) for t in texts if (m := _WRONG_ID.search(t))))
+    seen = {d for messages in record.requests for d in (shown_defs(fix, messages) if fix is not None else [])
+            if d in truth}
     if outcome == "green":
         kind = str(extra.get("kind", ""))
-        return loss(CLASSES[2] if kind not in ("model", "") else CLASSES[3], f"kind {kind}, verdict {verdict or '-'}")
-    shown: list[tuple[int, list[str]]] = []  # (the request's position among the run's requests, truth defs it showed)
-    for n, messages in enumerate(record.requests):
-        found = [d for d in shown_defs(fix, messages) if d in truth] if fix is not None else []
-        if found:
-            shown.append((n, found))
-    seen = {d for _, found in shown for d in found}
+        if kind not in ("model", ""):
+            return loss(CLASSES[2], f"kind {kind}, verdict {verdict or '-'}")
+        if len(seen) < len(set(truth)):  # green on its tests with part of the fix: the rest was never asked
+            return loss(CLASSES[6], f"green with {len(seen)} of {len(set(truth))} truth defs shown, verdict {verdict or '-'}")
+        return loss(CLASSES[3], f"kind {kind}, verdict {verdict or '-'}")
     done: dict[str, Any] = next((e for e in reversed(record.events) if e.get("kind") == "done"), {})
     if not seen:
         ended = str(done.get("outcome", outcome))

@@ -50,6 +50,10 @@ def test_each_lost_cell_gets_its_class(tmp_path: Path) -> None:
         "edit-1": ({"outcome": "green", "extra": {"kind": "comparison", "verdict": {"name": "differs"}}}, [], []),
         "never-1": ({"outcome": "stuck"}, stuck, [function("perimeter"), function("Circle.scale")]),
         "part-1": ({"outcome": "stuck"}, stuck, [function("perimeter"), function("Circle.area")]),
+        "greenpart-1": ({"outcome": "green", "extra": {"kind": "model", "verdict": {"name": "differs"}}}, [],
+                        [function("Circle.area")]),  # green on its tests with one def of two: the other never asked
+        "greenall-1": ({"outcome": "green", "extra": {"kind": "model", "verdict": {"name": "differs"}}}, [],
+                       [function("Circle.area"), function("ratio")]),
         "ids-1": ({"outcome": "stuck"}, [{"kind": "tests_ran", "failures": [{"message": (
             "ERROR: file or directory not found: test_shapes.py::test_area")}]}, *stuck], []),
         "env-1": ({"outcome": "skipped", "error": "requirements not installed offline"}, [], []),
@@ -62,10 +66,12 @@ def test_each_lost_cell_gets_its_class(tmp_path: Path) -> None:
         "edit-1": "small edit green first, not the fix",
         "never-1": "buggy def never shown",
         "part-1": "shown only part of a multi-def fix",
+        "greenpart-1": "shown only part of a multi-def fix",
+        "greenall-1": "green, not the fix (model reply)",
         "ids-1": "tests rerun under the wrong id",
         "env-1": "tests could not run (environment)",
         "budget-1": "rounds ran out before the right def was asked",
     }
     text = loss_table.table(loss_table.losses("realbugs", out, out.parent / "set" / "cases.jsonl"), "t")
-    assert "7 cells: 2 green, **1 green and right**, 6 lost." in text
-    assert "| shown only part of a multi-def fix | 1 | part-1 |" in text
+    assert "9 cells: 4 green, **1 green and right**, 8 lost." in text
+    assert "| shown only part of a multi-def fix | 2 | greenpart-1, part-1 |" in text
