@@ -121,10 +121,10 @@ async def run_bench(options: BenchOptions, base: Settings, *, progress: Progress
     store = state_dir(options.out_dir) / "runs.sqlite3"
     handoff.recover(state, store)  # cells a killed driver had received but not yet written down
     running = not options.report_only
+    refuse_cluster(base, options.cluster if running else None)
     if running and options.cluster and not (base.llm.base_url or os.environ.get("OPENAI_BASE_URL")):
         raise GreenloopError("--cluster needs a model endpoint every node can reach: set llm.base_url "
                              "(or OPENAI_BASE_URL); the embedded model serves only this machine.")
-    refuse_cluster(base, options.cluster)
     model = (oracle_model(base, suite.tasks, needed=running) if base.llm.model == ORACLE
              else shared_model(base, needed=running))
     async with model as base_settings:
