@@ -28,6 +28,7 @@ _FUNCTION = re.compile(r"^## The code to fix: `(?P<symbol>[^`]+)` in `(?P<path>[
 _FILE = re.compile(r"^## (?:The file to fix: |The file to correct: )?`(?P<path>[^`]+)`$", re.M)
 _SECTION = re.compile(r"^### (?P<path>\S+?):(?P<start>\d+)-(?P<end>\d+) (?P<symbol>\S+)[^\n]*\n(?P<body>(?:[ \t]*\d*\| [^\n]*\n?)+)",
                       re.M)
+_IMPORT_LINE = re.compile(r"^(?:import |from \S+ import )")
 _NUMBERED = re.compile(r"^[ \t]*\d*\| ?")
 PROSE = "I cannot tell from what I was shown where the bug is."
 
@@ -114,10 +115,24 @@ def _function(fix: ReferenceFix, path: str, symbol: str, code: str) -> str:
     mended = fix.mend(path, code, scope=scope) if path in fix.fixed else code
     if _same(mended, code):
         return f"I find no bug in `{name}`; it is right as it is.\n\n```python\n{_flush(code)}\n```\n"
-    extra = [h for h in fix.helpers.get(path, ()) if h not in code]
-    block = "\n\n".join([*(["\n".join(h for h in extra if "\n" not in h)] if any("\n" not in h for h in extra) else []),
-                         *(h for h in extra if "\n" in h), _flush(mended)])
+    imports, helpers = needed(fix.helpers.get(path, ()), mended, code)
+    block = "\n\n".join([*(["\n".join(imports)] if imports else []), *helpers, _flush(mended)])
     return f"The bug is in `{name}`; here it is fixed.\n\n```python\n{block}\n```\n"
+
+
+def needed(added: Sequence[str], mended: str, shown: str) -> tuple[list[str], list[str]]:
+    """The imports and new helper functions the fix adds to the file that the mended def uses (a reply
+    brings them along; splice.py puts them in), none it does not use."""
+    used = set(re.findall(r"\b\w+\b", mended)) - set(re.findall(r"\b\w+\b", shown))
+    imports, helpers = [], []
+    for text in added:
+        if "\n" not in text and _IMPORT_LINE.match(text):
+            names = re.findall(r"\b\w+\b", text.split(" import ", 1)[-1] if " import " in text else text)
+            if used & {n for n in names if n not in ("import", "as")}:
+                imports.append(text.strip())
+        elif (match := re.match(r"\s*(?:async\s+)?def\s+(\w+)", text)) and match.group(1) in used:
+            helpers.append(text)
+    return imports, helpers
 
 
 def _scope(symbol: str) -> str:
