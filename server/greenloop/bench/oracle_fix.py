@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -128,7 +129,9 @@ _DEF_INDENT = re.compile(r"[ \t]*")
 def spans(source: str) -> list[Span]:
     """Every python function of `source` with its qualified name; [] when it does not parse."""
     try:
-        tree = ast.parse(source)
+        with warnings.catch_warnings():  # a project's own invalid escapes are its business
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
     out: list[Span] = []
