@@ -27,6 +27,7 @@ import argparse
 import json
 import re
 import sqlite3
+import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +70,7 @@ class Loss:
     verdict: str
     loss: str  # one of CLASSES ("" for a cell that is green and right)
     why: str
+    seconds: float = 0.0  # the cell's wall time (the bench's: setup and judging left out)
 
 
 def read_records(store: Path, run_ids: Iterable[str]) -> dict[str, Record]:
@@ -103,7 +105,7 @@ def classify(result: dict[str, Any], record: Record, fix: ReferenceFix | None, t
     outcome, verdict = str(result.get("outcome")), str((extra.get("verdict") or {}).get("name", ""))
 
     def loss(name: str, why: str) -> Loss:
-        return Loss(str(result.get("task")), outcome, verdict, name, why)
+        return Loss(str(result.get("task")), outcome, verdict, name, why, float(result.get("seconds") or 0.0))
 
     if outcome == "green" and verdict in RIGHT:
         return loss("", "")
@@ -178,8 +180,10 @@ def table(found: list[Loss], title: str) -> str:
     """The loss table in Markdown: counts per class with the case ids, then one row per lost cell."""
     right = sum(1 for f in found if not f.loss)
     green = sum(1 for f in found if f.outcome == "green")
+    ran = [f.seconds for f in found if f.outcome not in ("skipped", "not_reproduced")]
+    median = statistics.median(ran) if ran else 0.0
     lines = [f"### {title}", "", f"{len(found)} cells: {green} green, **{right} green and right**, "
-             f"{len(found) - right} lost.", "", "| class | cells | cases |", "| --- | ---: | --- |"]
+             f"{len(found) - right} lost; median {median:.0f} s per cell that ran.", "", "| class | cells | cases |", "| --- | ---: | --- |"]
     for name in CLASSES:
         ids = [f.task for f in found if f.loss == name]
         if ids:

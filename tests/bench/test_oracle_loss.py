@@ -73,5 +73,5 @@ def test_each_lost_cell_gets_its_class(tmp_path: Path) -> None:
         "budget-1": "rounds ran out before the right def was asked",
     }
     text = loss_table.table(loss_table.losses("realbugs", out, out.parent / "set" / "cases.jsonl"), "t")
-    assert "9 cells: 4 green, **1 green and right**, 8 lost." in text
+    assert "9 cells: 4 green, **1 green and right**, 8 lost; median 0 s per cell that ran." in text
     assert "| shown only part of a multi-def fix | 2 | greenpart-1, part-1 |" in text
