@@ -226,3 +226,4 @@ def test_a_request_it_cannot_map_to_a_case_gets_prose(oracle: OracleServer, tmp_
         with pytest.raises(ReplyRejected):
             read_reply(asked, copy, reply)
     assert ask(oracle, "no-such-case", messages) == PROSE
+

@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+from greenloop.bench.oracle import hunks
 from greenloop.bench.oracle_fix import ReferenceFix, spans
 from greenloop.bench.oracle_server import reference_of
 from greenloop.bench.suites import load_suite, repo_root
@@ -43,6 +44,24 @@ def test_every_def_of_a_fix_is_mended_from_its_buggy_text_alone(all_fixes: list[
             lead = shown[: len(shown) - len(shown.lstrip())]
             if textwrap.indent(d.fixed, lead).strip() != mended.strip() and mended.strip() != d.fixed.strip():
                 wrong.append((case, d.symbol))
+    assert wrong == []
+
+
+def test_the_blocks_of_every_fix_apply_one_after_another(all_fixes: list[tuple[str, ReferenceFix]]) -> None:
+    """As the loop applies a reply's SEARCH/REPLACE blocks: in order, each search found once (youtube-dl-14's fix
+    moves a def, and a block's text, unique before, was there twice once the block before it was in)."""
+    wrong = []
+    for case, fix in all_fixes:
+        for path in fix.paths():
+            text = fix.buggy[path]
+            for old, new in hunks(text, fix.fixed[path]):
+                if text.count(old) != 1:
+                    wrong.append((case, path))
+                    break
+                text = text.replace(old, new, 1)
+            else:
+                if text != fix.fixed[path]:
+                    wrong.append((case, path))
     assert wrong == []
 
 

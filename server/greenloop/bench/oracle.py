@@ -203,7 +203,14 @@ def hunks(before: str, after: str) -> list[tuple[str, str]]:
             i1, j1 = out[-1][0], out[-1][2]
             out.pop()
         out.append((i1, i2, j1, j2))
-    return [("".join(a[i1:i2]), "".join(b[j1:j2])) for i1, i2, j1, j2 in out]
+    pairs = [("".join(a[i1:i2]), "".join(b[j1:j2])) for i1, i2, j1, j2 in out]
+    text = whole
+    for old, new in pairs:  # applied in order, each search must still be found once (a moved def repeats text)
+        if text.count(old) != 1:
+            first, last = out[0], out[-1]
+            return [("".join(a[first[0] : last[1]]), "".join(b[first[2] : last[3]]))]
+        text = text.replace(old, new, 1)
+    return pairs
 
 
 def _same(one: str, other: str) -> bool:
