@@ -131,7 +131,8 @@ def classify(result: dict[str, Any], record: Record, fix: ReferenceFix | None, t
     if len(seen) < len(set(truth)):
         return loss(CLASSES[6], f"shown {len(seen)} of {len(set(truth))}: {', '.join(sorted(seen))}")
     rejected = [e for e in record.events if e.get("kind") == "candidate_tested" and e.get("status") == "rejected"
-                and e.get("route") != "mutants" and _about(str(e.get("target", "")), truth)]
+                and e.get("route") != "mutants" and _about(str(e.get("target", "")), truth)
+                and not str(e.get("reason", "")).startswith("the same change as")]  # a repeat is no failure to apply
     if rejected:
         return loss(CLASSES[7], str(rejected[0].get("reason", ""))[:160])
     paths = {d.split("::", 1)[0] for d in truth}

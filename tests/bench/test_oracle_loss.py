@@ -43,6 +43,11 @@ def bench_folder(tmp_path: Path, cells: dict[str, tuple[dict[str, Any], list[dic
     return out
 
 
+def rejected(reason: str) -> dict[str, Any]:
+    return {"kind": "candidate_tested", "status": "rejected", "route": "function", "reason": reason,
+            "target": "`Circle.area` in geometry/shapes.py"}
+
+
 def test_each_lost_cell_gets_its_class(tmp_path: Path) -> None:
     stuck = [{"kind": "done", "outcome": "stuck", "evidence": "the ladder is spent"}]
     out = bench_folder(tmp_path, {
@@ -56,6 +61,10 @@ def test_each_lost_cell_gets_its_class(tmp_path: Path) -> None:
                        [function("Circle.area"), function("ratio")]),
         "ids-1": ({"outcome": "stuck"}, [{"kind": "tests_ran", "failures": [{"message": (
             "ERROR: file or directory not found: test_shapes.py::test_area")}]}, *stuck], []),
+        "dup-1": ({"outcome": "stuck"}, [rejected("the same change as candidate 1"), *stuck],
+                  [function("Circle.area"), function("ratio")]),
+        "rej-1": ({"outcome": "stuck"}, [rejected("the search text matches 2 places"), *stuck],
+                  [function("Circle.area"), function("ratio")]),
         "env-1": ({"outcome": "skipped", "error": "requirements not installed offline"}, [], []),
         "budget-1": ({"outcome": "budget"}, [{"kind": "done", "outcome": "budget", "evidence": "max_iterations"}],
                      [function("perimeter")]),
@@ -69,9 +78,11 @@ def test_each_lost_cell_gets_its_class(tmp_path: Path) -> None:
         "greenpart-1": "shown only part of a multi-def fix",
         "greenall-1": "green, not the fix (model reply)",
         "ids-1": "tests rerun under the wrong id",
+        "dup-1": "fix needs lines outside defs",  # `from math import inf`; a repeated reply is no failure to apply
+        "rej-1": "reply could not be applied",
         "env-1": "tests could not run (environment)",
         "budget-1": "rounds ran out before the right def was asked",
     }
     text = loss_table.table(loss_table.losses("realbugs", out, out.parent / "set" / "cases.jsonl"), "t")
-    assert "9 cells: 4 green, **1 green and right**, 8 lost; median 0 s per cell that ran." in text
+    assert "11 cells: 4 green, **1 green and right**, 10 lost; median 0 s per cell that ran." in text
     assert "| shown only part of a multi-def fix | 2 | greenpart-1, part-1 |" in text
