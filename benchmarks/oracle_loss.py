@@ -7,7 +7,8 @@ OUT_DIR is a `greenloop bench --model oracle` folder (`.bench/results.jsonl`, `.
 only. A cell is right when it is green and its verdict is `same` or `equivalent` (bench/correctness.py).
 The defs that matter are the case's def-level truth (realbugs' `truth`; HumanEvalFix: the entry point);
 which of them each model request showed is read with the oracle's own reading of the request
-(`bench.oracle.shown_defs`). The first class that fits, in this order:
+(`bench.oracle.shown_defs`). A green whose verdict did not finish (`unknown`) is right when its truth defs are
+the reference's to the syntax tree (said under the table). The first class that fits, in this order:
 
 - tests could not run: `skipped`, `not_reproduced`, an `error` before the loop ran;
 - tests rerun under the wrong id: a test run said pytest found no such file or test;
@@ -33,8 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from greenloop.agent.repair.risk import normal_tree
 from greenloop.bench.oracle import shown_defs
-from greenloop.bench.oracle_fix import ReferenceFix
+from greenloop.bench.oracle_fix import ReferenceFix, spans
 from greenloop.bench.oracle_server import reference_of
 from greenloop.bench.suites import Task, load_suite
 
@@ -109,6 +111,9 @@ def classify(result: dict[str, Any], record: Record, fix: ReferenceFix | None, t
 
     if outcome == "green" and verdict in RIGHT:
         return loss("", "")
+    if outcome == "green" and verdict in ("unknown", "") and fix is not None and _same_defs(record, fix, truth):
+        why = str((extra.get("verdict") or {}).get("reason", ""))[:100]
+        return loss("", f"the truth defs are the reference's; the bench's verdict: unknown ({why})")
     if outcome in ("skipped", "not_reproduced") or (outcome == "error" and not record.events):
         return loss(CLASSES[0], str(result.get("error", ""))[:160])
     runs = [e for e in record.events if e.get("kind") in ("tests_ran", "candidate_tested")]
@@ -142,6 +147,28 @@ def classify(result: dict[str, Any], record: Record, fix: ReferenceFix | None, t
     if moved:
         return loss(CLASSES[9], f"the state moved ({moved[0].get('approach', '')}) before or while the defs were asked")
     return loss(CLASSES[10], f"ended {done.get('outcome', outcome)}: {str(done.get('evidence', ''))[:120]}")
+
+
+def _same_defs(record: Record, fix: ReferenceFix, truth: list[str]) -> bool:
+    """Whether the kept change leaves every truth def as the reference fix has it (syntax trees, docstrings aside)."""
+    done = next((e for e in reversed(record.events) if e.get("kind") == "done"), {})
+    after = {str(f.get("path")): f.get("after") for f in (done.get("changes") or {}).get("files") or []}
+    for item in truth:
+        path, symbol = item.split("::", 1)
+        text, reference = after.get(path), fix.fixed.get(path)
+        if not isinstance(text, str) or reference is None or _def_tree(text, symbol) != _def_tree(reference, symbol) \
+                or _def_tree(text, symbol) is None:
+            return False
+    return True
+
+
+def _def_tree(source: str, symbol: str) -> str | None:
+    span = next((s for s in spans(source) if s.symbol == symbol), None)
+    if span is None:
+        return None
+    rows = source.split("\n")[span.start - 1 : span.end]
+    lead = rows[0][: len(rows[0]) - len(rows[0].lstrip())]
+    return normal_tree("\n".join(row[len(lead):] if row.startswith(lead) else row for row in rows))
 
 
 def _about(target: str, truth: list[str]) -> bool:
@@ -189,6 +216,10 @@ def table(found: list[Loss], title: str) -> str:
         ids = [f.task for f in found if f.loss == name]
         if ids:
             lines.append(f"| {name} | {len(ids)} | {', '.join(ids)} |")
+    judged = [f.task for f in found if not f.loss and f.why]
+    if judged:
+        lines += ["", f"Counted right by their truth defs (the reference's, to the syntax tree) where the bench's verdict "
+                      f"did not finish: {', '.join(judged)}."]
     lines += ["", "| case | outcome | verdict | class | evidence |", "| --- | --- | --- | --- | --- |"]
     for f in found:
         if f.loss:

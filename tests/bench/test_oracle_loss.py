@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from tests.bench.scripts import script
-from tests.bench.test_oracle import case_folder, function, prompt, workspace
+from tests.bench.test_oracle import BUGGY, FIXED, PATH, case_folder, function, prompt, workspace
 
 from greenloop.agent.repair.approach import Approach
 from greenloop.runs import RunStore
 
 loss_table = script("oracle_loss")
+HALF = BUGGY.replace("return 3.14 * self.r\n", "return math.pi * self.r ** 2\n")
 TRUTH = [{"path": "geometry/shapes.py", "symbol": "Circle.area"}, {"path": "geometry/shapes.py", "symbol": "ratio"}]
 
 
@@ -65,6 +66,11 @@ def test_each_lost_cell_gets_its_class(tmp_path: Path) -> None:
                   [function("Circle.area"), function("ratio")]),
         "rej-1": ({"outcome": "stuck"}, [rejected("the search text matches 2 places"), *stuck],
                   [function("Circle.area"), function("ratio")]),
+        "judged-1": ({"outcome": "green", "extra": {"kind": "model", "verdict": {"name": "unknown"}}},
+                     [{"kind": "done", "outcome": "green", "changes": {"files": [{"path": PATH, "after": FIXED}]}}], []),
+        "judged-2": ({"outcome": "green", "extra": {"kind": "model", "verdict": {"name": "unknown"}}},
+                     [{"kind": "done", "outcome": "green", "changes": {"files": [{"path": PATH, "after": HALF}]}}],
+                     [function("Circle.area"), function("ratio")]),
         "env-1": ({"outcome": "skipped", "error": "requirements not installed offline"}, [], []),
         "budget-1": ({"outcome": "budget"}, [{"kind": "done", "outcome": "budget", "evidence": "max_iterations"}],
                      [function("perimeter")]),
@@ -80,9 +86,12 @@ def test_each_lost_cell_gets_its_class(tmp_path: Path) -> None:
         "ids-1": "tests rerun under the wrong id",
         "dup-1": "fix needs lines outside defs",  # `from math import inf`; a repeated reply is no failure to apply
         "rej-1": "reply could not be applied",
+        "judged-1": "",  # the verdict did not finish, the truth defs are the reference's
+        "judged-2": "green, not the fix (model reply)",
         "env-1": "tests could not run (environment)",
         "budget-1": "rounds ran out before the right def was asked",
     }
     text = loss_table.table(loss_table.losses("realbugs", out, out.parent / "set" / "cases.jsonl"), "t")
-    assert "11 cells: 4 green, **1 green and right**, 10 lost; median 0 s per cell that ran." in text
+    assert "13 cells: 6 green, **2 green and right**, 11 lost; median 0 s per cell that ran." in text
+    assert "did not finish: judged-1." in text
     assert "| shown only part of a multi-def fix | 2 | greenpart-1, part-1 |" in text
