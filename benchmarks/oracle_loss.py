@@ -151,7 +151,7 @@ def classify(result: dict[str, Any], record: Record, fix: ReferenceFix | None, t
 
 def _same_defs(record: Record, fix: ReferenceFix, truth: list[str]) -> bool:
     """Whether the kept change leaves every truth def as the reference fix has it (syntax trees, docstrings aside)."""
-    done = next((e for e in reversed(record.events) if e.get("kind") == "done"), {})
+    done: dict[str, Any] = next((e for e in reversed(record.events) if e.get("kind") == "done"), {})
     after = {str(f.get("path")): f.get("after") for f in (done.get("changes") or {}).get("files") or []}
     for item in truth:
         path, symbol = item.split("::", 1)
