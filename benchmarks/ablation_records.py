@@ -39,6 +39,7 @@ RUNG_OF_WHY = (  # the start of a round's `why` -> its rung (agent/repair/rungs/
     ("small edits of the function", SMALL_EDITS),
     ("the top-ranked function, sampled hotter", "hotter"),
     ("the top-ranked function, written anew", "anew"),
+    ("the top-ranked functions together", "several"),
     ("the top-ranked function", "function"),
     ("the next-ranked function", "next function"),  # removed rung (decision ablation): older stores
     ("the whole file, once", "oneshot"),

@@ -1,7 +1,14 @@
-"""pytest's JUnit XML (junit_family=xunit1, which keeps file and line) -> TestReport."""
+"""pytest's JUnit XML (junit_family=xunit1, which keeps file and line) -> TestReport.
+
+pytest writes a test's `file` and `classname` relative to its rootdir, which is not the workspace
+when an ini file sits below it (`tests/pytest.ini`) or `--rootdir` says so. The ids this parser
+gives are the ones pytest accepts from the workspace root: the rootdir is read from pytest's own
+header (`rootdir: /workspace/tests`), else from a traceback frame that names the file from the root.
+"""
 
 from __future__ import annotations
 
+import posixpath
 import re
 import xml.etree.ElementTree as ET
 
@@ -21,15 +28,45 @@ def parse_junit(data: ParseInput) -> TestReport:
     except ET.ParseError as exc:
         return no_report(data, f"unreadable JUnit report: {exc}")
     report = TestReport(exit_code=data.exit_code)
+    below = rootdir_below(data.output, data.root) or _from_frames(root)
     for case in root.iter("testcase"):
-        _add_case(report, case, data.root)
+        _add_case(report, case, data.root, below)
     report.duration = sum(c.duration for c in report.cases)
     if report.total == 0 and data.exit_code not in (0, 5):
         return no_report(data, f"pytest failed before running tests (exit code {data.exit_code})")
     return report
 
 
-def _test_id(case: ET.Element, root: str) -> tuple[str, str | None]:
+_ROOTDIR = re.compile(r"^rootdir: (?P<path>[^,\n]+?)\s*(?:,|$)", re.MULTILINE)
+
+
+def rootdir_below(output: str, root: str) -> str:
+    """pytest's rootdir relative to the workspace root, from its header ("" when it is the root or not said)."""
+    match = _ROOTDIR.search(output)
+    if match is None:
+        return ""
+    rel = relpath(match["path"].strip(), root)
+    return "" if rel.startswith("/") or rel in ("", ".") else rel.strip("/")
+
+
+def _from_frames(root: ET.Element) -> str:
+    """The rootdir below the workspace when the header is missing: a failure's frame `tests/test_a.py:4` for
+    a case whose `file` is `test_a.py` (pytest's tracebacks name files from where it was started)."""
+    for case in root.iter("testcase"):
+        file = case.get("file") or ""
+        node = case.find("failure") if case.find("failure") is not None else case.find("error")
+        if not file or file.startswith("/") or node is None:
+            continue
+        for match in _FRAME.finditer(node.text or ""):
+            path = match["path"]
+            if path == file:
+                return ""
+            if path.endswith("/" + file) and not path.startswith(("/", "..")):
+                return path[: -len(file) - 1]
+    return ""
+
+
+def _test_id(case: ET.Element, root: str, below: str = "") -> tuple[str, str | None]:
     name = case.get("name", "?")
     classname = case.get("classname", "")
     file = case.get("file")
@@ -37,12 +74,14 @@ def _test_id(case: ET.Element, root: str) -> tuple[str, str | None]:
         file = relpath(file, root)
         module = file.removesuffix(".py").replace("/", ".")
         rest = classname[len(module):].lstrip(".") if classname.startswith(module) else ""
+        if below and not file.startswith("/"):
+            file = posixpath.normpath(f"{below}/{file}")
         return "::".join(p for p in (file, *rest.split("."), name) if p), file
     return (f"{classname}::{name}" if classname else name), None
 
 
-def _add_case(report: TestReport, case: ET.Element, root: str) -> None:
-    test_id, file = _test_id(case, root)
+def _add_case(report: TestReport, case: ET.Element, root: str, below: str = "") -> None:
+    test_id, file = _test_id(case, root, below)
     duration = float(case.get("time") or 0.0)
     outcome = "passed"
     for tag, kind in (("failure", "failure"), ("error", "error")):

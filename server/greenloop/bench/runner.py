@@ -20,6 +20,8 @@ from greenloop.bench import handoff
 from greenloop.bench.cell_outcome import consume
 from greenloop.bench.checkout import code_version, code_versions
 from greenloop.bench.configs import StepConfig, apply_config
+from greenloop.bench.oracle import ORACLE
+from greenloop.bench.oracle_server import case_settings, oracle_model, refuse_cluster
 from greenloop.bench.state import NOT_RUN, BenchState, CellResult, cell_key
 from greenloop.bench.suites import Suite, Task, load_suite, repo_root
 from greenloop.errors import GreenloopError
@@ -105,7 +107,8 @@ def plan_cells(suite: Suite, options: BenchOptions, base: Settings) -> list[Cell
                 if config.tasks is not None and position >= config.tasks:
                     continue
                 key = cell_key(config.name, config.digest, settings.llm.model, task.id, repeat)
-                cells.append(Cell(key=key, config=config, task=task, repeat=repeat, settings=settings))
+                cells.append(Cell(key=key, config=config, task=task, repeat=repeat,
+                                  settings=case_settings(settings, task.id)))
     return cells
 
 
@@ -120,10 +123,13 @@ async def run_bench(options: BenchOptions, base: Settings, *, progress: Progress
     store = state_dir(options.out_dir) / "runs.sqlite3"
     handoff.recover(state, store)  # cells a killed driver had received but not yet written down
     running = not options.report_only
+    refuse_cluster(base, options.cluster if running else None)
     if running and options.cluster and not (base.llm.base_url or os.environ.get("OPENAI_BASE_URL")):
         raise GreenloopError("--cluster needs a model endpoint every node can reach: set llm.base_url "
                              "(or OPENAI_BASE_URL); the embedded model serves only this machine.")
-    async with shared_model(base, needed=running) as base_settings:
+    model = (oracle_model(base, suite.tasks, needed=running) if base.llm.model == ORACLE
+             else shared_model(base, needed=running))
+    async with model as base_settings:
         cells = plan_cells(suite, options, base_settings)
         todo = [c for c in cells if not state.done(c.key, retry_errors=options.retry_errors)]
         resumed = len(cells) - len(todo)  # finished before this run started

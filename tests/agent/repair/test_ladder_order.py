@@ -52,8 +52,11 @@ async def test_a_rung_added_by_one_module_and_one_line_runs_in_its_place(
 
 def test_any_rung_can_be_turned_off_by_name(calc_project: Path) -> None:
     whole = _whys(calc_project)
-    assert whole == ["the top-ranked function", "the top-ranked function, sampled hotter", "changes in several places"]
-    assert _whys(calc_project, off=["hotter"]) == ["the top-ranked function", "changes in several places"]
+    together = "the top-ranked functions together"  # calc.py's two functions, shown at once (rungs/several.py)
+    assert whole == ["the top-ranked function", "the top-ranked function, sampled hotter", "changes in several places",
+                     together]
+    assert _whys(calc_project, off=["hotter"]) == ["the top-ranked function", "changes in several places", together]
+    assert together not in _whys(calc_project, off=["several"])
     assert ladder.unknown_rungs(["hotter", "small edits", "settle"]) == ""
     assert "'hoter'" in ladder.unknown_rungs(["hoter"]) and "'hotter'" in ladder.unknown_rungs(["hoter"])
     said = LoopSettings.model_fields["rungs_off"].description or ""  # the setting's documentation names each

@@ -112,6 +112,7 @@ class Approach:
     given: str = ""  # a reply known before the round (settle.py): its first candidate, asked of no model
     replies: tuple[str, ...] = ()  # the small edits' candidates (mutants.py), asked of no model
     kinds: tuple[str, ...] = ()  # the kind of each of `replies` (risk.py)
+    also: tuple[Target, ...] = ()  # the several-defs form's targets after `target` (rungs/several.py)
 
     @property
     def route(self) -> Route:

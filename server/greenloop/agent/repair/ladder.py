@@ -32,6 +32,7 @@ from greenloop.agent.repair.rungs import (
     install,
     oneshot,
     properties,
+    several,
     small_edits,
 )
 from greenloop.agent.repair.splice import Target
@@ -48,6 +49,7 @@ ORDER: tuple[Rung, ...] = (
     hotter.RUNG,  # the top function, sampled hotter
     anew.RUNG,  # the top function written anew from the tests, when it is most of its file
     blocks.RUNG,  # SEARCH/REPLACE blocks on the top file
+    several.RUNG,  # the top-ranked functions together, several of them changed in one reply
     checks.RUNG,  # tests that may change: the failing checks, placed right after the first rung
 )
 ONESHOT: tuple[Rung, ...] = (oneshot.RUNG,)  # `loop.strategy = "oneshot"`: the baseline's one rung

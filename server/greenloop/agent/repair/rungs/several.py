@@ -1,0 +1,112 @@
+"""Rung "several": the top-ranked functions (up to MAX_DEFS, across files), shown in one request whose reply may
+change several of them; each definition the reply gives is spliced in at its own place (splice.py).
+
+A fix that needs two defs changed together cannot go green one def at a time: each function request
+shows one def and its reply changes that one only, and a change to one alone makes no test pass, so
+the state never moves (the oracle's loss table: "shown only part of a multi-def fix"). This rung
+shows the ranked functions together, each with its place, once the one-def rungs and the blocks on
+the top file have had their rounds; a def the reply leaves out stays as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from greenloop.agent.changes.testfiles import TestFiles
+from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.plan import DebugPlan, EditAction, WriteAction
+from greenloop.agent.prompting.files import render_prompt
+from greenloop.agent.repair.approach import Approach, Form, ReplyRejected, ReplyUnchanged
+from greenloop.agent.repair.rung import LadderState, Rung, target_of
+from greenloop.agent.repair.splice import SpliceError, Target, Unchanged, splice
+from greenloop.retrieval import RepoIndex, language_of
+from greenloop.tokens import count_text
+from greenloop_sandbox import TestReport
+
+MAX_DEFS = 3  # functions shown together
+MAX_LINES = 240  # their lines together: a longer request is the blocks rung's whole file again
+SEVERAL_TOKENS = 1024
+
+
+class SeveralForm(Form):
+    """Several functions shown at once; the reply's definitions spliced in, each at its own."""
+
+    route = "function"
+
+    def label(self, approach: Approach) -> str:
+        return ", ".join(f"`{t.symbol}`" for t in targets(approach)) + " together"
+
+    def asked_for(self, approach: Approach) -> str:
+        return "definitions you change"
+
+    def reply_limit(self, approach: Approach, copy: WorkingCopy, cap: int) -> int | None:
+        need = count_text("\n".join(row for t in targets(approach) for row in _rows(copy, t))) * 5 // 4 + 200
+        return min(max(SEVERAL_TOKENS, need), max(cap, SEVERAL_TOKENS))
+
+    def prompt(self, approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
+               values: dict[str, str], workspace: Path) -> str:
+        shown = [f"### `{t.symbol}` in `{t.path}` (lines {t.start_line}-{t.end_line})\n```{language_of(t.path) or ''}\n"
+                 + "\n".join(_rows(copy, t)) + "\n```" for t in targets(approach)]
+        values |= {"code": "\n\n".join(shown), "count": str(len(shown))}
+        return render_prompt("repair_functions", workspace, **values)
+
+    def read(self, approach: Approach, copy: WorkingCopy, reply: str, is_test: Callable[[str], bool]) -> DebugPlan:
+        texts: dict[str, str] = {}
+        why: list[str] = []
+        # bottom-up in each file: a splice leaves the lines above it where they were
+        for target in sorted(targets(approach), key=lambda t: (t.path, -t.start_line)):
+            before = texts.get(target.path, copy.read(target.path) or "")
+            try:
+                edits = splice(before, target, reply)
+            except Unchanged:
+                continue
+            except SpliceError as exc:
+                why.append(str(exc))
+                continue
+            texts[target.path] = _applied(before, edits)
+        if not texts:
+            if why and len(why) == len(targets(approach)):
+                raise ReplyRejected(why[0])
+            raise ReplyUnchanged("the reply changes none of the definitions shown")
+        actions = [WriteAction(path=path, content=text) for path, text in texts.items()]
+        return DebugPlan(diagnosis=f"{len(texts)} file(s) changed in several definitions", actions=list(actions))
+
+
+SEVERAL = SeveralForm()
+
+
+def targets(approach: Approach) -> list[Target]:
+    return [approach.target, *approach.also]
+
+
+def _rows(copy: WorkingCopy, target: Target) -> list[str]:
+    return (copy.read(target.path) or "").splitlines()[target.start_line - 1 : target.end_line]
+
+
+def _applied(text: str, edits: list[EditAction]) -> str:
+    for edit in edits:
+        text = text.replace(edit.search, edit.replace, 1)
+    return text
+
+
+class Several(Rung):
+    name = "several"
+
+    def applies(self, state: LadderState) -> list[Approach]:
+        chosen: list[Target] = []
+        for loc in state.functions:
+            target = target_of(loc)
+            inside = any(t.path == target.path and t.start_line <= target.start_line and target.end_line <= t.end_line
+                         for t in chosen)
+            lines = sum(t.end_line - t.start_line + 1 for t in chosen) + target.end_line - target.start_line + 1
+            if not inside and lines <= MAX_LINES:
+                chosen.append(target)
+            if len(chosen) == MAX_DEFS:
+                break
+        if len(chosen) < 2:
+            return []
+        return [Approach(SEVERAL, chosen[0], "the top-ranked functions together", also=tuple(chosen[1:]))]
+
+
+RUNG = Several()

@@ -1,0 +1,76 @@
+"""The oracle's knowledge of a fix (bench/oracle_fix.py), on every realbugs case on disk: the fixed files are
+rebuilt exactly from the fix's defs and its changes outside defs, and each def alone from its buggy text."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from greenloop.bench.oracle import hunks
+from greenloop.bench.oracle_fix import ReferenceFix, spans
+from greenloop.bench.oracle_server import reference_of
+from greenloop.bench.suites import load_suite, repo_root
+
+CASES = repo_root() / "benchmarks" / "data" / "realbugs" / "cases.jsonl"
+
+
+def fixes() -> list[tuple[str, ReferenceFix]]:
+    suite = load_suite("realbugs", CASES)  # the cases whose workspaces are on disk (the rest are skipped rows)
+    return [(task.id, fix) for task in suite.tasks if (fix := reference_of(task)) is not None]
+
+
+@pytest.fixture(scope="module")
+def all_fixes() -> list[tuple[str, ReferenceFix]]:
+    return fixes()
+
+
+def test_every_fix_is_rebuilt_from_its_parts(all_fixes: list[tuple[str, ReferenceFix]]) -> None:
+    assert len(all_fixes) >= 49
+    wrong = [(case, path) for case, fix in all_fixes for path in fix.paths()
+             # a changed last line keeps the shortcut for "the file as it was" from answering
+             if fix.mend(path, fix.buggy[path] + "\n#", whole=True).removesuffix("\n#") != fix.fixed[path]]
+    assert wrong == []
+
+
+def test_every_def_of_a_fix_is_mended_from_its_buggy_text_alone(all_fixes: list[tuple[str, ReferenceFix]]) -> None:
+    wrong = []
+    for case, fix in all_fixes:
+        for d in fix.defs:
+            span = next(s for s in spans(fix.buggy[d.path]) if (s.symbol, s.nth) == (d.symbol, d.nth))
+            shown = "\n".join(fix.buggy[d.path].split("\n")[span.start - 1 : span.end])
+            scope = d.symbol.rsplit(".", 1)[0] if "." in d.symbol else ""
+            mended = fix.mend(d.path, shown, scope=scope)
+            lead = shown[: len(shown) - len(shown.lstrip())]
+            if textwrap.indent(d.fixed, lead).strip() != mended.strip() and mended.strip() != d.fixed.strip():
+                wrong.append((case, d.symbol))
+    assert wrong == []
+
+
+def test_the_blocks_of_every_fix_apply_one_after_another(all_fixes: list[tuple[str, ReferenceFix]]) -> None:
+    """As the loop applies a reply's SEARCH/REPLACE blocks: in order, each search found once (youtube-dl-14's fix
+    moves a def, and a block's text, unique before, was there twice once the block before it was in)."""
+    wrong = []
+    for case, fix in all_fixes:
+        for path in fix.paths():
+            text = fix.buggy[path]
+            for old, new in hunks(text, fix.fixed[path]):
+                if text.count(old) != 1:
+                    wrong.append((case, path))
+                    break
+                text = text.replace(old, new, 1)
+            else:
+                if text != fix.fixed[path]:
+                    wrong.append((case, path))
+    assert wrong == []
+
+
+def test_a_def_changed_inside_another_is_its_own_and_a_twice_defined_function_is_told_apart() -> None:
+    buggy = ("import os\nif os.name == 'nt':\n    def lock(f):\n        return 1\nelse:\n    def lock(f):\n        return 2\n\n\n"
+             "def outer(x):\n    def inner(y):\n        return y - 1\n    return inner(x)\n")
+    fixed = buggy.replace("return 2", "return 3").replace("return y - 1", "return y + 1")
+    fix = ReferenceFix.of({"m.py": buggy}, {"m.py": fixed})
+    assert [(d.symbol, d.nth) for d in fix.defs] == [("lock", 1), ("outer.inner", 0)]
+    assert fix.mend("m.py", buggy, whole=True) == fixed
+    assert fix.mend("m.py", "def outer(x):\n    def inner(y):\n        return y - 1\n    return inner(x)\n") == (
+        "def outer(x):\n    def inner(y):\n        return y + 1\n    return inner(x)\n")  # the outer def shown: its inner mended
