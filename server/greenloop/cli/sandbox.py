@@ -19,6 +19,7 @@ from greenloop_sandbox import TestReport
 from greenloop_sandbox.engine import docker_client
 from greenloop_sandbox.images import build_base, build_template_image, image_size
 from greenloop_sandbox.local_backend import reap_local_dirs
+from greenloop_sandbox.parsers.common import NO_RUN
 from greenloop_sandbox.reaper import reap_containers
 from greenloop_sandbox.templates import load_template, template_names
 
@@ -110,3 +111,5 @@ def print_report(report: TestReport, backend: str, template: str) -> None:
     for f in report.failures:
         where = f"{f.file}:{f.line}" if f.file and f.line else (f.file or "?")
         print(f"\n{f.kind.upper()} {f.test_id}  [{where}]\n  {f.message.strip().splitlines()[0] if f.message else ''}")
+        if f.test_id == NO_RUN and f.traceback.strip():  # no report: the runner's own words are all there is
+            print("\nThe test command's output ended with:\n" + f.traceback.rstrip())
