@@ -35,3 +35,23 @@ async def test_a_removed_stdlib_name_is_an_environment_result_and_a_diagnostic(
     assert [d.range.start.line for d in found] == [4]
     assert "getargspec" in found[0].message and "project.image" in found[0].message
     assert scripted_llm.requests == []
+
+
+async def test_the_editors_interpreter_listing_reaches_the_sandbox(scripted_llm: ScriptedLLM, tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "0.1.0"\ndependencies = ["six"]\n')
+    (root / "test_six.py").write_text("import six\n\n\ndef test_version():\n    assert six.__version__ == '1.14.0'\n")
+    client = await open_client(server_env(scripted_llm, tmp_path, "docker"), EditorSide())
+    try:
+        await initialize(client, root, SETTINGS)
+        client.protocol.notify("greenloop/interpreterPackages", {
+            "interpreter": "/home/me/.venv/bin/python",
+            "packages": [{"name": "six", "version": "1.14.0"}, {"name": "numpy", "version": "1.26.4"}]})
+        result = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="greenloop.fixFailingTests", arguments=[{}]))
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+    assert result["outcome"] == "already_green", result  # six 1.14.0, not the newest the declared range allows
+    assert scripted_llm.requests == []

@@ -84,6 +84,8 @@ class GreenloopServer(LanguageServer):
         self.save_run: asyncio.Task[Any] | None = None
         self.configured = asyncio.Event()  # the first configuration pull is done (or impossible)
         self.loops = LoopRunner(self)
+        self.interpreter_packages: dict[str, str] = {}  # the editor's interpreter (lsp/interpreter.py)
+        self.interpreter_note = ""  # why the editor has no listing ("" when it has one or sent nothing)
 
     # ---- workspace ---------------------------------------------------------------------------
 

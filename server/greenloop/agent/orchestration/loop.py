@@ -32,10 +32,13 @@ async def fix_loop(
     instruction: str | None = None,
     focus: Focus | None = None,
     interpreter: Mapping[str, str] | None = None,
+    interpreter_note: str = "",
 ) -> AsyncIterator[Event]:
     """Yield the loop's events, ending with exactly one Done. The environment step comes first (its own step,
     no round: environment/step.py); `interpreter`: the editor's interpreter's package versions."""
     step = EnvironmentStep(state.ports.sandbox, copy, interpreter)
+    if interpreter_note:
+        step.lines.append(interpreter_note)
     await step.prepare()
     report = await run_tests_on(state, copy, test_ids)
     report, issue = await step.settle(report, test_ids, state.settings.sandbox.test_timeout)

@@ -29,6 +29,7 @@ class FixRequest:
     instruction: str | None = None
     focus: Focus | None = None
     interpreter: Mapping[str, str] | None = None  # the editor's interpreter: package name -> version
+    interpreter_note: str = ""  # why the editor sent no listing (timed out, no pip): a line of the environment step
 
 
 def fix(request: FixRequest, settings: Settings, *, ports: Ports | None = None) -> AsyncIterator[Event]:
@@ -56,7 +57,7 @@ def _run(mode: RunMode, request: FixRequest, settings: Settings, ports: Ports | 
             )
             async for event in fix_loop(
                 state, copy, test_ids=request.test_ids, instruction=request.instruction, focus=request.focus,
-                interpreter=request.interpreter,
+                interpreter=request.interpreter, interpreter_note=request.interpreter_note,
             ):
                 yield event
 
