@@ -82,3 +82,17 @@ async def test_a_conftest_no_pytest_for_this_python_accepts_stops_after_the_boun
     tried = [line for line in ready.lines if line.startswith("pytest ") and ":" in line][1:]
     assert 1 <= len(tried) <= 4, ready.lines  # bounded
     assert scripted_llm.requests == []
+
+
+async def test_the_projects_own_pytest_pin_wins_over_the_sandboxs(tmp_path: Path, scripted_llm: Any,
+                                                                  make_settings: Any) -> None:
+    ws = write_project(tmp_path / "ws", {
+        "requirements-dev.txt": "pytest==6.2.5\n",
+        "conftest.py": "import pytest\n\nItem = pytest.collect.Item\n", **CALC_TESTS})
+    scripted_llm.script("no idea")
+    events, _ = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
+    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    assert ready.summary == "environment: 1 package(s) from requirements-dev.txt; pytest 6.2.5 (the project pins it)"
+    assert not any("refuses" in line for line in ready.lines)  # no search: the pin was right from the start
+    first = next(e for e in events if isinstance(e, TestsRan))
+    assert (first.passed, first.failed) == (1, 1)
