@@ -80,7 +80,7 @@ async def test_a_conftest_no_pytest_for_this_python_accepts_stops_after_the_boun
     assert (ready.problem.file, ready.problem.line) == ("conftest.py", 2)
     assert "`pytest<7` in requirements-dev.txt" in done.summary and "set project.image" in done.summary
     tried = [line for line in ready.lines if line.startswith("pytest ") and ":" in line][1:]
-    assert 1 <= len(tried) <= 4, ready.lines  # bounded
+    assert 1 <= len(tried) <= 5, ready.lines  # bounded
     assert scripted_llm.requests == []
 
 

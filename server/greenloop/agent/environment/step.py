@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from fnmatch import fnmatch
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from packaging.version import InvalidVersion, Version
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.environment import tool_versions
 from greenloop.agent.environment.diagnosis import diagnose
-from greenloop.agent.environment.sources import version_sources
+from greenloop.agent.environment.sources import DECLARED, version_sources
 from greenloop.agent.events import EnvironmentIssue, EnvironmentReady
 from greenloop.agent.ports import Refused, SandboxPort
 from greenloop_sandbox.packages import normal_name, package_name
@@ -32,6 +33,7 @@ from greenloop_sandbox.report import TestReport
 
 _IMAGE_TOOLS = {"pip", "setuptools", "wheel", "python"}  # the image's own tooling: never installed over
 PTH = "greenloop-project.pth"
+MAX_ALONE, MAX_ALONE_SECONDS = 20, 300.0  # declared ranges installed one by one when they do not install together
 
 
 @dataclass
@@ -63,8 +65,11 @@ class EnvironmentStep:
                 result = await self.sandbox.install(specs)
                 if isinstance(result, Refused) or not result.ok:
                     why = result.reason if isinstance(result, Refused) else _tail(result.stderr + result.stdout)
-                    self.lines.append(f"{pins.source}: not installed, falling back to the next source ({why})")
-                    continue
+                    if pins.source != DECLARED:
+                        self.lines.append(f"{pins.source}: not installed, falling back to the next source ({why})")
+                        continue
+                    self.lines.append(f"{pins.source}: not installed together ({why}); one by one instead")
+                    specs = await self._one_by_one(specs)
             self.source, self.packages = pins.source, specs
             self.lines.append(f"{pins.source}: {len(pins.specs)} package(s), {len(specs)} installed")
             break
@@ -82,9 +87,11 @@ class EnvironmentStep:
         issue = diagnose(report, language, self.python, self._in_workspace)
         if issue is None or language is None:
             return report, None
-        if issue.problem == "test_tool" and language.test_tool:
+        in_tests = issue.file is not None and any(fnmatch(issue.file, g) for g in language.test_globs)
+        if language.test_tool and (issue.problem == "test_tool" or in_tests):
             refused = self._tool_version()
-            self.lines.append(f"{language.test_tool} {refused or ''} refuses the tests: {issue.message}".replace("  ", " "))
+            said = "refuses the tests" if issue.problem == "test_tool" else "runs test code that fails here"
+            self.lines.append(f"{language.test_tool} {refused or ''} {said}: {issue.message}".replace("  ", " "))
             found = await tool_versions.search(self.sandbox, language, self.python, refused, test_ids, timeout,
                                                self._in_workspace)
             self.lines.extend(found.tried)
@@ -95,10 +102,11 @@ class EnvironmentStep:
                 if test_ids is None:
                     return found.report, None
                 return await self.sandbox.run_tests(test_ids, timeout=timeout), None
-            issue.fix = (f"Pin the {language.test_tool} the project was written for in its test requirements (for "
-                         f"example `{language.test_tool}<{refused.major if refused else 'N'}` in requirements-dev.txt); "
-                         f"none of the {len(found.tried)} older release(s) tried runs its tests on Python {self.python}, "
-                         "so it may need an older Python too: set project.image.")
+            if issue.problem == "test_tool":
+                issue.fix = (f"Pin the {language.test_tool} the project was written for in its test requirements (for "
+                             f"example `{language.test_tool}<{refused.major if refused else 'N'}` in requirements-dev.txt); "
+                             f"none of the {len(found.tried)} release(s) tried runs its tests on Python {self.python}, "
+                             "so it may need an older Python too: set project.image.")
         return report, issue
 
     def event(self, issue: EnvironmentIssue | None = None) -> EnvironmentReady:
@@ -109,6 +117,23 @@ class EnvironmentStep:
             summary += f"; the tests cannot run here ({issue.problem.replace('_', ' ')} at {where}: {issue.message})"
         return EnvironmentReady(summary=summary, lines=list(self.lines), source=self.source, packages=self.packages,
                                 test_tool=self.tool, seconds=round(time.monotonic() - self.started, 3), problem=issue)
+
+    async def _one_by_one(self, specs: list[str]) -> list[str]:
+        """The declared ranges that install alone (at most MAX_ALONE, in MAX_ALONE_SECONDS): a conflict between
+        two of them, or one with no wheel for this Python, costs that one, not all of them."""
+        kept: list[str] = []
+        start = time.monotonic()
+        for spec in specs[:MAX_ALONE]:
+            if time.monotonic() - start > MAX_ALONE_SECONDS:
+                self.lines.append(f"stopped installing one by one after {MAX_ALONE_SECONDS:.0f}s")
+                break
+            result = await self.sandbox.install([spec])
+            if isinstance(result, Refused) or not result.ok:
+                why = result.reason if isinstance(result, Refused) else _tail(result.stderr + result.stdout)
+                self.lines.append(f"{spec}: not installed ({why})")
+            else:
+                kept.append(spec)
+        return kept
 
     def _tool_version(self) -> Version | None:
         try:
@@ -186,5 +211,10 @@ def _satisfied(spec: str, installed: Mapping[str, str]) -> bool:
 
 
 def _tail(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1][:240] if lines else "no output"
+    """The line of an install's output that says why: pip's conflict or missing distribution, else its error."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    for key in ("No matching distribution", "depends on", "requires", "conflict", "ERROR:"):
+        said = [line for line in lines if key in line and "pip.pypa.io" not in line]
+        if said:
+            return " ".join(said[:2])[:300]
+    return lines[-1][:300] if lines else "no output"

@@ -1,9 +1,10 @@
 """The newest release of the test tool (pytest) that runs a project's tests, older majors in turn, bounded.
 
-Asked only when the diagnosis says the test tool refuses the project's test code. The releases come from
-the package index (pure-python wheels for the sandbox's Python, pip_index.wheel_versions); the newest
-of each major below the one that refused is installed (a cached image layer, wheels only) and the
-failing tests run again. The first with which tests run and the tool no longer refuses them is kept;
+Asked when the diagnosis says the test tool refuses the project's test code, or that test code meets a
+removed standard-library name (which test functions run is the tool's choice: pytest 8 runs nose-style
+`setup` functions, pytest 9 does not). The releases come from the package index (pure-python wheels for
+the sandbox's Python, pip_index.wheel_versions); the newest release, then the newest of each older major,
+is installed in turn (a cached image layer, wheels only) and the failing tests run again. The first with which tests run and the tool no longer refuses them is kept;
 the others' environments are put back. At most `MAX_TRIES` releases and `MAX_SECONDS` in all.
 """
 
@@ -22,7 +23,7 @@ from greenloop_sandbox.languages import Language
 from greenloop_sandbox.pip_index import wheel_versions
 from greenloop_sandbox.report import TestReport
 
-MAX_TRIES = 4
+MAX_TRIES = 5
 MAX_SECONDS = 300.0
 
 
@@ -36,12 +37,10 @@ class ToolSearch:
 
 
 def candidates(versions: list[Version], refused: Version | None) -> list[Version]:
-    """The newest release of each major below the refused one's, newest major first (all majors when unknown)."""
+    """The newest release, then the newest of each older major in turn, without the refused one (at most MAX_TRIES)."""
     newest: dict[int, Version] = {}
     for v in versions:
-        if refused is not None and v.major >= refused.major:
-            continue
-        if v.major not in newest or v > newest[v.major]:
+        if v != refused and (v.major not in newest or v > newest[v.major]):
             newest[v.major] = v
     return [newest[m] for m in sorted(newest, reverse=True)][:MAX_TRIES]
 
@@ -68,7 +67,7 @@ async def search(sandbox: SandboxPort, language: Language, python: str, refused:
             continue
         report = await sandbox.run_tests(test_ids, timeout=timeout)
         issue = diagnose(report, language, python, in_workspace)
-        if report.cases and (issue is None or issue.problem != "test_tool"):
+        if report.cases and issue is None:
             found.kept, found.report = version, report
             found.tried.append(f"{tool} {version}: runs the tests ({report.summary()})")
             return found
