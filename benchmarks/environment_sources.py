@@ -44,7 +44,7 @@ async def _hand(port: SandboxPort, row: dict[str, Any], copy: WorkingCopy) -> st
     return ""
 
 
-async def _declared(port: SandboxPort, copy: WorkingCopy, tests: list[str], timeout: float) -> tuple[str, float, str]:
+async def _declared(port: SandboxPort, copy: WorkingCopy, tests: list[str], timeout: float) -> tuple[str, float, str]:  # noqa: ASYNC109
     begun = time.monotonic()
     step = EnvironmentStep(port, copy)
     await step.prepare()

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 import time
-from fnmatch import fnmatch
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fnmatch import fnmatch
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
