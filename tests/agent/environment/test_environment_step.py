@@ -96,3 +96,21 @@ async def test_the_projects_own_pytest_pin_wins_over_the_sandboxs(tmp_path: Path
     assert not any("refuses" in line for line in ready.lines)  # no search: the pin was right from the start
     first = next(e for e in events if isinstance(e, TestsRan))
     assert (first.passed, first.failed) == (1, 1)
+
+
+async def test_test_code_on_a_removed_name_gets_the_pytest_that_does_not_run_it(tmp_path: Path, scripted_llm: Any,
+                                                                                make_settings: Any) -> None:
+    # a nose-style module `setup` calling a name Python 3.9 removed: pytest 7 and 8 run it, pytest 9 does not
+    ws = write_project(tmp_path / "ws", {
+        "calc.py": "def add(a, b):\n    return a - b\n",
+        "test_calc.py": "import sys\n\nfrom calc import add\n\n\ndef setup():\n    sys.setcheckinterval(100)\n\n\n"
+                        "def test_add():\n    assert add(2, 3) == 5\n"})
+    scripted_llm.script("no idea")
+    events, done = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
+    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    assert ready.problem is None, ready.lines
+    assert ready.test_tool.startswith("pytest 9.") and ready.test_tool.endswith("(the newest that runs the tests)")
+    assert any("runs test code that fails here" in line and "setcheckinterval" in line for line in ready.lines)
+    first = next(e for e in events if isinstance(e, TestsRan))
+    assert first.failed == 1 and "assert -1 == 5" in str(first.failures[0])  # the code's own failure, for the rounds
+    assert done.outcome != "environment"
