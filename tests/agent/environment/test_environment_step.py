@@ -43,6 +43,8 @@ def test_the_cli_exits_3_and_names_file_line_and_cause(tmp_path: Path, scripted_
     text = out.out + out.err
     assert "conf.py:1" in text and "cannot import name 'Mapping' from 'collections'" in text
     assert "removed api" in text and "project.image" in text
+    flat = " ".join(text.split())  # the terminal wraps long lines
+    assert "environment: no packages of the project's; pytest 7.2.1 (the sandbox's); the tests cannot run" in flat
     assert scripted_llm.requests == []
 
 
