@@ -87,7 +87,10 @@ class EnvironmentStep:
         issue = diagnose(report, language, self.python, self._in_workspace)
         if issue is None or language is None:
             return report, None
-        in_tests = issue.file is not None and any(fnmatch(issue.file, g) for g in language.test_globs)
+        # test code the runner chose to run (tests ran): another release may not run it; code every release
+        # imports (a conftest, a test module's top level: no test ran) fails in all of them
+        in_tests = issue.file is not None and any(fnmatch(issue.file, g) for g in language.test_globs) \
+            and bool(report.cases)
         if language.test_tool and (issue.problem == "test_tool" or in_tests):
             refused = self._tool_version()
             said = "refuses the tests" if issue.problem == "test_tool" else "runs test code that fails here"
