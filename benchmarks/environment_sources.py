@@ -24,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +92,7 @@ def table(rows: list[dict[str, Any]], missing: list[str]) -> str:
     lines = [f"realbugs, {len(rows)} case(s) run" + (f" (PARTIAL: {len(missing)} workspaces not on disk)" if missing else ""),
              "| environment | cases whose failing tests run and fail for the bug's reason |", "| --- | ---: |",
              f"| hand pins (the set's) | {hand}/{len(rows)} |",
-             f"| declared only (environment step) | {declared}/{len(rows)} ({declared / hand:.0%} of hand)" if hand else
+             f"| declared only (environment step) | {declared}/{len(rows)} ({declared / hand:.0%} of hand) |" if hand else
              f"| declared only (environment step) | {declared}/{len(rows)} |",
              "", "| environment step seconds | median | p90 |", "| --- | ---: | ---: |",
              f"| first | {statistics.median(first) if first else 0:.1f} | {p90(first):.1f} |",
@@ -104,21 +105,31 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True, help="JSONL of finished cases (resumed)")
     parser.add_argument("--limit", type=int, default=0, help="at most this many cases on disk (0: all)")
     parser.add_argument("--only", default="", help="comma-separated case ids")
+    parser.add_argument("--table", action="store_true", help="only print the table of the cases in --out")
+    parser.add_argument("--seconds", type=float, default=0, help="start no case after this many seconds (0: no bound)")
     args = parser.parse_args()
     rows = [json.loads(line) for line in (SET / "cases.jsonl").read_text().splitlines() if line.strip()]
     if args.only:
         rows = [r for r in rows if r["id"] in set(args.only.split(","))]
     on_disk = [r for r in rows if (SET / "cases" / r["id"] / "workspace.tar.gz").is_file()]
     missing = [r["id"] for r in rows if r not in on_disk]
+    by_project: dict[str, list[dict[str, Any]]] = {}
+    for row in on_disk:  # round-robin over the projects, so that a bounded run covers each of them
+        by_project.setdefault(str(row.get("project", "")), []).append(row)
+    on_disk = [r for group in zip_longest(*by_project.values()) for r in group if r is not None]
     if args.limit:
         on_disk = on_disk[: args.limit]
     done = {json.loads(line)["id"]: json.loads(line) for line in args.out.read_text().splitlines()
             if line.strip()} if args.out.is_file() else {}
     settings = load_settings(SET, {"sandbox": {"backend": "docker", "test_timeout": 300,
                                                 "test_case_timeout": CASE_TIMEOUT}})
-    for row in on_disk:
+    started = time.monotonic()
+    for row in [] if args.table else on_disk:
         if row["id"] in done:
             continue
+        if args.seconds and time.monotonic() - started > args.seconds:
+            print(f"[envbench] stopped: {args.seconds:.0f}s spent", file=sys.stderr, flush=True)
+            break
         print(f"[envbench] {row['id']} ...", file=sys.stderr, flush=True)
         result = asyncio.run(run_case(row, settings))
         done[row["id"]] = result
