@@ -57,6 +57,9 @@ class Language:
     missing_fixture: str = ""  # regex: a test run saying a test fixture does not exist (group 1: its name)
     fixtures: Mapping[str, str] = field(default_factory=dict)  # fixture name -> the test-runner plugin giving it
     layout: ProjectLayout | None = None  # None: no projects are generated in it
+    removed_apis: Mapping[str, str] = field(default_factory=dict)  # "inspect.getargspec" -> the release without it
+    test_tool: str = ""  # the test runner's package ("pytest"): the environment step may pick its version
+    test_tool_error: str = ""  # regex: the test runner refusing the project's test code
 
     @property
     def suffixes(self) -> tuple[str, ...]:
@@ -144,7 +147,18 @@ def _language(name: str, data: Mapping[str, Any]) -> Language:
         missing_fixture=data.get("missing_fixture", ""),
         fixtures={str(k): str(v) for k, v in data.get("fixtures", {}).items()},
         layout=None if layout is None else _layout(layout),
+        removed_apis=_removed_apis(data.get("removed_apis", "")),
+        test_tool=str(data.get("test_tool", "")),
+        test_tool_error=str(data.get("test_tool_error", "")),
     )
+
+
+def _removed_apis(filename: str) -> dict[str, str]:
+    """A data file's `[removed]` table: a name a release removed -> that release."""
+    if not filename:
+        return {}
+    data = tomllib.loads((DATA_DIR / filename).read_text(encoding="utf-8"))
+    return {str(k): str(v) for k, v in data.get("removed", {}).items()}
 
 
 def _package_map(filename: str) -> dict[str, str]:

@@ -181,3 +181,32 @@ def _pyproject_text(sdist: Path) -> str | None:
                 fh = tar.extractfile(member)
                 return fh.read(1 << 20).decode(errors="replace") if fh else None
     return None
+
+
+async def wheel_versions(name: str, python: str, indexes: list[str] | None = None,
+                         timeout: float = 60) -> list[Version]:  # noqa: ASYNC109 (the HTTP client's timeout)
+    """The releases of `name` with a pure-python (`py3`/`py2.py3`) wheel whose Requires-Python allows `python`,
+    not yanked, not pre-releases, newest first; [] when the index cannot be read (a reason for the caller)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    urls = indexes if indexes is not None else await asyncio.to_thread(index_urls)
+    found: set[Version] = set()
+    async with httpx.AsyncClient(timeout=timeout, follow_redirects=True) as client:
+        for index in urls:
+            try:
+                page = await client.get(f"{index}/{canonicalize_name(name)}/",
+                                        headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+                files = page.json().get("files", []) if page.status_code == 200 else []
+            except (httpx.HTTPError, ValueError):
+                continue
+            for file in files:
+                try:
+                    _, version, _, tags = parse_wheel_filename(str(file.get("filename", "")))
+                    allowed = SpecifierSet(file.get("requires-python") or "").contains(python)
+                except (InvalidWheelFilename, InvalidSpecifier):
+                    continue
+                pure = any(t.interpreter in ("py3", "py2.py3") or t.interpreter.startswith("py3") for t in tags)
+                if allowed and pure and not file.get("yanked") and not version.is_prerelease:
+                    found.add(version)
+    return sorted(found, reverse=True)

@@ -81,7 +81,8 @@ async def test_fix_run_is_recorded(
     )
     kinds = [e["kind"] for e in detail.events]
     assert (
-        kinds[0] == "tests_ran" and kinds[-1] == "done" and "plan" in kinds and "diagnosis_delta" not in kinds
+        kinds[:2] == ["environment", "tests_ran"] and kinds[-1] == "done" and "plan" in kinds
+        and "diagnosis_delta" not in kinds
     )
     assert sorted(c["step"] for c in detail.calls) == ["debug_plan", "diagnosis"]
     assert all(c["iteration"] == 1 and c["messages"] and c["reply"] for c in detail.calls)

@@ -65,3 +65,18 @@ def test_doctor_lists_engine_images_and_toolchains(capsys: pytest.CaptureFixture
 def test_doctor_sections_are_extensible() -> None:
     titles = [s.title for s in sections(Settings())]
     assert titles[:3] == ["Docker engine", "Sandbox images", "Host toolchains"]
+
+
+@pytest.mark.docker
+@pytest.mark.usefixtures("docker_images")
+def test_sandbox_run_prints_pytests_own_message_when_no_report_was_written(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a conftest that fails at import: pytest stops before the session, so it writes no JUnit report
+    (tmp_path / "conftest.py").write_text("import inspect\n\nSPEC = inspect.getargspec(len)\n")
+    (tmp_path / "test_one.py").write_text("def test_one():\n    assert True\n")
+    assert main(["sandbox", "run", str(tmp_path), "--sandbox", "docker"]) == 3  # an environment problem
+    out = capsys.readouterr().out
+    assert "wrote no JUnit report (exit code 4): AttributeError: module 'inspect' has no attribute 'getargspec'" in out
+    assert "[conftest.py:3]" in out  # the place, from pytest's output
+    assert "ImportError while loading conftest" in out  # pytest's own output, printed
+    assert "The tests cannot run in the sandbox: removed api at conftest.py:3" in out and "project.image" in out

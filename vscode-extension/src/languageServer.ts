@@ -15,6 +15,7 @@ import { ApiKeyStore, serverEnvironment } from './apiKey';
 import type { ServerState } from './loopStatus';
 import {
   FEEDBACK,
+  INTERPRETER_PACKAGES,
   LOOP_EVENT,
   TEST_RESULTS,
   type FeedbackParams,
@@ -25,7 +26,7 @@ import {
 } from './protocol';
 import { folderDocumentSelector, type FolderServer } from './folderServers';
 import { locateServer, probeCommand, isExecutableFile, ServerNotFoundError, type ServerCommand } from './serverLocator';
-import { activePythonInterpreter } from './pythonEnvironment';
+import { activePythonInterpreter, interpreterPackages } from './pythonEnvironment';
 import { SECTION, explicitServerConfig, serverPathSetting } from './settings';
 import { UNTRUSTED_MESSAGE } from './workspaceTrust';
 
@@ -183,12 +184,26 @@ export class GreenloopServer implements FolderServer {
     try {
       await client.start();
       this.stateEmitter.fire('running');
+      void this.sendInterpreterPackages(client);
     } catch (error) {
       this.ctx.output.error(`${this.label}: the greenloop server did not start: ${String(error)}`);
       this.stateEmitter.fire('failed');
       void vscode.window
         .showErrorMessage(`${this.label}: the language server did not start (${String(error)}).`, 'Show Output')
         .then((pick) => pick && this.ctx.output.show());
+    }
+  }
+
+  /** The active interpreter's package versions, for the sandbox's versions of the declared packages. */
+  private async sendInterpreterPackages(client: LanguageClient): Promise<void> {
+    const interpreter = await activePythonInterpreter(this.folder?.uri);
+    if (!interpreter) return;
+    const listing = await interpreterPackages(interpreter);
+    if (listing.error) this.ctx.output.warn(`${this.label}: ${listing.error}`);
+    try {
+      await client.sendNotification(INTERPRETER_PACKAGES, listing);
+    } catch (error) {
+      this.ctx.output.warn(`${this.label}: the interpreter's packages were not sent: ${String(error)}`);
     }
   }
 

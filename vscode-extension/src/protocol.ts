@@ -42,6 +42,9 @@ export const RUN_TEST_ITEMS = 'greenloop/runTestItems';
 /** `greenloop/testResults` notification (server -> client) with TestResultsParams. */
 export const TEST_RESULTS = 'greenloop/testResults';
 
+/** `greenloop/interpreterPackages` notification (client -> server) with InterpreterPackagesParams. */
+export const INTERPRETER_PACKAGES = 'greenloop/interpreterPackages';
+
 export type Template = 'python' | 'node' | 'rust';
 
 export type FeedbackStatus = 'applied' | 'declined' | 'no_change' | 'failed' | 'cancelled';
@@ -203,4 +206,16 @@ export interface TestResultsParams {
   results: TestResult[];
   missing: string[];
   problems: TestProblem[];
+}
+
+export interface PackageVersion {
+  name: string;
+  version: string;
+}
+
+/** What the editor's active interpreter has installed (`pip list --format json`, run by the extension with a time limit): only names and versions; `error` says why there is no listing (timed out, no pip). */
+export interface InterpreterPackagesParams {
+  interpreter: string;
+  packages: PackageVersion[];
+  error?: string | null;
 }

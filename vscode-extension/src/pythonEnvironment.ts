@@ -1,6 +1,8 @@
-// The interpreter of the active Python environment, through the ms-python extension's API.
+// The interpreter of the active Python environment (the ms-python extension's API), and its package listing.
 
+import { execFile } from 'node:child_process';
 import * as vscode from 'vscode';
+import type { InterpreterPackagesParams, PackageVersion } from './protocol';
 
 interface EnvironmentPath {
   id: string;
@@ -36,4 +38,45 @@ export async function activePythonInterpreter(resource?: vscode.Uri): Promise<st
   } catch {
     return undefined;
   }
+}
+
+/** How long `pip list` may take in the user's interpreter before the listing is given up (ms). */
+export const LISTING_TIMEOUT_MS = 20_000;
+
+/**
+ * The installed packages of `interpreter` (`-m pip list --format json`), for the sandbox's versions of the
+ * project's declared packages. Only names and versions cross over; nothing runs there beyond the listing.
+ * A listing that fails or times out gives its reason in `error` (the server says it and falls back).
+ */
+export function interpreterPackages(
+  interpreter: string,
+  timeoutMs: number = LISTING_TIMEOUT_MS,
+): Promise<InterpreterPackagesParams> {
+  const argv = ['-m', 'pip', 'list', '--format', 'json', '--disable-pip-version-check'];
+  return new Promise((resolve) => {
+    execFile(interpreter, argv, { timeout: timeoutMs, maxBuffer: 8 << 20, windowsHide: true }, (error, stdout) => {
+      if (error) {
+        const why = error.killed ? `pip list timed out after ${timeoutMs / 1000}s` : `pip list failed: ${error.message}`;
+        resolve({ interpreter, packages: [], error: why.slice(0, 300) });
+        return;
+      }
+      resolve({ interpreter, packages: parseListing(stdout), error: null });
+    });
+  });
+}
+
+/** `pip list --format json` output -> names and versions; anything else in it is dropped. */
+export function parseListing(text: string): PackageVersion[] {
+  let rows: unknown;
+  try {
+    rows = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(rows)) return [];
+  return rows.flatMap((row: unknown) => {
+    if (typeof row !== 'object' || row === null) return [];
+    const { name, version } = row as { name?: unknown; version?: unknown };
+    return typeof name === 'string' && typeof version === 'string' ? [{ name, version }] : [];
+  });
 }

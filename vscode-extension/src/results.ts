@@ -17,6 +17,7 @@ const OUTCOME_LEVEL: Record<string, Level> = {
   stuck: 'warning',
   budget: 'warning',
   error: 'error',
+  environment: 'error', // the tests cannot run in the sandbox: the message says the cause and the fix
 };
 
 function levelOf(outcome: string): Level {

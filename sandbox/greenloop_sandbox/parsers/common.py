@@ -25,13 +25,36 @@ def relpath(path: str, root: str) -> str:
     return path[len(root):] if path.startswith(root) else path
 
 
+NO_RUN = "<test run>"  # the test id of the one error a run with no usable report gives
+# The line a test runner's own output puts its error on: pytest's `E   ...` and `ERROR: ...`, python's last
+# `SomeError: ...` line of a traceback.
+_ERROR_LINE = re.compile(r"^(?:E\s+(?P<e>\S.*)|ERROR: (?P<err>.+)|(?P<exc>[\w.]*(?:Error|Exception|Warning)\b.*))$",
+                         re.MULTILINE)
+
+
+def runner_message(output: str) -> str:
+    """The runner's own error in its output: the last `E   ...` line of pytest, else its `ERROR: ...`, else the
+    last `SomeError: ...` line; "" when there is none."""
+    found = {"e": "", "err": "", "exc": ""}
+    for m in _ERROR_LINE.finditer(output):
+        for key in found:
+            if m[key]:
+                found[key] = m[key].strip()
+    return found["e"] or found["err"] or found["exc"]
+
+
 def no_report(data: ParseInput, why: str) -> TestReport:
-    """One error case carrying the output's tail, for runs that produced no usable report."""
+    """One error case carrying the output's tail, for runs that produced no usable report: its message says
+    why and the runner's own error, its place the first workspace file the output names."""
     tail = "\n".join(data.output.strip().splitlines()[-30:])
+    said = runner_message(data.output)
+    file, line = first_location(data.output, data.root)
     return TestReport(
         errors=1,
         exit_code=data.exit_code,
-        failures=[TestFailure(test_id="<test run>", message=why, traceback=tail, kind="error")],
+        raw=data.output,
+        failures=[TestFailure(test_id=NO_RUN, file=file, line=line, message=f"{why}: {said}" if said else why,
+                              traceback=tail, kind="error")],
     )
 
 

@@ -9,7 +9,8 @@ from pydantic import BaseModel, Field
 from greenloop.agent.plan import DebugPlan
 
 RunMode = Literal["fix", "improve", "generate"]
-Outcome = Literal["green", "stuck", "budget", "cancelled", "error", "no_tests", "already_green"]
+# "environment": the tests cannot run here as the project is (its environment, not its code; exit code 3)
+Outcome = Literal["green", "stuck", "budget", "cancelled", "error", "no_tests", "already_green", "environment"]
 
 
 class _Event(BaseModel):
@@ -212,6 +213,29 @@ class ChangeSet(BaseModel):
         return f"plausible: the tests pass, check the change ({self.risk_reason}){other}"
 
 
+class EnvironmentIssue(BaseModel):
+    """Why a project's tests cannot run in the sandbox as it is: where, the runner's words, the class, the fix."""
+
+    problem: Literal["removed_api", "test_tool", "package_api", "project_import"]
+    file: str | None = None  # workspace-relative
+    line: int | None = None
+    message: str = ""  # the runner's own error line
+    fix: str = ""  # what the user can do
+
+
+class EnvironmentReady(_Event):
+    """The environment step (before round 1, never a round): where the versions came from, and what it did."""
+
+    kind: Literal["environment"] = "environment"
+    summary: str  # "environment: 23 packages from uv.lock; pytest 8.3.5 (the project pins it)"
+    lines: list[str] = Field(default_factory=list)  # each source tried, a fall-back's reason, each remedy
+    source: str = ""  # "uv.lock", "requirements.txt", "the editor's interpreter", "declared ranges", ""
+    packages: list[str] = Field(default_factory=list)  # the specs installed
+    test_tool: str = ""  # "pytest 8.3.5"
+    seconds: float = 0.0
+    problem: EnvironmentIssue | None = None  # set when the step stops the run
+
+
 class Done(_Event):
     kind: Literal["done"] = "done"
     outcome: Outcome
@@ -238,6 +262,7 @@ Event = Annotated[
     | EditApplied
     | EditRejected
     | EnvironmentChanged
+    | EnvironmentReady
     | CandidateAsked
     | CandidateTested
     | RoundEnded

@@ -12,8 +12,9 @@ USAGE = 2
 ENVIRONMENT = 3
 
 # Done outcomes that mean the run could not do its job here, whatever the code: "no_tests" (nothing
-# to check a fix against) and "error" (a model server or sandbox that failed, told in the summary).
-_ENVIRONMENT_OUTCOMES = ("no_tests", "error")
+# to check a fix against), "error" (a model server or sandbox that failed, told in the summary) and
+# "environment" (the project's tests cannot run in the sandbox: agent/environment/diagnosis.py).
+_ENVIRONMENT_OUTCOMES = ("no_tests", "error", "environment")
 
 
 def for_outcome(outcome: str, green: tuple[str, ...] = ("green", "already_green")) -> int:

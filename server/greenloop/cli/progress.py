@@ -17,7 +17,7 @@ STYLES: dict[Tone, str] = {
     "detail": "dim",
     "plain": "",
 }
-TOP_LEVEL = ("run_started", "iteration_started")  # the rest is indented under its iteration
+TOP_LEVEL = ("run_started", "environment", "iteration_started")  # the rest is indented under its iteration
 
 
 class EventPrinter:
@@ -103,4 +103,8 @@ def render(event: Event, *, streamed: bool = False) -> Text | None:
     if event.kind == "done" or (event.kind == "diagnosis" and streamed):
         return None  # the summary shows the outcome; a streamed diagnosis is already on screen
     indent = "" if event.kind in TOP_LEVEL else "  "
-    return Text(indent + describe(event), style=STYLES[tone(event)])
+    line = Text(indent + describe(event), style=STYLES[tone(event)])
+    if event.kind == "environment":  # each source passed over and each remedy, as the step's own lines
+        for said in event.lines:
+            line.append(f"\n{indent}  {said}", style="dim")
+    return line

@@ -10,6 +10,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.environment.step import EnvironmentStep
+from greenloop.agent.events import EnvironmentIssue
 from greenloop.agent.ports import choose_template, open_sandbox_for, read_workspace, sandbox_errors
 from greenloop.cli.common import settings_from_args
 from greenloop.cli.exit_codes import ENVIRONMENT, GREEN, NOT_GREEN
@@ -19,6 +22,7 @@ from greenloop_sandbox import TestReport
 from greenloop_sandbox.engine import docker_client
 from greenloop_sandbox.images import build_base, build_template_image, image_size
 from greenloop_sandbox.local_backend import reap_local_dirs
+from greenloop_sandbox.parsers.common import NO_RUN
 from greenloop_sandbox.reaper import reap_containers
 from greenloop_sandbox.templates import load_template, template_names
 
@@ -84,23 +88,38 @@ def _run_tests(args: argparse.Namespace) -> int:
     template = choose_template(settings, files, args.template)
     for note in files.skipped:
         print(f"[sandbox] skipped {note}", file=sys.stderr)
-    report, backend = asyncio.run(_run_once(settings, template, files, workspace))
+    report, backend, issue = asyncio.run(_run_once(settings, template, files, workspace))
     if args.json:
-        print(json.dumps({"backend": backend, "template": template, **report.model_dump()}, indent=2))
+        print(json.dumps({"backend": backend, "template": template, **report.model_dump(),
+                          "environment_problem": issue.model_dump() if issue else None}, indent=2))
     else:
         print_report(report, backend, template)
+        if issue is not None:
+            where = f"{issue.file}:{issue.line}" if issue.file and issue.line else (issue.file or "the test run")
+            print(f"\nThe tests cannot run in the sandbox: {issue.problem.replace('_', ' ')} at {where}: "
+                  f"{issue.message}\n{issue.fix}")
+    if issue is not None:
+        return ENVIRONMENT
     if report.total == 0 and not report.failures:
         return ENVIRONMENT  # no tests found
     return GREEN if report.green else NOT_GREEN
 
 
 async def _run_once(settings: Settings, template: str, files: dict[str, bytes],
-                    workspace: Path) -> tuple[TestReport, str]:
+                    workspace: Path) -> tuple[TestReport, str, EnvironmentIssue | None]:
+    """The tests in the environment a fix run would have (its environment step, said on stderr)."""
     async with open_sandbox_for(settings, template, label="cli", workspace=workspace) as sb:
         if sb.note:
             print(f"[sandbox] {sb.note}", file=sys.stderr)
+        step = EnvironmentStep(sb, WorkingCopy.from_workspace(workspace))
+        await step.prepare()
         await sb.sync(files)
-        return await sb.run_tests(), sb.backend
+        report, issue = await step.settle(await sb.run_tests(), None, settings.sandbox.test_timeout)
+        event = step.event(issue)
+        print(f"[sandbox] {event.summary}", file=sys.stderr)
+        for line in event.lines:
+            print(f"[sandbox]   {line}", file=sys.stderr)
+        return report, sb.backend, issue
 
 
 def print_report(report: TestReport, backend: str, template: str) -> None:
@@ -110,3 +129,5 @@ def print_report(report: TestReport, backend: str, template: str) -> None:
     for f in report.failures:
         where = f"{f.file}:{f.line}" if f.file and f.line else (f.file or "?")
         print(f"\n{f.kind.upper()} {f.test_id}  [{where}]\n  {f.message.strip().splitlines()[0] if f.message else ''}")
+        if f.test_id == NO_RUN and f.traceback.strip():  # no report: the runner's own words are all there is
+            print("\nThe test command's output ended with:\n" + f.traceback.rstrip())

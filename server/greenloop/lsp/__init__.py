@@ -7,10 +7,10 @@ from greenloop.lsp.server import GreenloopServer
 
 def create_server() -> GreenloopServer:
     """A server with every greenloop feature, command and custom method registered."""
-    from greenloop.lsp import commands, features, feedback, run_list, test_explorer
+    from greenloop.lsp import commands, features, feedback, interpreter, run_list, test_explorer
 
     server = GreenloopServer()
-    for module in (features, commands, feedback, run_list, test_explorer):
+    for module in (features, commands, feedback, interpreter, run_list, test_explorer):
         module.register(server)
     return server
 

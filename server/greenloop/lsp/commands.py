@@ -50,7 +50,8 @@ async def fix_command(ls: GreenloopServer, *args: Any) -> Any:
     parsed = wire.parse_command_args(p.FixArgs, p.CMD_FIX, args)
     if parsed.test_ids is not None and not parsed.test_ids:
         raise JsonRpcInvalidParams(f"{p.CMD_FIX}: testIds is empty; leave it out to fix all failing tests")
-    request = FixRequest(workspace=ls.root, overlays=ls.overlays(), test_ids=parsed.test_ids)
+    request = FixRequest(workspace=ls.root, overlays=ls.overlays(), test_ids=parsed.test_ids,
+                         interpreter=ls.interpreter_packages, interpreter_note=ls.interpreter_note)
     title = "greenloop: fixing failing tests"
     result = await ls.loops.run("fix", title, lambda settings: fix(request, settings), scope=parsed.test_ids)
     return wire.to_json(_loop_result(result))

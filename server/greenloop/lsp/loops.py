@@ -11,7 +11,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 
-from greenloop.agent.events import Diagnosis, Done, Event, TestsRan
+from greenloop.agent.events import Diagnosis, Done, EnvironmentReady, Event, TestsRan
 from greenloop.agent.install_gate import ask_user
 from greenloop.errors import GreenloopError
 from greenloop.lsp import diagnostics as diag
@@ -142,6 +142,8 @@ class LoopRunner:
                     result.last_tests = event
                 elif isinstance(event, Diagnosis):
                     result.diagnosis = event.text
+                elif isinstance(event, EnvironmentReady) and event.problem is not None and event.problem.file:
+                    await publish_failures(self.server, [environment_failure(event)], None)
                 elif isinstance(event, Done):
                     result.done, result.outcome, result.summary = event, event.outcome, event.summary
             if result.done is None:
@@ -246,6 +248,15 @@ async def publish_failures(
     for uri, items in files.items():
         server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=items))
     server.diagnostics.mark_published(files)
+
+
+def environment_failure(event: EnvironmentReady) -> TestFailure:
+    """The environment step's problem as a diagnostic's failure: on its file and line, the cause and the fix."""
+    assert event.problem is not None
+    issue = event.problem
+    return TestFailure(test_id="<environment>", file=issue.file, line=issue.line, kind="error",
+                       message=f"the tests cannot run in the sandbox ({issue.problem.replace('_', ' ')}): "
+                               f"{issue.message}. {issue.fix}".strip())
 
 
 async def _close(events: AsyncIterator[Event]) -> None:

@@ -18,6 +18,7 @@ RUNS = "greenloop/runs"
 DISCOVER_TESTS = "greenloop/discoverTests"
 RUN_TEST_ITEMS = "greenloop/runTestItems"
 TEST_RESULTS = "greenloop/testResults"
+INTERPRETER_PACKAGES = "greenloop/interpreterPackages"
 
 # workspace/executeCommand commands.
 CMD_RUN_TESTS = "greenloop.runTests"
@@ -256,6 +257,22 @@ class TestResultsParams:
     problems: list[TestProblem]
 
 
+@attrs.define
+class PackageVersion:
+    name: str
+    version: str
+
+
+@attrs.define
+class InterpreterPackagesParams:
+    """What the editor's active interpreter has installed (`pip list --format json`, run by the extension with a
+    time limit): only names and versions; `error` says why there is no listing (timed out, no pip)."""
+
+    interpreter: str
+    packages: list[PackageVersion]
+    error: str | None = None
+
+
 # JSON-RPC envelopes, so pygls (de)serialises our methods like lsprotocol's own.
 
 
@@ -333,6 +350,13 @@ class TestResultsNotification:
     jsonrpc: str = "2.0"
 
 
+@attrs.define
+class InterpreterPackagesNotification:
+    params: InterpreterPackagesParams
+    method: str = INTERPRETER_PACKAGES
+    jsonrpc: str = "2.0"
+
+
 # command -> (argument type, result type); the extension's protocol.ts is generated from these tables.
 COMMAND_TYPES: dict[str, tuple[type, type]] = {
     CMD_RUN_TESTS: (RunTestsArgs, RunTestsResult),
@@ -350,7 +374,9 @@ CUSTOM_METHOD_TYPES: dict[str, tuple[type, type | None]] = {
     DISCOVER_TESTS: (DiscoverTestsRequest, DiscoverTestsResponse),
     RUN_TEST_ITEMS: (RunTestItemsRequest, RunTestItemsResponse),
     TEST_RESULTS: (TestResultsNotification, None),
+    INTERPRETER_PACKAGES: (InterpreterPackagesNotification, None),
 }
+CLIENT_NOTIFICATIONS = frozenset({INTERPRETER_PACKAGES})  # notifications the extension sends (the rest: the server)
 
 PAYLOADS: tuple[type, ...] = (  # every type wire.py reads and writes
     RunTestsArgs, FixArgs, ImproveArgs, GenerateArgs, CancelArgs,
@@ -359,7 +385,8 @@ PAYLOADS: tuple[type, ...] = (  # every type wire.py reads and writes
     LoopEventNotification, FeedbackRequest, FeedbackResponse, RunsRequest, RunsResponse,
     DiscoverTestsParams, DiscoveredTest, TestProblem, DiscoverTestsResult, RunTestItemsParams, StackFrame,
     TestResult, TestResultsParams, DiscoverTestsRequest, DiscoverTestsResponse, RunTestItemsRequest,
-    RunTestItemsResponse, TestResultsNotification,
+    RunTestItemsResponse, TestResultsNotification, PackageVersion, InterpreterPackagesParams,
+    InterpreterPackagesNotification,
 )  # fmt: skip
 
 

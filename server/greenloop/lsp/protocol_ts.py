@@ -145,7 +145,10 @@ def render() -> str:
     for method, (message, response) in protocol.CUSTOM_METHOD_TYPES.items():
         params = _field_type(message, "params")
         name = constants[method]
-        if response is None:
+        if response is None and method in protocol.CLIENT_NOTIFICATIONS:
+            read_by_server.append(params)
+            doc = f"`{method}` notification (client -> server) with {params.__name__}."
+        elif response is None:
             written_by_server.append(params)
             doc = f"`{method}` notification (server -> client) with {params.__name__}."
         else:

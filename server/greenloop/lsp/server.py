@@ -61,6 +61,8 @@ class GreenloopServer(WorkspaceServer):
     def __init__(self) -> None:
         super().__init__(GreenloopProtocol)
         self.loops = LoopRunner(self)
+        self.interpreter_packages: dict[str, str] = {}  # the editor's interpreter (lsp/interpreter.py)
+        self.interpreter_note = ""  # why the editor has no listing ("" when it has one or sent nothing)
 
     async def stop_everything(self, grace: float = 30.0) -> None:
         """Cancel the loop and background work and wait for their clean-up (containers closed)."""

@@ -41,6 +41,8 @@ def one_of_each() -> list[ev.Event]:
                            reason=f"the reply defines `g`, not `f`\n{CODE}"),
         ev.RoundEnded(iteration=1, approach=f"`f` in {TRICKY}", why="the top-ranked function", tried=4, tested=3,
                       best=3, best_summary="2 passed, 1 failed, 0 errors (all tests)", ended="nothing_better"),
+        ev.EnvironmentReady(summary="environment: 2 package(s) from uv.lock; pytest 8.3.5 (the project pins it)",
+                            lines=["poetry.lock: not used, it does not parse"]),
         ev.Done(outcome="stuck", summary="same failure twice", evidence=CODE),
     ]
 
@@ -59,6 +61,8 @@ def test_every_event_kind_has_a_line_and_a_tone() -> None:
     assert describe(events[8]) == "rejected a.py: SEARCH not found; did you mean:"  # one line only
     assert lines["environment_changed"] == "install requests[socks]: failed"
     assert lines["budget"] == "120 tokens, $0.0000, 3 s"
+    assert lines["environment"] == "environment: 2 package(s) from uv.lock; pytest 8.3.5 (the project pins it)"
+    assert tone(events[-2]) == "detail"  # the step went through; "bad" when it stops the run
     assert [tone(e) for e in events[1:3]] == ["heading", "bad"]
     assert (tone(events[10]), tone(events[12]), tone(events[-1])) == ("bad", "warning", "warning")
     assert lines["candidate_asked"] == f"candidate 2/4: function `f` in {TRICKY} (temperature 0.8, seed 9)"

@@ -36,7 +36,7 @@ async def test_seeded_bug_fixed_in_one_iteration_without_touching_files(
     assert done.iterations == 1
     assert [c.path for c in done.changes.files] == ["calc.py"]
     assert "+    return a + b" in done.changes.diff
-    assert kinds(events)[:3] == ["run_started", "tests_ran", "iteration_started"]
+    assert kinds(events)[:4] == ["run_started", "environment", "tests_ran", "iteration_started"]  # the step, no round
     assert {"locations", "diagnosis", "plan", "edit_applied", "budget"} <= set(kinds(events))
     assert tree_bytes(calc_project) == before  # without --apply nothing on disk changes
     # the plan request carried the failing test and the buggy line, and asked for the debug_plan schema

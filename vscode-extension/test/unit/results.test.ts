@@ -26,6 +26,8 @@ describe('messages', () => {
     expect(green).toEqual({ level: 'info', text: 'Greenloop (green): fixed add() The change was applied.' });
     expect(describeLoop({ runId: 'r', outcome: 'error', summary: 'boom', applied: false }).level).toBe('error');
     expect(describeLoop({ runId: 'r', outcome: 'stuck', summary: 'same failure', applied: false }).level).toBe('warning');
+    // the tests cannot run in the sandbox: said as an error, with the cause and the fix in the summary
+    expect(describeLoop({ runId: 'r', outcome: 'environment', summary: 'removed api', applied: false }).level).toBe('error');
   });
 
   it('describe generation and cancel', () => {

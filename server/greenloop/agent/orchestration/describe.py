@@ -42,6 +42,8 @@ def describe(event: BaseModel) -> str:
         case ev.EnvironmentChanged():
             said = f"{event.action} {event.detail}: {'ok' if event.ok else 'failed'}"
             return said + "".join(f"; {p.describe()}" for p in event.installed)
+        case ev.EnvironmentReady():
+            return event.summary
         case ev.CandidateAsked() if is_small_edit(event):  # asked of no model: no temperature, no seed
             return f"candidate {event.index}/{event.of}: {event.target}"
         case ev.CandidateAsked():
@@ -89,6 +91,8 @@ def tone(event: BaseModel) -> Tone:
             return "warning"
         case ev.EnvironmentChanged():
             return "good" if event.ok else "bad"
+        case ev.EnvironmentReady():
+            return "bad" if event.problem is not None else "detail"
         case ev.CandidateTested():
             return "good" if event.green else "warning" if event.status == "rejected" else "detail"
         case ev.RoundEnded():

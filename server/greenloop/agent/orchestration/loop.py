@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 
 from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.environment.step import EnvironmentStep
 from greenloop.agent.events import Event, Message
 from greenloop.agent.orchestration.candidate_strategy import CandidateStrategy
 from greenloop.agent.orchestration.driver import Strategy, drive
@@ -30,10 +31,25 @@ async def fix_loop(
     test_ids: list[str] | None = None,
     instruction: str | None = None,
     focus: Focus | None = None,
+    interpreter: Mapping[str, str] | None = None,
+    interpreter_note: str = "",
 ) -> AsyncIterator[Event]:
-    """Yield the loop's events, ending with exactly one Done."""
+    """Yield the loop's events, ending with exactly one Done. The environment step comes first (its own step,
+    no round: environment/step.py); `interpreter`: the editor's interpreter's package versions."""
+    step = EnvironmentStep(state.ports.sandbox, copy, interpreter)
+    if interpreter_note:
+        step.lines.append(interpreter_note)
+    await step.prepare()
     report = await run_tests_on(state, copy, test_ids)
+    report, issue = await step.settle(report, test_ids, state.settings.sandbox.test_timeout)
+    yield state.stamp(step.event(issue))
     yield tests_ran(state, 0, report)
+    if issue is not None:  # the tests cannot run here: said, and no candidate made nor model asked
+        where = f"{issue.file}:{issue.line}" if issue.file and issue.line else (issue.file or "the test run")
+        yield state.done(copy, "environment", (
+            f"The tests cannot run in the sandbox: {issue.problem.replace('_', ' ')} at {where}: {issue.message}. "
+            f"{issue.fix}").strip(), 0, evidence=issue.message)
+        return
     if (cold := state.ports.sandbox.warm_notice()) is not None:  # runs went cold (warm.py): said once per run
         yield state.stamp(Message(text=cold, level="info"))
     offline = [f.test_id for f in report.failures if needs_network(f)]

@@ -28,6 +28,8 @@ class FixRequest:
     test_ids: list[str] | None = None
     instruction: str | None = None
     focus: Focus | None = None
+    interpreter: Mapping[str, str] | None = None  # the editor's interpreter: package name -> version
+    interpreter_note: str = ""  # why the editor sent no listing (timed out, no pip): a line of the environment step
 
 
 def fix(request: FixRequest, settings: Settings, *, ports: Ports | None = None) -> AsyncIterator[Event]:
@@ -54,7 +56,8 @@ def _run(mode: RunMode, request: FixRequest, settings: Settings, ports: Ports | 
                 tests_writable=mode == "improve" and "test" in (request.instruction or "").lower(),
             )
             async for event in fix_loop(
-                state, copy, test_ids=request.test_ids, instruction=request.instruction, focus=request.focus
+                state, copy, test_ids=request.test_ids, instruction=request.instruction, focus=request.focus,
+                interpreter=request.interpreter, interpreter_note=request.interpreter_note,
             ):
                 yield event
 

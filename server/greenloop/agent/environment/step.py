@@ -1,0 +1,223 @@
+"""The environment step, before round 1 and never a round: the project's versions installed, its own code made
+importable, and a first run's environment problems remedied or said.
+
+`prepare` installs the first version source that installs (sources.py; a failed one is a line and the
+next is tried) and puts the project's import roots (a `src/` layout, `[tool.pytest.ini_options]
+pythonpath`) on the sandbox's path. `settle` reads the first test run (diagnosis.py): the test tool
+refusing the tests gets an older release (tool_versions.py); a problem no remedy removes ends the run
+with outcome "environment" (exit code 3) before any candidate is made or model asked. The user's
+files are never touched; only the sandbox's image changes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatch
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
+from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.environment import tool_versions
+from greenloop.agent.environment.diagnosis import diagnose
+from greenloop.agent.environment.sources import DECLARED, version_sources
+from greenloop.agent.events import EnvironmentIssue, EnvironmentReady
+from greenloop.agent.ports import Refused, SandboxPort
+from greenloop_sandbox.packages import normal_name, package_name
+from greenloop_sandbox.pip_resolve import PYTHON
+from greenloop_sandbox.report import TestReport
+
+_IMAGE_TOOLS = {"pip", "setuptools", "wheel", "python"}  # the image's own tooling: never installed over
+PTH = "greenloop-project.pth"
+MAX_ALONE, MAX_ALONE_SECONDS = 20, 300.0  # declared ranges installed one by one when they do not install together
+
+
+@dataclass
+class EnvironmentStep:
+    """One run's environment step; `event()` is what it did, as the run's `EnvironmentReady`."""
+
+    sandbox: SandboxPort
+    copy: WorkingCopy
+    interpreter: Mapping[str, str] | None = None
+    python: str = PYTHON
+    lines: list[str] = field(default_factory=list)
+    source: str = ""
+    packages: list[str] = field(default_factory=list)
+    tool: str = ""
+    started: float = field(default_factory=time.monotonic)
+
+    async def prepare(self) -> None:
+        """Install the project's versions and put its import roots on the path (see the module docstring)."""
+        installed = await self._installed()
+        language = self.sandbox.language
+        own = {normal_name(n) for n in _own_names(self.copy)}
+        for pins in version_sources(self.copy, self.python, self.interpreter):
+            if not pins.specs:
+                self.lines.append(f"{pins.source}: not used, {pins.reason}")
+                continue
+            specs = [s for s in pins.specs if package_name(s) not in own | _IMAGE_TOOLS
+                     and not _satisfied(s, installed)]
+            if specs:
+                result = await self.sandbox.install(specs)
+                if isinstance(result, Refused) or not result.ok:
+                    why = result.reason if isinstance(result, Refused) else _tail(result.stderr + result.stdout)
+                    if pins.source != DECLARED:
+                        self.lines.append(f"{pins.source}: not installed, falling back to the next source ({why})")
+                        continue
+                    self.lines.append(f"{pins.source}: not installed together ({why}); one by one instead")
+                    specs = await self._one_by_one(specs)
+            self.source, self.packages = pins.source, specs
+            self.lines.append(f"{pins.source}: {len(pins.specs)} package(s), {len(specs)} installed")
+            break
+        tool = language.test_tool if language is not None else ""
+        pinned = next((s for s in self.packages if package_name(s) == normal_name(tool) and "==" in s), "")
+        if pinned:
+            self.tool = f"{tool} {pinned.split('==', 1)[1]} (the project pins it)"
+        elif tool and (have := installed.get(normal_name(tool))):
+            self.tool = f"{tool} {have} (the sandbox's)"
+        await self._import_roots()
+
+    async def settle(self, report: TestReport, test_ids: list[str] | None, timeout: float) -> tuple[TestReport, EnvironmentIssue | None]:  # noqa: ASYNC109
+        """The first run's report after the remedies, and the problem none of them removed (None: the loop may go on)."""
+        language = self.sandbox.language
+        issue = diagnose(report, language, self.python, self._in_workspace)
+        if issue is None or language is None:
+            return report, None
+        # test code the runner chose to run (tests ran): another release may not run it; code every release
+        # imports (a conftest, a test module's top level: no test ran) fails in all of them
+        in_tests = issue.file is not None and any(fnmatch(issue.file, g) for g in language.test_globs) \
+            and bool(report.cases)
+        if language.test_tool and (issue.problem == "test_tool" or in_tests):
+            refused = self._tool_version()
+            said = "refuses the tests" if issue.problem == "test_tool" else "runs test code that fails here"
+            self.lines.append(f"{language.test_tool} {refused or ''} {said}: {issue.message}".replace("  ", " "))
+            found = await tool_versions.search(self.sandbox, language, self.python, refused, test_ids, timeout,
+                                               self._in_workspace)
+            self.lines.extend(found.tried)
+            if found.kept is not None and found.report is not None:
+                self.tool = f"{language.test_tool} {found.kept} (the newest that runs the tests)"
+                self.lines.append(f"pin {language.test_tool}=={found.kept} in the project's test requirements so "
+                                  "every environment runs this one")
+                if test_ids is None:
+                    return found.report, None
+                return await self.sandbox.run_tests(test_ids, timeout=timeout), None
+            if issue.problem == "test_tool":
+                issue.fix = (f"Pin the {language.test_tool} the project was written for in its test requirements (for "
+                             f"example `{language.test_tool}<{refused.major if refused else 'N'}` in requirements-dev.txt); "
+                             f"none of the {len(found.tried)} release(s) tried runs its tests on Python {self.python}, "
+                             "so it may need an older Python too: set project.image.")
+        return report, issue
+
+    def event(self, issue: EnvironmentIssue | None = None) -> EnvironmentReady:
+        what = f"{len(self.packages)} package(s) from {self.source}" if self.source else "no packages of the project's"
+        summary = "environment: " + "; ".join(p for p in (what, self.tool) if p)
+        if issue is not None:
+            where = f"{issue.file}:{issue.line}" if issue.file and issue.line else (issue.file or "the test run")
+            summary += f"; the tests cannot run here ({issue.problem.replace('_', ' ')} at {where}: {issue.message})"
+        return EnvironmentReady(summary=summary, lines=list(self.lines), source=self.source, packages=self.packages,
+                                test_tool=self.tool, seconds=round(time.monotonic() - self.started, 3), problem=issue)
+
+    async def _one_by_one(self, specs: list[str]) -> list[str]:
+        """The declared ranges that install alone (at most MAX_ALONE, in MAX_ALONE_SECONDS): a conflict between
+        two of them, or one with no wheel for this Python, costs that one, not all of them."""
+        kept: list[str] = []
+        start = time.monotonic()
+        for spec in specs[:MAX_ALONE]:
+            if time.monotonic() - start > MAX_ALONE_SECONDS:
+                self.lines.append(f"stopped installing one by one after {MAX_ALONE_SECONDS:.0f}s")
+                break
+            result = await self.sandbox.install([spec])
+            if isinstance(result, Refused) or not result.ok:
+                why = result.reason if isinstance(result, Refused) else _tail(result.stderr + result.stdout)
+                self.lines.append(f"{spec}: not installed ({why})")
+            else:
+                kept.append(spec)
+        return kept
+
+    def _tool_version(self) -> Version | None:
+        try:
+            return Version(self.tool.split()[1]) if len(self.tool.split()) > 1 else None
+        except InvalidVersion:
+            return None
+
+    def _in_workspace(self, path: str) -> bool:
+        return self.copy.read(path) is not None
+
+    async def _installed(self) -> dict[str, str]:
+        """The sandbox's installed distributions (normal name -> version); {} when pip cannot list them."""
+        listing = await self.sandbox.run_command(
+            ["python3", "-m", "pip", "list", "--format", "json", "--disable-pip-version-check"], seconds=60)
+        try:
+            rows = json.loads((listing or "").strip().splitlines()[0]) if listing else []
+        except (ValueError, IndexError):
+            return {}
+        return {normal_name(str(r.get("name", ""))): str(r.get("version", "")) for r in rows if isinstance(r, dict)}
+
+    async def _import_roots(self) -> None:
+        """The project's import roots beyond the workspace root on the sandbox's path (a .pth file in an image layer:
+        no build backend runs), so a `src/` layout imports its own package whatever the test tool's version."""
+        roots = _import_roots(self.copy)
+        if not roots or self.sandbox.backend != "docker":
+            return
+        text = "\\n".join(f"/workspace/{r}" for r in roots)
+        command = (f"python3 -c \"import site, pathlib; pathlib.Path(site.getsitepackages()[0], '{PTH}')"
+                   f".write_text('{text}\\\\n')\"")
+        result = await self.sandbox.run_setup(command)
+        ok = not isinstance(result, Refused) and result.ok
+        self.lines.append(f"the project's import roots on the path: {', '.join(roots)}" if ok else
+                          f"the project's import roots ({', '.join(roots)}) could not be put on the path")
+
+
+def _import_roots(copy: WorkingCopy) -> list[str]:
+    """`src` when the project keeps a package there, and `[tool.pytest.ini_options] pythonpath` entries."""
+    roots: list[str] = []
+    paths = copy.paths()
+    if any(p.startswith("src/") and p.count("/") == 2 and p.endswith("/__init__.py") for p in paths):
+        roots.append("src")
+    try:
+        data = tomllib.loads(copy.read("pyproject.toml") or "")
+    except tomllib.TOMLDecodeError:
+        data = {}
+    extra = data.get("tool", {}).get("pytest", {}).get("ini_options", {}).get("pythonpath", [])
+    for entry in [extra] if isinstance(extra, str) else extra if isinstance(extra, list) else []:
+        entry = str(entry).strip().strip("/")
+        if entry and entry != "." and ".." not in entry and "'" not in entry and entry not in roots:
+            roots.append(entry)
+    return roots
+
+
+def _own_names(copy: WorkingCopy) -> set[str]:
+    names: set[str] = set()
+    try:
+        data = tomllib.loads(copy.read("pyproject.toml") or "")
+        if name := data.get("project", {}).get("name"):
+            names.add(str(name))
+        if name := data.get("tool", {}).get("poetry", {}).get("name"):
+            names.add(str(name))
+    except tomllib.TOMLDecodeError:
+        pass
+    return names
+
+
+def _satisfied(spec: str, installed: Mapping[str, str]) -> bool:
+    have = installed.get(package_name(spec))
+    if not have:
+        return False
+    try:
+        return Requirement(spec).specifier.contains(have, prereleases=True)
+    except InvalidRequirement:
+        return False
+
+
+def _tail(text: str) -> str:
+    """The line of an install's output that says why: pip's conflict or missing distribution, else its error."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    for key in ("No matching distribution", "depends on", "requires", "conflict", "ERROR:"):
+        said = [line for line in lines if key in line and "pip.pypa.io" not in line]
+        if said:
+            return " ".join(said[:2])[:300]
+    return lines[-1][:300] if lines else "no output"

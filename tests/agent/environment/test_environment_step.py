@@ -1,0 +1,118 @@
+"""The environment step before the rounds, end to end (real Docker engine, real HTTP to the scripted model):
+a removed standard-library name stops the run, an old conftest gets an older pytest, a src layout imports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from greenloop.agent import FixRequest, fix
+from greenloop.agent.events import EnvironmentReady, IterationStarted, TestsRan
+from greenloop.cli import main
+from tests.agent.conftest import collect, tree_bytes, write_project
+
+pytestmark = pytest.mark.docker
+
+
+async def test_a_removed_stdlib_name_stops_the_run_before_any_candidate(tmp_path: Path, scripted_llm: Any,
+                                                                        make_settings: Any) -> None:
+    ws = write_project(tmp_path / "ws", {
+        "sig.py": "import inspect\n\n\ndef arity(f):\n    return len(inspect.getargspec(f).args)\n",
+        "test_sig.py": "from sig import arity\n\n\ndef test_arity():\n    assert arity(lambda a, b: a) == 2\n"})
+    before = tree_bytes(ws)
+    events, done = await collect(fix(FixRequest(ws), make_settings(ws)))
+    assert done.outcome == "environment", done.summary
+    assert "removed api at sig.py:5" in done.summary
+    assert "has no attribute 'getargspec'" in done.summary and "Python 3.10 or older" in done.summary
+    ready = [e for e in events if isinstance(e, EnvironmentReady)]
+    assert len(ready) == 1 and ready[0].problem is not None and ready[0].problem.file == "sig.py"
+    assert not [e for e in events if isinstance(e, IterationStarted)]  # no round
+    assert scripted_llm.requests == [] and tree_bytes(ws) == before
+
+
+def test_the_cli_exits_3_and_names_file_line_and_cause(tmp_path: Path, scripted_llm: Any,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    ws = write_project(tmp_path / "ws", {
+        "conf.py": "from collections import Mapping\n\nDEFAULTS = {}\n",
+        "test_conf.py": "from conf import DEFAULTS\n\n\ndef test_empty():\n    assert DEFAULTS == {}\n"})
+    code = main(["fix", str(ws), "--base-url", scripted_llm.base_url, "--sandbox", "docker"])
+    out = capsys.readouterr()
+    assert code == 3, out.out + out.err
+    text = out.out + out.err
+    assert "conf.py:1" in text and "cannot import name 'Mapping' from 'collections'" in text
+    assert "removed api" in text and "project.image" in text
+    flat = " ".join(text.split())  # the terminal wraps long lines
+    assert "environment: no packages of the project's; pytest 7.2.1 (the sandbox's); the tests cannot run" in flat
+    assert scripted_llm.requests == []
+
+
+CALC_TESTS = {"calc.py": "def add(a, b):\n    return a - b\n",
+              "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+                              "def test_zero():\n    assert add(0, 0) == 0\n"}
+
+
+async def test_a_conftest_only_old_pytest_accepts_gets_an_older_pytest(tmp_path: Path, scripted_llm: Any,
+                                                                       make_settings: Any) -> None:
+    # `pytest.collect` went in pytest 7: the sandbox's pytest 7.2 refuses this conftest when it loads
+    ws = write_project(tmp_path / "ws", {
+        "conftest.py": "import pytest\n\nItem = pytest.collect.Item\n", **CALC_TESTS})
+    scripted_llm.script("no idea")
+    events, done = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
+    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    assert ready.problem is None, ready.lines
+    assert ready.test_tool == "pytest 6.2.5 (the newest that runs the tests)", ready.lines
+    assert any("refuses the tests" in line and "has no attribute collect" in line for line in ready.lines)
+    first = next(e for e in events if isinstance(e, TestsRan))
+    assert (first.passed, first.failed) == (1, 1)  # the tests ran: the code's own failure is left for the rounds
+    assert done.outcome != "environment"
+
+
+async def test_a_conftest_no_pytest_for_this_python_accepts_stops_after_the_bound(
+        tmp_path: Path, scripted_llm: Any, make_settings: Any) -> None:
+    # `Node.get_marker` went in pytest 4, and pytest 3 cannot rewrite asserts on Python 3.11
+    ws = write_project(tmp_path / "ws", {
+        "conftest.py": "def pytest_runtest_setup(item):\n    if item.get_marker('slow'):\n        pass\n",
+        **CALC_TESTS})
+    events, done = await collect(fix(FixRequest(ws), make_settings(ws)))
+    assert done.outcome == "environment", done.summary
+    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    assert ready.problem is not None and ready.problem.problem == "test_tool"
+    assert (ready.problem.file, ready.problem.line) == ("conftest.py", 2)
+    assert "`pytest<7` in requirements-dev.txt" in done.summary and "set project.image" in done.summary
+    tried = [line for line in ready.lines if line.startswith("pytest ") and ":" in line][1:]
+    assert 1 <= len(tried) <= 5, ready.lines  # bounded
+    assert scripted_llm.requests == []
+
+
+async def test_the_projects_own_pytest_pin_wins_over_the_sandboxs(tmp_path: Path, scripted_llm: Any,
+                                                                  make_settings: Any) -> None:
+    ws = write_project(tmp_path / "ws", {
+        "requirements-dev.txt": "pytest==6.2.5\n",
+        "conftest.py": "import pytest\n\nItem = pytest.collect.Item\n", **CALC_TESTS})
+    scripted_llm.script("no idea")
+    events, _ = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
+    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    assert ready.summary == "environment: 1 package(s) from requirements-dev.txt; pytest 6.2.5 (the project pins it)"
+    assert not any("refuses" in line for line in ready.lines)  # no search: the pin was right from the start
+    first = next(e for e in events if isinstance(e, TestsRan))
+    assert (first.passed, first.failed) == (1, 1)
+
+
+async def test_test_code_on_a_removed_name_gets_the_pytest_that_does_not_run_it(tmp_path: Path, scripted_llm: Any,
+                                                                                make_settings: Any) -> None:
+    # a nose-style module `setup` calling a name Python 3.9 removed: pytest 7 and 8 run it, pytest 9 does not
+    ws = write_project(tmp_path / "ws", {
+        "calc.py": "def add(a, b):\n    return a - b\n",
+        "test_calc.py": "import sys\n\nfrom calc import add\n\n\ndef setup():\n    sys.setcheckinterval(100)\n\n\n"
+                        "def test_add():\n    assert add(2, 3) == 5\n"})
+    scripted_llm.script("no idea")
+    events, done = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
+    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    assert ready.problem is None, ready.lines
+    assert ready.test_tool.startswith("pytest 9.") and ready.test_tool.endswith("(the newest that runs the tests)")
+    assert any("runs test code that fails here" in line and "setcheckinterval" in line for line in ready.lines)
+    first = next(e for e in events if isinstance(e, TestsRan))
+    assert first.failed == 1 and "assert -1 == 5" in str(first.failures[0])  # the code's own failure, for the rounds
+    assert done.outcome != "environment"
