@@ -84,13 +84,14 @@ _BRANCHES = (ast.If, ast.IfExp, ast.ExceptHandler, ast.match_case)
 
 def _count(function: ast.AST, kinds: tuple[type[ast.AST], ...]) -> int:
     """How many nodes of `kinds` the function has; an `else` (not an `elif`) counts as a branch of its own."""
-    nodes = _own(function)
+    nodes = own_nodes(function)
     elses = sum(1 for n in nodes if isinstance(n, ast.If) and n.orelse
                 and not (len(n.orelse) == 1 and isinstance(n.orelse[0], ast.If)))
     return sum(1 for n in nodes if isinstance(n, kinds)) + (elses if ast.If in kinds else 0)
 
 
-def _own(function: ast.AST) -> list[ast.AST]:
+def own_nodes(function: ast.AST) -> list[ast.AST]:
+    """The nodes of a function, not of the functions and classes nested in it."""
     out, todo = [], list(ast.iter_child_nodes(function))
     while todo:
         node = todo.pop()
@@ -103,10 +104,10 @@ def _own(function: ast.AST) -> list[ast.AST]:
 def _special_cased(was: ast.AST, now: ast.AST, literals: frozenset[str]) -> str:
     """A literal the failing test holds, in a comparison added to the function (one more than it had: an
     edited comparison, `age > 18` to `age >= 18`, adds none)."""
-    old = {ast.unparse(n) for n in _own(was) if isinstance(n, ast.Compare)}
+    old = {ast.unparse(n) for n in own_nodes(was) if isinstance(n, ast.Compare)}
     if _count(now, (ast.Compare,)) <= _count(was, (ast.Compare,)):
         return ""
-    for node in _own(now):
+    for node in own_nodes(now):
         if isinstance(node, ast.Compare) and ast.unparse(node) not in old:
             for side in (node.left, *node.comparators):
                 if isinstance(side, ast.Constant) and (text := ast.unparse(side)) in literals:
@@ -117,7 +118,7 @@ def _special_cased(was: ast.AST, now: ast.AST, literals: frozenset[str]) -> str:
 def _patterns(function: ast.AST) -> list[str]:
     """The string literals a function hands to `re` (or to a call named for a regex) as its pattern."""
     out = []
-    for node in _own(function):
+    for node in own_nodes(function):
         if not isinstance(node, ast.Call) or not node.args:
             continue
         callee = node.func

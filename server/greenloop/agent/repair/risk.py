@@ -16,7 +16,7 @@ import ast
 from collections.abc import Mapping
 
 from greenloop.agent.repair.edit_kinds import shape_and_family
-from greenloop.agent.repair.overfit_shapes import Evidence, module_shapes, shapes
+from greenloop.agent.repair.overfit_shapes import Evidence, module_shapes, own_nodes, shapes
 
 RISKY = {  # kind -> what such a change does, said to the user
     "attribute default": "reads an attribute that may be missing as None",
@@ -105,21 +105,10 @@ def functions(source: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
     return out
 
 
-def _own(function: ast.AST) -> list[ast.AST]:
-    """The nodes of a function, not of the functions and classes nested in it."""
-    out, todo = [], list(ast.iter_child_nodes(function))
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(node))
-    return out
-
-
 def _returns(function: ast.AST) -> set[str]:
     """What the function's returns give, where a return's expression says it (a literal, a comparison)."""
     out = set()
-    for node in _own(function):
+    for node in own_nodes(function):
         if not isinstance(node, ast.Return):
             continue
         value = node.value
@@ -137,7 +126,7 @@ def _returns(function: ast.AST) -> set[str]:
 def _swallowed(function: ast.AST) -> set[str]:
     """Exceptions a handler of the function catches and drops (`pass`, or returns None)."""
     out = set()
-    for node in _own(function):
+    for node in own_nodes(function):
         if isinstance(node, ast.ExceptHandler) and all(
                 isinstance(s, ast.Pass) or (isinstance(s, ast.Return) and (s.value is None or (
                     isinstance(s.value, ast.Constant) and s.value.value is None))) for s in node.body):
