@@ -117,8 +117,9 @@ async def test_a_rewrite_whose_covering_tests_take_far_longer_is_plausible_with_
     assert done.outcome == "green", done.summary + done.evidence
     assert done.changes.risk == "plausible", done.changes
     reason = done.changes.risk_reason
-    assert reason.startswith("the tests that call `get_factors` take ") and reason.endswith("x longer"), reason
-    assert int(reason.split(" take ")[1].split("x")[0]) >= 3
+    assert reason.startswith("the tests that call `get_factors` take ") and reason.endswith(" longer"), reason
+    amount = reason.split(" take ")[1].removesuffix(" longer")  # "129x", or "0.14 s" when the fast run timed 0 s
+    assert int(amount[:-1]) >= 3 if amount.endswith("x") else float(amount.removesuffix(" s")) >= 0.05, reason
     assert "take" in done.changes.label
 
 
