@@ -20,6 +20,8 @@ from greenloop.llm.request_builder import Messages
 from greenloop.llm.retry import FormatRejected, as_llm_error, delay_for, is_format_rejection, retryable
 from greenloop.settings import LLMSettings
 
+StopRule = Callable[[str], bool]  # the reply so far (at a line's end) -> whether it is known enough to stop
+
 
 @dataclass
 class Call:
@@ -36,6 +38,7 @@ class Call:
     ttft: float | None = None
     cached: bool = False
     recorded_seconds: float | None = None  # a served reply: the seconds the model took when it was recorded
+    stop: StopRule | None = None  # the caller's rule to close a streamed reply early (not sent, not recorded)
 
     @classmethod
     def start(cls, step: str, mode: Mode, body: dict[str, Any]) -> Call:
