@@ -181,10 +181,10 @@ class LLMClient:
         parts: list[str] = []
         try:
             while True:
-                together = self._gate.limit > 1
+                entered = 0
                 try:
                     exchange = Exchange()
-                    async with self._gate.through():
+                    async with self._gate.through() as entered:
                         async for text in self._streams.read(call, exchange):
                             parts.append(text)
                             yield text
@@ -195,7 +195,7 @@ class LLMClient:
                             f"{self.base_url} cut the reply off after {len(''.join(parts))} characters "
                             f"({exc.__cause__ or exc}). Try again; if it repeats, check the model server."
                         ) from exc
-                    await self._after_failure(call, exc, together)
+                    await self._after_failure(call, exc, together=entered > 1 or self._gate.inside > 0)
         except BaseException as exc:  # tokens of a broken stream are unknown: recorded as 0
             partial = Exchange(content="".join(parts), usage={"prompt_tokens": 0, "completion_tokens": 0})
             await self._calls.record(call, partial, "failed", error=_describe(exc))
@@ -264,13 +264,13 @@ class LLMClient:
             return await self._calls.replayed(call)
         try:
             while True:
-                together = self._gate.limit > 1
+                entered = 0
                 try:
-                    async with self._gate.through():
+                    async with self._gate.through() as entered:
                         exchange = await self._attempt(call)
                     break
                 except Exception as exc:
-                    await self._after_failure(call, exc, together)
+                    await self._after_failure(call, exc, together=entered > 1 or self._gate.inside > 0)
         except FormatRejected as rejected:
             self._calls.save(call, Exchange(status=400, error=rejected.detail, extra={"format_rejected": True}))
             raise
@@ -284,7 +284,7 @@ class LLMClient:
         self._calls.save(call, exchange)
         return exchange
 
-    async def _after_failure(self, call: Call, exc: Exception, together: bool) -> None:
+    async def _after_failure(self, call: Call, exc: Exception, *, together: bool) -> None:
         """A 429 to requests sent together: one at a time from now on, said in the run, and this one tried
         again without counting it as a retry. Anything else: `CallKeeper.retry_or_raise`."""
         if together and isinstance(exc, openai.RateLimitError):

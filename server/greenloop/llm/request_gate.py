@@ -23,13 +23,14 @@ class RequestGate:
         self._notes: list[str] = []
 
     @asynccontextmanager
-    async def through(self) -> AsyncIterator[None]:
-        """Wait for a place, hold it while the request runs."""
+    async def through(self) -> AsyncIterator[int]:
+        """Wait for a place, hold it while the request runs; gives how many are inside with it."""
         async with self._turn:
             await self._turn.wait_for(lambda: self.inside < self.limit)
             self.inside += 1
+            inside = self.inside
         try:
-            yield
+            yield inside
         finally:
             async with self._turn:
                 self.inside -= 1
