@@ -82,11 +82,12 @@ class LLMSettings(_Section):
         "second model server read a 3k-token youtube-dl prompt in over 240 s.",
     )
     max_retries: int = Field(default=4, ge=0, description="Retries on 429, 5xx, timeouts, connection errors.")
-    concurrency: int = Field(
-        default=4, ge=1, le=32,
+    concurrency: int | None = Field(
+        default=None, ge=1, le=32,
         description="Requests sent to the endpoint at once: a round's candidates go out together, each its own "
-        "request. The embedded model: at most its slots (local_model.parallel). A server that answers HTTP 429 "
-        "is asked one request at a time for the rest of the run, and the run says so.",
+        "request. Unset: the embedded server's slots (local_model.parallel), 1 for any other endpoint (today's "
+        "order; raise it for a hosted model). Never more than the embedded server's slots. A server that answers "
+        "HTTP 429 to requests sent together is asked one at a time for the rest of the run, and the run says so.",
     )
     repair_attempts: int = Field(default=2, ge=0, description="Times invalid structured output is sent back.")
     stop_repeats: bool = Field(

@@ -98,7 +98,8 @@ class LLMClient:
                                         count=self.tokenizer.count)
         self._streams = StreamReader(self._openai, settings, base_url=self.base_url)
         self._calls = CallKeeper(settings, base_url=self.base_url, usage=self.usage, sink=sink, cassette=cassette)
-        self._gate = RequestGate(min(settings.concurrency, slots or settings.concurrency))
+        wanted = settings.concurrency or slots or 1
+        self._gate = RequestGate(min(wanted, slots or wanted))
         if slots_note:
             self._gate.note(slots_note)
 

@@ -1,0 +1,124 @@
+"""Requests sent together (`llm.concurrency`), one at a time after a 429, and a stream the caller stops early.
+
+Real HTTP against the scripted server: what it saw (arrival times, a client that went away) is the evidence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from greenloop.llm import CallRecord, open_llm
+from greenloop.settings import Settings
+from tests.support.scripted_llm import Reply, ScriptedLLM, rate_limited
+
+pytestmark = pytest.mark.timeout(60)
+HI = [{"role": "user", "content": "hi"}]
+
+
+def settings_for(base: Settings, **llm: object) -> Settings:
+    return base.model_copy(update={"llm": base.llm.model_copy(update=llm)})
+
+
+def arrivals(scripted_llm: ScriptedLLM) -> list[float]:
+    first = scripted_llm.requests[0].at
+    return sorted(round(r.at - first, 2) for r in scripted_llm.requests)
+
+
+async def test_requests_go_out_together_up_to_llm_concurrency(
+    scripted_llm: ScriptedLLM, scripted_settings: Settings
+) -> None:
+    scripted_llm.script(Reply("done", delay=0.6), step="s")
+    async with open_llm(settings_for(scripted_settings, concurrency=2)) as llm:
+        assert llm.concurrency == 2
+        texts = await asyncio.gather(*(llm.complete(HI, step="s") for _ in range(4)))
+    assert texts == ["done"] * 4
+    times = arrivals(scripted_llm)
+    assert times[1] < 0.3 and times[2] >= 0.5, times  # two at once, the next two once those answered
+
+
+async def test_unset_it_is_one_at_a_time_on_an_endpoint_that_is_not_the_embedded_one(
+    scripted_llm: ScriptedLLM, scripted_settings: Settings
+) -> None:
+    scripted_llm.script(Reply("done", delay=0.3), step="s")
+    async with open_llm(scripted_settings) as llm:
+        assert llm.concurrency == 1
+        await asyncio.gather(*(llm.complete(HI, step="s") for _ in range(2)))
+    assert arrivals(scripted_llm)[1] >= 0.25
+
+
+def one_at_a_time_server(seconds: float) -> Any:
+    """A scripted endpoint that answers 429 to a request arriving while it serves another."""
+    lock, serving = threading.Lock(), [0.0]
+
+    def reply(body: dict[str, Any]) -> Reply:
+        with lock:
+            now = time.monotonic()
+            if now < serving[0]:
+                return rate_limited(0.05, "Too many concurrent requests")
+            serving[0] = now + seconds * 0.8  # free again a little before its reply is sent
+        return Reply("fine", delay=seconds)
+
+    return reply
+
+
+async def test_a_429_to_requests_sent_together_falls_back_to_one_at_a_time_with_a_line(
+    scripted_llm: ScriptedLLM, scripted_settings: Settings
+) -> None:
+    scripted_llm.script(one_at_a_time_server(0.4), step="s")
+    records: list[CallRecord] = []
+    # no retries allowed: only the fall-back (not a counted retry) can turn the 429s into replies
+    async with open_llm(settings_for(scripted_settings, concurrency=3, max_retries=0), sink=records.append) as llm:
+        texts = await asyncio.gather(*(llm.complete(HI, step="s") for _ in range(3)))
+        assert llm.concurrency == 1
+        notes = llm.take_notes()
+        assert llm.take_notes() == []  # each line is said once
+    assert texts == ["fine"] * 3
+    assert [r.outcome for r in records] == ["ok"] * 3 and all(r.retries == 0 for r in records)
+    assert 429 in [r.status for r in scripted_llm.requests]
+    assert len(notes) == 1 and "HTTP 429" in notes[0] and "one at a time" in notes[0]
+
+
+async def test_a_429_to_a_request_sent_alone_is_an_ordinary_retry(
+    scripted_llm: ScriptedLLM, scripted_settings: Settings
+) -> None:
+    scripted_llm.script(rate_limited(0.05), "fine", step="s")
+    records: list[CallRecord] = []
+    async with open_llm(settings_for(scripted_settings, concurrency=3), sink=records.append) as llm:
+        assert await llm.complete(HI, step="s") == "fine"
+        assert llm.concurrency == 3 and llm.take_notes() == []
+    assert records[0].retries == 1
+
+
+async def test_a_stop_rule_closes_the_stream_before_the_server_sent_the_whole_reply(
+    scripted_llm: ScriptedLLM, scripted_settings: Settings
+) -> None:
+    reply = "line one\nline two\nENOUGH\n" + "more prose the caller does not need\n" * 40
+    scripted_llm.script(Reply(reply, chunk_size=8, chunk_delay=0.02), step="s")
+    records: list[CallRecord] = []
+    async with open_llm(scripted_settings, sink=records.append) as llm:
+        text = await llm.complete(HI, step="s", stop=lambda so_far: "ENOUGH\n" in so_far)
+    assert text.startswith("line one\nline two\nENOUGH") and len(text) < 40
+    (record,) = records
+    assert record.finish_reason == "stopped" and record.outcome == "ok"
+    assert record.completion_tokens < 20  # counted from what came, not the whole reply
+    request = scripted_llm.requests[0]
+    for _ in range(100):  # the server notices the closed connection at its next chunk
+        if request.aborted:
+            break
+        await asyncio.sleep(0.02)
+    assert request.stream and request.aborted
+
+
+async def test_a_stop_rule_that_never_holds_leaves_the_reply_whole(
+    scripted_llm: ScriptedLLM, scripted_settings: Settings
+) -> None:
+    reply = "line one\nline two\n" * 5
+    scripted_llm.script(Reply(reply, chunk_size=8), step="s")
+    async with open_llm(scripted_settings) as llm:
+        assert await llm.complete(HI, step="s", stop=lambda so_far: False) == reply
+    assert not scripted_llm.requests[0].aborted
