@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from tests.bench.scripts import script
 from tests.support.scripted_llm import Reply, ScriptedLLM
 
