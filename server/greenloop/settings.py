@@ -85,7 +85,7 @@ class LLMSettings(_Section):
     concurrency: int | None = Field(
         default=None, ge=1, le=32,
         description="Requests sent to the endpoint at once: a round's candidates go out together, each its own "
-        "request. Unset: the embedded server's slots (local_model.parallel), 1 for any other endpoint (today's "
+        "request. Unset: the embedded server's slots (local_model.parallel), 1 for any other endpoint (as before; "
         "order; raise it for a hosted model). Never more than the embedded server's slots. A server that answers "
         "HTTP 429 to requests sent together is asked one at a time for the rest of the run, and the run says so.",
     )
@@ -142,7 +142,7 @@ class LocalModelSettings(_Section):
     parallel: int = Field(
         default=1, ge=1, le=16,
         description="Slots of the embedded server: requests it decodes at once (continuous batching), each with "
-        "n_ctx tokens of context (the server gets parallel x n_ctx). 1: today's, until benchmarks/slot_speed.py "
+        "n_ctx tokens of context (the server gets parallel x n_ctx). 1 (as before) until benchmarks/bench_slots.py "
         "measures more on the target machine (docs/decisions/2026-12-parallel-slots.md). llama-cpp-python's "
         "server has one slot whatever this says.",
     )
