@@ -85,8 +85,9 @@ class LLMSettings(_Section):
     concurrency: int | None = Field(
         default=None, ge=1, le=32,
         description="Requests sent to the endpoint at once: a round's candidates go out together, each its own "
-        "request. Unset: the embedded server's slots (local_model.parallel), 1 for any other endpoint (as before; "
-        "raise it for a hosted model). Never more than the embedded server's slots. A server that answers "
+        "request. Unset: the embedded server's slots (local_model.parallel); with any other endpoint a round asks "
+        "one candidate at a time, as before (raise it for a hosted model). Never more than the embedded server's "
+        "slots. A server that answers "
         "HTTP 429 to requests sent together is asked one at a time for the rest of the run, and the run says so.",
     )
     repair_attempts: int = Field(default=2, ge=0, description="Times invalid structured output is sent back.")

@@ -41,14 +41,16 @@ async def test_requests_go_out_together_up_to_llm_concurrency(
     assert times[1] < 0.3 and times[2] >= 0.5, times  # two at once, the next two once those answered
 
 
-async def test_unset_it_is_one_at_a_time_on_an_endpoint_that_is_not_the_embedded_one(
+async def test_unset_a_round_asks_one_at_a_time_and_other_callers_are_not_held(
     scripted_llm: ScriptedLLM, scripted_settings: Settings
 ) -> None:
+    """An endpoint that is not the embedded one, `llm.concurrency` unset: as before the gate, a round sends one
+    candidate at a time (`concurrency` 1) and concurrent callers' requests (generation's files) go as they come."""
     scripted_llm.script(Reply("done", delay=0.3), step="s")
     async with open_llm(scripted_settings) as llm:
         assert llm.concurrency == 1
-        await asyncio.gather(*(llm.complete(HI, step="s") for _ in range(2)))
-    assert arrivals(scripted_llm)[1] >= 0.25
+        await asyncio.gather(*(llm.complete(HI, step="s") for _ in range(3)))
+    assert arrivals(scripted_llm)[2] < 0.2
 
 
 def one_at_a_time_server(seconds: float) -> Any:

@@ -98,8 +98,8 @@ class LLMClient:
                                         count=self.tokenizer.count)
         self._streams = StreamReader(self._openai, settings, base_url=self.base_url)
         self._calls = CallKeeper(settings, base_url=self.base_url, usage=self.usage, sink=sink, cassette=cassette)
-        wanted = settings.concurrency or slots or 1
-        self._gate = RequestGate(min(wanted, slots or wanted))
+        wanted = settings.concurrency or slots  # None: no limit (callers' requests go as they come)
+        self._gate = RequestGate(min(wanted, slots) if wanted and slots else wanted)
         if slots_note:
             self._gate.note(slots_note)
 
@@ -120,8 +120,9 @@ class LLMClient:
 
     @property
     def concurrency(self) -> int:
-        """Requests sent at once now: `llm.concurrency`, at most the server's slots, 1 after a 429."""
-        return self._gate.limit
+        """Requests a round sends at once now: `llm.concurrency` (unset: the embedded server's slots, else 1),
+        at most the server's slots, 1 after a 429."""
+        return self._gate.limit or 1
 
     def take_notes(self) -> list[str]:
         """Lines for the run not shown yet: fewer requests at once than asked, and why."""
@@ -290,7 +291,7 @@ class LLMClient:
         again without counting it as a retry. Anything else: `CallKeeper.retry_or_raise`."""
         if together and isinstance(exc, openai.RateLimitError):
             self._gate.one_at_a_time(
-                f"{self.base_url} answered HTTP 429 (too many requests) to up to {self._gate.limit} requests at once: "
+                f"{self.base_url} answered HTTP 429 (too many requests) to requests sent at once: "
                 "from now on they are sent one at a time (llm.concurrency)"
             )
             await asyncio.sleep(delay_for(exc, 0, self.settings))
