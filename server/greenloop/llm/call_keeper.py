@@ -15,7 +15,7 @@ from greenloop import tokens
 from greenloop.llm.cassette import Cassette, Exchange
 from greenloop.llm.errors import LLMError
 from greenloop.llm.prices import price_of
-from greenloop.llm.records import CallRecord, Mode, Outcome, Usage, cost_of
+from greenloop.llm.records import CallRecord, Mode, Outcome, Usage, cost_of, spend
 from greenloop.llm.request_builder import Messages
 from greenloop.llm.retry import FormatRejected, as_llm_error, delay_for, is_format_rejection, retryable
 from greenloop.settings import LLMSettings
@@ -142,6 +142,7 @@ class CallKeeper:
             cached=call.cached, recorded_seconds=call.recorded_seconds, messages=messages, reply=exchange.content if exchange else "",
         )
         self.usage.add(record)
+        spend(record)
         if self.sink is not None:
             self.sink(record)
 

@@ -95,13 +95,14 @@ async def test_an_echo_streamed_slowly_is_stopped_before_the_server_sent_it_all(
                     echoes=lambda so_far: form.known_echo(TOTAL_APPROACH, copy, so_far), given=lambda index: False)
     async with open_llm(scripted_settings, sink=records.append) as llm:
         asks = RoundAsks(llm, [{"role": "user", "content": "fix total"}], lambda: 7, asking, None)
-        reply = await asks.ask(7, 0.0)
+        answer = await asks.ask(7, 0.0)
+    reply = answer.text
     # stopped at the delta that completed the closing fence's line: what came after it is a few characters
     assert f"{TOTAL}```\n" in reply and len(reply) < len(ECHO) - len(PROSE) + 12
     with pytest.raises(ReplyUnchanged):
         read_reply(TOTAL_APPROACH, copy, reply)
     (record,) = records
-    assert record.finish_reason == "stopped"
+    assert record.finish_reason == "stopped" and answer.tokens == record.prompt_tokens + record.completion_tokens
     request = scripted_llm.requests[0]
     for _ in range(100):  # the server notices the closed connection at its next chunk
         if request.aborted:
@@ -118,5 +119,5 @@ async def test_a_reply_with_a_late_change_streams_to_its_end(
     asking = Asking(step="repair_function", please="",
                     echoes=lambda so_far: form.known_echo(TOTAL_APPROACH, copy, so_far), given=lambda index: False)
     async with open_llm(scripted_settings) as llm:
-        reply = await RoundAsks(llm, [{"role": "user", "content": "fix total"}], lambda: 7, asking, None).ask(7, 0.0)
-    assert reply == LATE_CHANGE and not scripted_llm.requests[0].aborted
+        answer = await RoundAsks(llm, [{"role": "user", "content": "fix total"}], lambda: 7, asking, None).ask(7, 0.0)
+    assert answer.text == LATE_CHANGE and answer.tokens > 0 and not scripted_llm.requests[0].aborted

@@ -55,3 +55,6 @@ async def test_candidates_go_out_together_and_a_429_makes_them_one_at_a_time_wit
     tested = [e for e in events if isinstance(e, CandidateTested)]
     assert tested[0].index == 1 and not tested[0].green  # candidates are read in the order asked
     assert any(e.green for e in tested)
+    # each candidate is charged its own call, not what the others spent while it was out
+    answered = {r.usage["total_tokens"] for r in requests if r.status == 200 and r.usage}
+    assert all(e.tokens in answered for e in tested), ([e.tokens for e in tested], answered)

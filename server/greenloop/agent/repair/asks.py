@@ -14,7 +14,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from greenloop.agent.repair.splice import has_code_block
-from greenloop.llm import LLMClient
+from greenloop.llm import LLMClient, tokens_spent
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A candidate's reply and the tokens its calls took (its own, whatever else was out at once)."""
+
+    text: str
+    tokens: int
 
 
 @dataclass
@@ -23,7 +31,7 @@ class Sent:
 
     seed: int | None
     temperature: float
-    reply: asyncio.Task[str]
+    reply: asyncio.Task[Answer]
 
 
 @dataclass
@@ -63,17 +71,19 @@ class RoundAsks:
         """The request sent ahead for candidate `index`, if one was."""
         return self.sent.pop(index, None)
 
-    async def ask(self, seed: int | None, temperature: float, messages: list[dict[str, str]] | None = None) -> str:
+    async def ask(self, seed: int | None, temperature: float, messages: list[dict[str, str]] | None = None) -> Answer:
         """One candidate's reply; a reply of prose alone is asked once for its code (the prefix is shared)."""
         asking, llm = self.asking, self.llm
         messages = messages or self.messages
-        reply = await _complete(llm, messages, asking.step, self.limit, seed, temperature, asking.echoes)
-        if asking.please and not has_code_block(reply) and reply.strip():
-            # the 1.5B model said what was wrong and stopped; asked for the code, it gives it
-            follow = [*messages, {"role": "assistant", "content": reply}, {"role": "user", "content": asking.please}]
-            more = await _complete(llm, follow, asking.step, self.limit, seed, temperature, asking.echoes)
-            reply = f"{reply}\n{more}"
-        return reply
+        with tokens_spent() as spent:
+            reply = await _complete(llm, messages, asking.step, self.limit, seed, temperature, asking.echoes)
+            if asking.please and not has_code_block(reply) and reply.strip():
+                # the 1.5B model said what was wrong and stopped; asked for the code, it gives it
+                follow = [*messages, {"role": "assistant", "content": reply},
+                          {"role": "user", "content": asking.please}]
+                more = await _complete(llm, follow, asking.step, self.limit, seed, temperature, asking.echoes)
+                reply = f"{reply}\n{more}"
+        return Answer(reply, sum(spent))
 
     async def cancel(self) -> None:
         """Stop the requests no candidate read (a green came first): closing each stream frees its slot."""

@@ -204,12 +204,13 @@ class _Round:
             temperature = 0.0 if given is not None else self._temperature(index)
         yield CandidateAsked(iteration=inputs.iteration, index=index, of=self.count, route=approach.route,
                              target=asked.label, seed=seed, temperature=temperature)
-        used = _tokens(inputs.llm)
+        tokens = 0  # of this candidate's own calls (others of the round may be out at once)
         await self.envs.before(form.changes_environment)
         reply = given or ""
         if form.asks_model and given is None:
             try:
-                reply = await (sent.reply if sent is not None else self.asks.ask(seed, temperature))
+                answer = await (sent.reply if sent is not None else self.asks.ask(seed, temperature))
+                reply, tokens = answer.text, answer.tokens
             except ContextOverflow as exc:
                 self.overflowed = True
                 self.tried.append(Tried(index, seed, temperature, "rejected",
@@ -221,7 +222,8 @@ class _Round:
         if again:  # a change already tested: asked once for a different one
             follow = [*inputs.messages, {"role": "assistant", "content": reply}, {"role": "user", "content": again}]
             try:
-                more = await self.asks.ask(seed, temperature, follow)
+                again_answer = await self.asks.ask(seed, temperature, follow)
+                more, tokens = again_answer.text, tokens + again_answer.tokens
             except ContextOverflow:
                 more = ""
             first = reason
@@ -231,7 +233,6 @@ class _Round:
         for note in inputs.llm.take_notes():  # fewer requests at once than asked: said in the run
             yield Message(text=note, level="warning")
         await self.envs.applied(index, self.environment[index][:2] != ((), ()))
-        tokens = _tokens(inputs.llm) - used
         if reason:
             self.tried.append(Tried(index, seed, temperature, "rejected", reason=reason, unchanged=unchanged))
             yield _tested_event(inputs, approach, self.tried[-1], tokens)
@@ -348,10 +349,6 @@ def _same_as(fingerprint: int, this_round: dict[int, int], earlier: Mapping[int,
     if fingerprint in earlier:
         return "the same change as a candidate of an earlier round"
     return ""
-
-
-def _tokens(llm: LLMClient) -> int:
-    return int(llm.usage.prompt_tokens + llm.usage.completion_tokens)
 
 
 @dataclass
