@@ -8,12 +8,16 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from greenloop.llm import CallRecord, open_llm
-from greenloop.settings import Settings
+from greenloop.llm import CallRecord, LLMClient, open_llm, xllamacpp_server
+from greenloop.llm.local_binary import ServerChoice
+from greenloop.llm.local_command import server_command
+from greenloop.llm.local_server import LocalModelServer
+from greenloop.settings import LocalModelSettings, Settings
 from tests.support.scripted_llm import Reply, ScriptedLLM, rate_limited
 
 pytestmark = pytest.mark.timeout(60)
@@ -124,3 +128,35 @@ async def test_a_stop_rule_that_never_holds_leaves_the_reply_whole(
     async with open_llm(scripted_settings) as llm:
         assert await llm.complete(HI, step="s", stop=lambda so_far: False) == reply
     assert not scripted_llm.requests[0].aborted
+
+
+def test_the_embedded_server_gets_its_slots_each_with_the_whole_window(tmp_path: Path) -> None:
+    settings = LocalModelSettings(parallel=3, n_ctx=2048, threads=1)
+    argv = server_command(ServerChoice("llama-server", tmp_path / "llama-server", "test"), settings,
+                          tmp_path / "m.gguf", 8080, "local")
+    assert argv[argv.index("-c") + 1] == "6144" and argv[argv.index("--parallel") + 1] == "3"
+    xargs = xllamacpp_server.parse(server_command(ServerChoice("xllamacpp", None, "test"), settings,
+                                                  tmp_path / "m.gguf", 8080, "local")[2:])
+    assert (xargs.ctx_size, xargs.parallel) == (6144, 3)
+
+
+async def test_a_server_without_slots_is_asked_one_at_a_time_and_the_run_is_told(
+    scripted_llm: ScriptedLLM, scripted_settings: Settings, tmp_path: Path
+) -> None:
+    server = LocalModelServer(LocalModelSettings(parallel=4, cache_dir=str(tmp_path)))
+    server.choice = ServerChoice("llama-cpp-python", None, "test")
+    slots, why = server.slots
+    assert slots == 1 and "one request at a time" in why
+    server.choice = ServerChoice("xllamacpp", None, "test")
+    assert server.slots == (4, "")
+    scripted_llm.script(Reply("done", delay=0.3), step="s")
+    settings = settings_for(scripted_settings, concurrency=4)
+    async with open_llm(settings) as plain:
+        assert plain.concurrency == 4
+    llm = LLMClient(settings.llm, base_url=scripted_llm.base_url, api_key=None, slots=slots, slots_note=why)
+    try:
+        assert llm.concurrency == 1 and llm.take_notes() == [why]
+        await asyncio.gather(*(llm.complete(HI, step="s") for _ in range(2)))
+    finally:
+        await llm.aclose()
+    assert arrivals(scripted_llm)[1] >= 0.25  # the second waited for the first
