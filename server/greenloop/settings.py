@@ -82,6 +82,14 @@ class LLMSettings(_Section):
         "second model server read a 3k-token youtube-dl prompt in over 240 s.",
     )
     max_retries: int = Field(default=4, ge=0, description="Retries on 429, 5xx, timeouts, connection errors.")
+    concurrency: int | None = Field(
+        default=None, ge=1, le=32,
+        description="Requests sent to the endpoint at once: a round's candidates go out together, each its own "
+        "request. Unset: the embedded server's slots (local_model.parallel); with any other endpoint a round asks "
+        "one candidate at a time, as before (raise it for a hosted model). Never more than the embedded server's "
+        "slots. A server that answers "
+        "HTTP 429 to requests sent together is asked one at a time for the rest of the run, and the run says so.",
+    )
     repair_attempts: int = Field(default=2, ge=0, description="Times invalid structured output is sent back.")
     stop_repeats: bool = Field(
         default=True,
@@ -131,7 +139,14 @@ class LocalModelSettings(_Section):
         description="Qwen2.5-Coder-Instruct size. 1.5B: on the README demo it fixed the bug on its first "
         "candidate where the 0.5B fixed nothing in eight (docs/benchmarks/demo.md).",
     )
-    n_ctx: int = Field(default=8192, description="Context window of the embedded server.")
+    n_ctx: int = Field(default=8192, description="Context window of the embedded server (of each slot).")
+    parallel: int = Field(
+        default=1, ge=1, le=16,
+        description="Slots of the embedded server: requests it decodes at once (continuous batching), each with "
+        "n_ctx tokens of context (the server gets parallel x n_ctx). 1 (as before) until benchmarks/bench_slots.py "
+        "measures more on the target machine (docs/decisions/2026-12-parallel-slots.md). llama-cpp-python's "
+        "server has one slot whatever this says.",
+    )
     threads: int = Field(
         default=1, ge=1,
         description="CPU threads of the embedded server. 1 was fastest on a busy 2-core machine, for both "

@@ -4,7 +4,7 @@ from greenloop.llm.cassette import Cassette
 from greenloop.llm.client import LLMClient
 from greenloop.llm.endpoint import Endpoint, open_llm, resolve_endpoint
 from greenloop.llm.errors import ContextOverflow, LLMError, StructuredOutputError
-from greenloop.llm.records import CallRecord, Usage
+from greenloop.llm.records import CallRecord, Usage, tokens_spent
 
 __all__ = [
     "CallRecord",
@@ -17,4 +17,5 @@ __all__ = [
     "Usage",
     "open_llm",
     "resolve_endpoint",
+    "tokens_spent",
 ]

@@ -15,10 +15,12 @@ from greenloop import tokens
 from greenloop.llm.cassette import Cassette, Exchange
 from greenloop.llm.errors import LLMError
 from greenloop.llm.prices import price_of
-from greenloop.llm.records import CallRecord, Mode, Outcome, Usage, cost_of
+from greenloop.llm.records import CallRecord, Mode, Outcome, Usage, cost_of, spend
 from greenloop.llm.request_builder import Messages
 from greenloop.llm.retry import FormatRejected, as_llm_error, delay_for, is_format_rejection, retryable
 from greenloop.settings import LLMSettings
+
+StopRule = Callable[[str], bool]  # the reply so far (at a line's end) -> whether it is known enough to stop
 
 
 @dataclass
@@ -36,6 +38,7 @@ class Call:
     ttft: float | None = None
     cached: bool = False
     recorded_seconds: float | None = None  # a served reply: the seconds the model took when it was recorded
+    stop: StopRule | None = None  # the caller's rule to close a streamed reply early (not sent, not recorded)
 
     @classmethod
     def start(cls, step: str, mode: Mode, body: dict[str, Any]) -> Call:
@@ -139,6 +142,7 @@ class CallKeeper:
             cached=call.cached, recorded_seconds=call.recorded_seconds, messages=messages, reply=exchange.content if exchange else "",
         )
         self.usage.add(record)
+        spend(record)
         if self.sink is not None:
             self.sink(record)
 

@@ -12,6 +12,12 @@ server's generation too (llama.cpp finishes a non-streamed reply regardless).
 A streamed reply that sends nothing for `llm.first_token_timeout` seconds ends the call
 (not retried); a request that times out is retried once at most.
 
+Requests of one client go out together (a round's candidates), at most `llm.concurrency` at once and no
+more than the embedded server's slots (`RequestGate`, `request_gate.py`); a server answering 429 to requests
+sent together gets one at a time from then on, and the client keeps a note of it for the run (`take_notes`).
+A caller may give `stop`, a rule on the streamed text so far: a reply it holds is closed at once (finish
+reason "stopped"; closing the stream frees the server's slot), e.g. a reply known to echo the code shown.
+
 It is made of three collaborators, each given what it needs when the client is built, none reading
 another's state: a `RequestBuilder` (`request_builder.py`: what is sent), a `StreamReader` (`stream_reader.py`:
 streamed replies) and a `CallKeeper` (`call_keeper.py`: retries, the cassette, records). The client
@@ -27,17 +33,19 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+import openai
 from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 from pydantic import BaseModel
 
-from greenloop.llm.call_keeper import Call, CallKeeper
+from greenloop.llm.call_keeper import Call, CallKeeper, StopRule
 from greenloop.llm.cassette import Cassette, Exchange
 from greenloop.llm.errors import LLMError, StructuredOutputError
 from greenloop.llm.json_reply import ReplyError, parse_reply, repair_instruction, retry_instruction
 from greenloop.llm.records import CallRecord, Mode, Usage
 from greenloop.llm.repeats import trim_loop
 from greenloop.llm.request_builder import STEP_HEADER, STREAMED, Messages, RequestBuilder, with_note
-from greenloop.llm.retry import FormatRejected
+from greenloop.llm.request_gate import RequestGate
+from greenloop.llm.retry import FormatRejected, delay_for
 from greenloop.llm.server_tokens import ServerTokenizer
 from greenloop.llm.stream_reader import StreamReader
 from greenloop.settings import LLMSettings
@@ -72,7 +80,11 @@ class LLMClient:
         sink: Callable[[CallRecord], None] | None = None,
         cassette: Cassette | None = None,
         context_window: int | None = None,
+        slots: int | None = None,
+        slots_note: str = "",
     ) -> None:
+        """`slots`: requests the server decodes at once when known (the embedded one); `slots_note`: why
+        that is fewer than it was asked for, said in the run."""
         self.settings = settings
         self.base_url = base_url.rstrip("/")
         self.tokenizer = ServerTokenizer(self.base_url)
@@ -86,6 +98,10 @@ class LLMClient:
                                         count=self.tokenizer.count)
         self._streams = StreamReader(self._openai, settings, base_url=self.base_url)
         self._calls = CallKeeper(settings, base_url=self.base_url, usage=self.usage, sink=sink, cassette=cassette)
+        wanted = settings.concurrency or slots  # None: no limit (callers' requests go as they come)
+        self._gate = RequestGate(min(wanted, slots) if wanted and slots else wanted)
+        if slots_note:
+            self._gate.note(slots_note)
 
     @property
     def context_window(self) -> int | None:
@@ -101,6 +117,16 @@ class LLMClient:
     def cassette(self) -> Cassette | None:
         """The recording this client serves replies from or saves them to."""
         return self._calls.cassette
+
+    @property
+    def concurrency(self) -> int:
+        """Requests a round sends at once now: `llm.concurrency` (unset: the embedded server's slots, else 1),
+        at most the server's slots, 1 after a 429."""
+        return self._gate.limit or 1
+
+    def take_notes(self) -> list[str]:
+        """Lines for the run not shown yet: fewer requests at once than asked, and why."""
+        return self._gate.take_notes()
 
     @property
     def structured_mode(self) -> Mode:
@@ -120,11 +146,14 @@ class LLMClient:
         attempt: int = 0,
         seed: int | None = None,
         temperature: float | None = None,
+        stop: StopRule | None = None,
     ) -> str:
         """The reply text of one chat completion; `attempt` > 0 for a request asked again (next seed).
 
         `seed` and `temperature` override the settings' for this call (the fix loop's candidates:
         one greedy, the rest hotter, each with its own seed); the values sent are the ones recorded.
+        `stop` is asked at each line the streamed reply completes; once it holds, the reply so far is
+        the reply (finish reason "stopped"). Replies that are not streamed (`llm.stop_repeats` off) run to their end.
         """
         body = await self._requests.text(messages, max_tokens=max_tokens, attempt=attempt, step=step)
         if seed is not None:
@@ -132,7 +161,7 @@ class LLMClient:
         if temperature is not None:
             body["temperature"] = temperature
         call = Call.start(step, "text", body)
-        call.attempt = attempt
+        call.attempt, call.stop = attempt, stop
         exchange = await self._exchange(call)
         await self._calls.record(call, exchange, "ok")
         return trim_loop(exchange.content) if exchange.finish_reason == "repetition" else exchange.content
@@ -154,11 +183,13 @@ class LLMClient:
         parts: list[str] = []
         try:
             while True:
+                entered = 0
                 try:
                     exchange = Exchange()
-                    async for text in self._streams.read(call, exchange):
-                        parts.append(text)
-                        yield text
+                    async with self._gate.through() as entered:
+                        async for text in self._streams.read(call, exchange):
+                            parts.append(text)
+                            yield text
                     break
                 except Exception as exc:
                     if parts:
@@ -166,7 +197,7 @@ class LLMClient:
                             f"{self.base_url} cut the reply off after {len(''.join(parts))} characters "
                             f"({exc.__cause__ or exc}). Try again; if it repeats, check the model server."
                         ) from exc
-                    await self._calls.retry_or_raise(call, exc)
+                    await self._after_failure(call, exc, together=entered > 1 or self._gate.inside > 0)
         except BaseException as exc:  # tokens of a broken stream are unknown: recorded as 0
             partial = Exchange(content="".join(parts), usage={"prompt_tokens": 0, "completion_tokens": 0})
             await self._calls.record(call, partial, "failed", error=_describe(exc))
@@ -235,11 +266,13 @@ class LLMClient:
             return await self._calls.replayed(call)
         try:
             while True:
+                entered = 0
                 try:
-                    exchange = await self._attempt(call)
+                    async with self._gate.through() as entered:
+                        exchange = await self._attempt(call)
                     break
                 except Exception as exc:
-                    await self._calls.retry_or_raise(call, exc)
+                    await self._after_failure(call, exc, together=entered > 1 or self._gate.inside > 0)
         except FormatRejected as rejected:
             self._calls.save(call, Exchange(status=400, error=rejected.detail, extra={"format_rejected": True}))
             raise
@@ -252,6 +285,18 @@ class LLMClient:
             raise
         self._calls.save(call, exchange)
         return exchange
+
+    async def _after_failure(self, call: Call, exc: Exception, *, together: bool) -> None:
+        """A 429 to requests sent together: one at a time from now on, said in the run, and this one tried
+        again without counting it as a retry. Anything else: `CallKeeper.retry_or_raise`."""
+        if together and isinstance(exc, openai.RateLimitError):
+            self._gate.one_at_a_time(
+                f"{self.base_url} answered HTTP 429 (too many requests) to requests sent at once: "
+                "from now on they are sent one at a time (llm.concurrency)"
+            )
+            await asyncio.sleep(delay_for(exc, 0, self.settings))
+            return
+        await self._calls.retry_or_raise(call, exc)
 
     async def _attempt(self, call: Call) -> Exchange:
         if call.body.get("stream"):  # the whole reply, streamed so that a loop can be stopped

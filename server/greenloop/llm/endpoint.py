@@ -98,6 +98,7 @@ async def open_llm(
         llm_settings = llm_settings.model_copy(update={"model": endpoint.model})
     async with AsyncExitStack() as stack:
         base_url, window = endpoint.base_url, settings.llm.context_window
+        slots, slots_note = None, ""  # known for the embedded server only; elsewhere a 429 says it
         if base_url is None and cassette is not None and cassette.replaying:
             base_url = REPLAY_URL
         elif base_url is None:
@@ -107,7 +108,8 @@ async def open_llm(
             await stack.enter_async_context(server)
             base_url = server.base_url
             window = window or settings.local_model.n_ctx
+            slots, slots_note = server.slots
         client = LLMClient(llm_settings, base_url=base_url, api_key=endpoint.api_key, sink=sink,
-                           cassette=cassette, context_window=window)
+                           cassette=cassette, context_window=window, slots=slots, slots_note=slots_note)
         stack.push_async_callback(client.aclose)
         yield client

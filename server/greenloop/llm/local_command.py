@@ -13,9 +13,16 @@ from pathlib import Path
 from greenloop.llm.local_binary import ServerChoice
 from greenloop.settings import LocalModelSettings
 
-# One slot: the whole context for one request, and requests queue instead of cutting each other
-# off; its prompt cache serves the candidates that share one prompt (see the decision record).
-LLAMA_SERVER_FLAGS = ("--parallel", "1", "--no-webui")
+LLAMA_SERVER_FLAGS = ("--no-webui",)
+
+
+def slot_flags(settings: LocalModelSettings) -> list[str]:
+    """Context, threads and slots: `local_model.parallel` slots, each with `n_ctx` tokens (llama.cpp divides
+    -c among its slots, so -c is their sum). With one slot, requests queue instead of cutting each other off and its
+    prompt cache serves the candidates that share one prompt; with more, they are decoded together
+    (continuous batching), each slot reading its prompt (docs/decisions/2026-12-parallel-slots.md)."""
+    return ["-c", str(settings.n_ctx * settings.parallel), "-t", str(settings.threads),
+            "--parallel", str(settings.parallel)]
 
 
 def server_command(choice: ServerChoice, settings: LocalModelSettings, model: Path, port: int,
@@ -31,7 +38,7 @@ def server_command(choice: ServerChoice, settings: LocalModelSettings, model: Pa
 def _llama_server_flags(settings: LocalModelSettings, model: Path, port: int, alias: str) -> list[str]:
     # `deterministic` adds nothing here (no `-b 1`): see docs/decisions/llama-server-flags.md
     return ["-m", str(model), "--alias", alias, "--host", "127.0.0.1", "--port", str(port),
-            "-c", str(settings.n_ctx), "-t", str(settings.threads), *LLAMA_SERVER_FLAGS]
+            *slot_flags(settings), *LLAMA_SERVER_FLAGS]
 
 
 def llama_server_command(binary: Path, settings: LocalModelSettings, model: Path, port: int,

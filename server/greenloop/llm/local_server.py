@@ -96,6 +96,14 @@ class LocalModelServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    @property
+    def slots(self) -> tuple[int, str]:
+        """Requests the started server decodes at once, and why it is fewer than `local_model.parallel` ("")."""
+        if self.choice is not None and self.choice.kind == "llama-cpp-python" and self.settings.parallel > 1:
+            return 1, ("llama-cpp-python's server decodes one request at a time (no parallel slots): "
+                       "the round's candidates are asked one at a time")
+        return self.settings.parallel, ""
+
     async def __aenter__(self) -> LocalModelServer:
         await self.start()
         return self

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
 
@@ -74,3 +77,25 @@ def cost_of(prices: dict[str, ModelPrice], model: str, prompt_tokens: int, compl
     if price is None:
         return 0.0
     return (prompt_tokens * price.prompt + completion_tokens * price.completion) / 1_000_000
+
+
+_SPENT: ContextVar[list[int] | None] = ContextVar("greenloop_tokens_spent", default=None)
+
+
+@contextmanager
+def tokens_spent() -> Iterator[list[int]]:
+    """The tokens (prompt + completion) of each call recorded inside, in this task only: the calls of one
+    request among others the same client has out at once (a round's candidates sent together)."""
+    spent: list[int] = []
+    token = _SPENT.set(spent)
+    try:
+        yield spent
+    finally:
+        _SPENT.reset(token)
+
+
+def spend(record: CallRecord) -> None:
+    """Count a recorded call's tokens where `tokens_spent` is counting."""
+    spent = _SPENT.get()
+    if spent is not None:
+        spent.append(record.prompt_tokens + record.completion_tokens)

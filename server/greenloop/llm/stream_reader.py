@@ -1,4 +1,9 @@
-"""Streamed replies: the first chunk within a time limit, deltas read into an `Exchange`, a loop stopped as it starts."""
+"""Streamed replies: the first chunk within a time limit, deltas read into an `Exchange`, a loop or a reply the caller's rule knows enough of stopped early.
+
+Stopping closes the stream: the server sees the connection close and frees the request's slot (llama.cpp
+cancels the task). The caller's rule (`Call.stop`) is asked each time the reply completes a line, with the
+reply so far; once it holds, what came until then is the reply, finish reason "stopped".
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from openai import AsyncOpenAI, AsyncStream
 from openai.types.chat import ChatCompletionChunk
 
 from greenloop import tokens
-from greenloop.llm.call_keeper import Call
+from greenloop.llm.call_keeper import Call, StopRule
 from greenloop.llm.cassette import Exchange
 from greenloop.llm.errors import LLMError
 from greenloop.llm.repeats import LoopWatch
@@ -70,6 +75,7 @@ class StreamReader:
     async def _reply(self, call: Call, exchange: Exchange) -> AsyncGenerator[str, None]:
         stream, chunks, chunk = await self._open(call)
         watch = LoopWatch() if self.settings.stop_repeats else None
+        so_far: list[str] = []
         try:
             while chunk is not None:
                 exchange.response_bytes += len(chunk.model_dump_json()) + 8
@@ -87,6 +93,9 @@ class StreamReader:
                         if watch is not None and watch.looping(text):
                             exchange.finish_reason = "repetition"  # closing the stream stops the server
                             return
+                        if call.stop is not None and _stops(call.stop, so_far, text):
+                            exchange.finish_reason = "stopped"
+                            return
                 chunk = await anext(chunks, None)
         finally:
             await stream.close()
@@ -97,3 +106,9 @@ class StreamReader:
                 "(set llm.context_window to the model's --n_ctx), on an error (see its log), and when "
                 "another request arrives unless started with --interrupt_requests false"
             )
+
+
+def _stops(rule: StopRule, so_far: list[str], text: str) -> bool:
+    """Add `text` to the reply so far; ask `rule` when it completed a line."""
+    so_far.append(text)
+    return "\n" in text and rule("".join(so_far))

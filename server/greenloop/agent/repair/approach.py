@@ -85,6 +85,11 @@ class Form:
         """The missing module an install is for ("" for any other)."""
         return ""
 
+    def known_echo(self, approach: Approach, copy: WorkingCopy, so_far: str) -> bool:
+        """Whether a reply that begins with `so_far` is already known to give the code back unchanged, whatever
+        follows (the round then stops it while it streams). False unless the form knows it for sure."""
+        return False
+
     def prompt(self, approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
                values: dict[str, str], workspace: Path) -> str:
         """The round's user message, from the values every request shares (prompts.py)."""

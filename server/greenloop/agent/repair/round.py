@@ -1,7 +1,8 @@
 """One round: ask for N candidates, test each on its own fork of the working copy, keep the best.
 
-Candidates are asked one after another with the same messages (the server's prompt cache reads
-the prompt once), each with its own seed: the first greedy, the rest hotter. Each candidate is
+Candidates are asked with the same messages, each with its own seed: the first greedy, the rest hotter;
+as many go out at once as the client sends together (asks.py: one at a time on a one-slot server, whose
+prompt cache then reads the prompt once), and a reply known to echo the code is stopped while it streams. Each candidate is
 applied to a fork and run in the warm sandbox, the failing tests first and the whole suite when
 they pass; the round stops at the first candidate that turns everything green. When the sandbox port
 holds several sandboxes (`sandbox.workers`), the next candidate is asked while earlier ones are tested,
@@ -22,15 +23,15 @@ from typing import Literal
 from greenloop.agent.changes.actions import apply_plan
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.events import CandidateAsked, CandidateTested, Event, InstalledPackage
+from greenloop.agent.events import CandidateAsked, CandidateTested, Event, InstalledPackage, Message
 from greenloop.agent.ports import SandboxPort
 from greenloop.agent.prompting.material import tidy
 from greenloop.agent.repair.approach import Approach, ReplyRejected, ReplyUnchanged, read_reply
+from greenloop.agent.repair.asks import Asking, RoundAsks
 from greenloop.agent.repair.check_statements import COLLECTION_ERROR
 from greenloop.agent.repair.environments import CandidateEnvironments
 from greenloop.agent.repair.progress import further, reached
 from greenloop.agent.repair.prompts import prompt_hash
-from greenloop.agent.repair.splice import has_code_block
 from greenloop.llm import ContextOverflow, LLMClient
 from greenloop_sandbox import TestReport
 from greenloop_sandbox.case_times import early_stop
@@ -154,6 +155,7 @@ class _Round:
         self.testing: list[Testing] = []  # candidates being tested, in the order asked (one per free sandbox)
         self.envs = CandidateEnvironments(inputs.sandbox)  # a candidate's install reaches no other candidate
         self.overflowed = False  # the request is longer than the model's window
+        self.asks = RoundAsks(inputs.llm, inputs.messages, inputs.next_seed, _asking(approach, copy), self.limit)
 
     async def candidates(self) -> AsyncIterator[Event]:
         """Ask, read and test candidates until one is green, the budget or the form says stop."""
@@ -165,6 +167,7 @@ class _Round:
             asked = self.form.variant(self.approach, index, self.tried)
             if asked is None:
                 break
+            self.asks.send_ahead(index, self.count, self._temperature)
             async for step in self._candidate(index, asked):
                 yield step
             if self.overflowed:  # every candidate of the round sends this prompt: none would fit
@@ -193,16 +196,21 @@ class _Round:
         """One candidate asked (or given) and read; a change is put to the test, a rejected reply recorded."""
         inputs, approach, form = self.inputs, self.approach, self.form
         given = form.given(approach, index)  # a reply known before the round: asked of no model
-        seed = None if given is not None else inputs.next_seed()
-        temperature = 0.0 if given is not None else _temperature(index, inputs.temperature, approach.hotter)
+        sent = self.asks.take(index)
+        if sent is not None:
+            seed, temperature = sent.seed, sent.temperature
+        else:
+            seed = None if given is not None else inputs.next_seed()
+            temperature = 0.0 if given is not None else self._temperature(index)
         yield CandidateAsked(iteration=inputs.iteration, index=index, of=self.count, route=approach.route,
                              target=asked.label, seed=seed, temperature=temperature)
-        used = _tokens(inputs.llm)
+        tokens = 0  # of this candidate's own calls (others of the round may be out at once)
         await self.envs.before(form.changes_environment)
         reply = given or ""
         if form.asks_model and given is None:
             try:
-                reply = await _ask(inputs, approach, self.limit, seed, temperature)
+                answer = await (sent.reply if sent is not None else self.asks.ask(seed, temperature))
+                reply, tokens = answer.text, answer.tokens
             except ContextOverflow as exc:
                 self.overflowed = True
                 self.tried.append(Tried(index, seed, temperature, "rejected",
@@ -214,15 +222,17 @@ class _Round:
         if again:  # a change already tested: asked once for a different one
             follow = [*inputs.messages, {"role": "assistant", "content": reply}, {"role": "user", "content": again}]
             try:
-                more = await _ask(inputs, approach, self.limit, seed, temperature, follow)
+                again_answer = await self.asks.ask(seed, temperature, follow)
+                more, tokens = again_answer.text, tokens + again_answer.tokens
             except ContextOverflow:
                 more = ""
             first = reason
             fork, reason, self.environment[index], fingerprint, _, _ = await _read(
                 inputs, approach, self.copy, self.report, more, self.start, self.fingerprints, self.tried)
             reason = f"{first}; asked again: {reason}" if reason else ""
+        for note in inputs.llm.take_notes():  # fewer requests at once than asked: said in the run
+            yield Message(text=note, level="warning")
         await self.envs.applied(index, self.environment[index][:2] != ((), ()))
-        tokens = _tokens(inputs.llm) - used
         if reason:
             self.tried.append(Tried(index, seed, temperature, "rejected", reason=reason, unchanged=unchanged))
             yield _tested_event(inputs, approach, self.tried[-1], tokens)
@@ -234,7 +244,11 @@ class _Round:
                                           change_kind=approach.kind_of(index)), fork, tokens,
                                     asyncio.ensure_future(tests)))
 
+    def _temperature(self, index: int) -> float:
+        return _temperature(index, self.inputs.temperature, self.approach.hotter)
+
     async def cancel_pending(self) -> None:
+        await self.asks.cancel()  # requests sent ahead that no candidate read
         for pending in self.testing:
             pending.task.cancel()
         if self.testing:
@@ -275,21 +289,6 @@ class _Round:
                           tested=gave)
 
 
-async def _ask(inputs: RoundInputs, approach: Approach, limit: int | None, seed: int | None,
-               temperature: float, messages: list[dict[str, str]] | None = None) -> str:
-    """One candidate's reply; a reply of prose alone is asked once for its code (the prefix is shared)."""
-    step = "repair_test" if approach.test else f"repair_{approach.route}"
-    messages = messages or inputs.messages
-    reply = await inputs.llm.complete(messages, step=step, max_tokens=limit, seed=seed, temperature=temperature)
-    please = approach.form.please(approach)
-    if please and not has_code_block(reply) and reply.strip():
-        # the 1.5B model said what was wrong and stopped; asked for the code, it gives it
-        follow = [*messages, {"role": "assistant", "content": reply}, {"role": "user", "content": please}]
-        more = await inputs.llm.complete(follow, step=step, max_tokens=limit, seed=seed, temperature=temperature)
-        reply = f"{reply}\n{more}"
-    return reply
-
-
 async def _read(
     inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport, reply: str, start: int,
     fingerprints: dict[int, int], tried: list[Tried],
@@ -327,6 +326,13 @@ async def _read(
     return fork, reason, environment, fingerprint, again, unchanged
 
 
+def _asking(approach: Approach, copy: WorkingCopy) -> Asking:
+    form = approach.form
+    return Asking(step="repair_test" if approach.test else f"repair_{approach.route}", please=form.please(approach),
+                  echoes=lambda so_far: form.known_echo(approach, copy, so_far),
+                  given=lambda index: form.given(approach, index) is not None, asks_model=form.asks_model)
+
+
 def _temperature(index: int, hot: float, hotter: float) -> float:
     if index == 1:
         return round(min(1.0, hotter), 3)  # greedy, unless the approach asks for hotter sampling
@@ -343,10 +349,6 @@ def _same_as(fingerprint: int, this_round: dict[int, int], earlier: Mapping[int,
     if fingerprint in earlier:
         return "the same change as a candidate of an earlier round"
     return ""
-
-
-def _tokens(llm: LLMClient) -> int:
-    return int(llm.usage.prompt_tokens + llm.usage.completion_tokens)
 
 
 @dataclass

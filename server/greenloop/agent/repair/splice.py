@@ -60,6 +60,18 @@ def code_blocks(reply: str) -> list[str]:
     return [text] if text.strip() else []
 
 
+def closed_blocks(so_far: str) -> str | None:
+    """The part of a reply being streamed that ends with a closed code block (its whole lines), or None when its
+    last complete line closes none. `code_blocks` of that part are the first blocks of the whole reply, whatever
+    follows: a block is found by its opening and its first closing fence, both in it."""
+    end = so_far.rfind("\n")
+    if end < 0:
+        return None
+    lines = so_far[: end + 1]
+    ends = [block.end() for block in _FENCE.finditer(lines)]
+    return lines if ends and ends[-1] == end else None
+
+
 def has_code_block(reply: str) -> bool:
     """Whether the reply holds a fenced code block (a reply of prose alone is asked for the code)."""
     return _FENCE.search(reply) is not None or bool(re.search(r"^[ \t]*(`{3,}|~{3,})", reply, re.M))

@@ -28,7 +28,7 @@ from greenloop.agent.repair.approach import (
 )
 from greenloop.agent.repair.prompts import code_under_test, related_text
 from greenloop.agent.repair.rung import LadderState, Rung, target_of
-from greenloop.agent.repair.splice import SpliceError, Unchanged, splice
+from greenloop.agent.repair.splice import SpliceError, Unchanged, closed_blocks, splice
 from greenloop.retrieval import RepoIndex
 from greenloop.tokens import count_text
 from greenloop_sandbox import TestReport
@@ -72,6 +72,21 @@ class FunctionForm(Form):
         task = "repair_task_test" if approach.test else self.task
         values["task"] = render_prompt(task, workspace, **values)
         return render_prompt("repair_function", workspace, **values)
+
+    def known_echo(self, approach: Approach, copy: WorkingCopy, so_far: str) -> bool:
+        """The reply has closed the first code block that defines the target, and that block gives it back
+        unchanged: `read` then rejects the whole reply as unchanged whatever follows (splice.py decides by
+        that block alone), so nothing after it can carry a change (decision 2026-12-early-echo-stop)."""
+        closed = closed_blocks(so_far)
+        if closed is None:
+            return False
+        try:
+            splice(copy.read(approach.target.path) or "", approach.target, closed)
+        except Unchanged:
+            return True
+        except SpliceError:
+            return False
+        return False
 
     def read(self, approach: Approach, copy: WorkingCopy, reply: str, is_test: Callable[[str], bool]) -> DebugPlan:
         target = approach.target
