@@ -1,4 +1,4 @@
-"""Rung "small edits": before the model is asked about a function (or a file), its one-edit copies, asked of no model.
+"""Rung "small edits": before the model is asked about a function (or a file), its small edits, asked of no model.
 
 Once per function and state, up to `loop.small_edits` small edits of the function the round asks about
 (mutants.py, guard_edits.py, pattern_edits.py: an operator, a constant, a twin like min/max, a
