@@ -3,7 +3,7 @@ one of them is the reference fix (tree-sitter only: no sandbox, no model).
 
 A family that never turned a cell green may still never have had a chance: its edits did not apply to the
 functions the loop tried, or came after the green or the time limit. This counts, per task, the family's
-edits among the first `loop.mutants` (60) of the function the reference fix changes (HumanEvalFix: the
+edits among the first `loop.small_edits` (60) of the function the reference fix changes (HumanEvalFix: the
 entry point; realbugs: the one def `fix.patch` changes, with the real failure's traceback lines first and
 its built-in exceptions, as the loop passes them; a case whose fix spans defs is left out), and which
 family's edit is the reference fix itself (the same syntax tree). The loop's order also follows the
@@ -30,7 +30,7 @@ from greenloop.agent.repair.splice import Target, code_blocks, definition_node
 from greenloop.bench.suites import load_suite
 from greenloop.retrieval import parse_frames
 
-LIMIT = 60  # loop.mutants
+LIMIT = 60  # loop.small_edits
 _PATCHED = re.compile(r"^\+\+\+ b/(\S+)", re.M)
 _HUNK = re.compile(r"^@@ -(\d+)")
 

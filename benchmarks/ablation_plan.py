@@ -5,7 +5,7 @@ Which cells: a part changes only a cell it ran in. The ladder is the same given 
 ran may change what comes after it (the next rung sooner, other feedback): every cell it ran in is rerun.
 A small-edit family's edits are asked of no model and tell the model nothing when they do not move the
 state, so a family changes a cell only where its edit was kept ("kept"), moved the state ("moved"), or
-where the small edits' round ran out of its time (`loop.mutation_seconds`) with none green ("cut": with
+where the small edits' round ran out of its time (`loop.small_edits_seconds`) with none green ("cut": with
 the family off, other edits fit). The second look has no rung of its own: `loop.second_look = false` is
 first-green.toml, the other config of the same bench.
 """

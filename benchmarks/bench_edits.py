@@ -3,7 +3,7 @@
     python benchmarks/bench_edits.py [--sample 40] [--sample-seed 0] [--limit 200] [--write FILE]
                                      [--suite-file benchmarks/data/humanevalfix/humanevalfix-python.jsonl]
 
-The fix loop tries `agent.repair.mutants` before it asks a model (`loop.mutants` of them, default 60).
+The fix loop tries `agent.repair.mutants` before it asks a model (`loop.small_edits` of them, default 60).
 This measures that step without Docker or a model, in minutes: each task's buggy function gets its edits
 in the loop's order, each is spliced in as the loop splices it, and the task's tests run in a fresh
 python process on the host (one at a time, 10 s each) until the first edit that passes them all.
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", type=Path, help="the per-task rows as JSON")
     parser.add_argument("--suite-file", type=Path, help="HumanEvalFix as JSONL (default: the bench's)")
     args = parser.parse_args(argv)
-    budget = LoopSettings().mutants
+    budget = LoopSettings().small_edits
     suite = load_suite("humanevalfix", args.suite_file, sample=args.sample, sample_seed=args.sample_seed)
     rows = []
     for task in suite.tasks:

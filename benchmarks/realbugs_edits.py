@@ -47,7 +47,7 @@ class Row:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--limit", type=int, default=60, help="edits per def (the loop's loop.mutants)")
+    parser.add_argument("--limit", type=int, default=60, help="edits per def (the loop's loop.small_edits)")
     parser.add_argument("--ids", help="comma-separated case ids (default: all)")
     parser.add_argument("--write", type=Path, help="the per-case rows as JSON")
     parser.add_argument("--coverage", type=Path, help="spectra cache folder: rank the edits in the coverage order too")

@@ -1,17 +1,18 @@
 """DockerSandbox: one warm, locked-down container per session, reused through `exec`.
 
-Its environment's image layers are in `docker_layers.py`; starting and removing containers in
-`docker_container.py`.
+It holds the container, the lock and the workspace it synced; its collaborators are objects it hands what
+they need: the environment's image layers (`docker_layers.LayerCache`), the per-test limits
+(`case_limits.CaseLimits`), the warm worker (`warm.WarmRuns`, which it serves as `WorkerHost`) and the
+channel to its agent (`docker_channel.SandboxChannel`). Starting and removing containers and copying a file
+in or out are `docker_container.py`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import io
 import logging
 import os
 import shlex
-import tarfile
 import uuid
 from collections.abc import Mapping
 from pathlib import PurePosixPath
@@ -22,14 +23,16 @@ from greenloop_sandbox.base import DEFAULT_LIMITS, ExecResult, Limits, Sandbox, 
 from greenloop_sandbox.case_times import EarlyStop
 from greenloop_sandbox.docker_container import (
     WORKSPACE,
+    put_file,
     quietly,
+    read_file,
     remove_container,
     remove_named,
     run_container,
     ulimit,
 )
-from greenloop_sandbox.docker_exec import USER, run_in_container, tar_entry
-from greenloop_sandbox.docker_layers import DockerLayers
+from greenloop_sandbox.docker_exec import USER, run_in_container
+from greenloop_sandbox.docker_layers import LayerCache
 from greenloop_sandbox.engine import docker_client
 from greenloop_sandbox.output import cap_text
 from greenloop_sandbox.parsers import ParseInput, parse_report
@@ -51,7 +54,7 @@ CASES_FILE = "greenloop-cases.json"  # per-test limits and the early stop, for t
 _reaped: set[str | None] = set()  # engines whose leftovers this process has reaped
 
 
-class DockerSandbox(DockerLayers, Sandbox):
+class DockerSandbox(Sandbox):
     """Strong isolation: network none, non-root, memory/cpu/pids limits, no host env, no socket."""
 
     name = "docker"
@@ -66,7 +69,8 @@ class DockerSandbox(DockerLayers, Sandbox):
         self.engine = engine  # a Docker engine URL; None: the environment's (DOCKER_HOST or the local socket)
         self.session_id = uuid.uuid4().hex[:12]
         self.image: str | None = None
-        self._start_image: str | None = None  # the image before any layer: sdists are built from it
+        self.cases = self.new_case_limits(self._put_cases)
+        self._layers: LayerCache | None = None  # the environment's layers, once started on an engine
         self._client: Any = None
         self._container: Any = None
         self._state = SyncState()
@@ -91,7 +95,7 @@ class DockerSandbox(DockerLayers, Sandbox):
             self.image = await asyncio.to_thread(build_project_image, self._client, self.template, self.project)
         else:
             self.image = await asyncio.to_thread(images.build_template_image, self._client, self.template)
-        self._start_image = self.image
+        self._layers = LayerCache(self._client, self.limits, start_image=self.image)
         try:
             await self._start_container()
         except BaseException:
@@ -100,8 +104,8 @@ class DockerSandbox(DockerLayers, Sandbox):
 
     async def _start_container(self) -> None:
         assert self.image is not None
-        self._cases = None  # a new container has no limits file yet
-        self.warm.pgid = None  # ... and no warm worker
+        self.cases.forget_file()  # a new container has no limits file yet
+        self.warm.worker_gone()  # ... and no warm worker
         self._channel.drop()  # ... nor channel
         ncpu = os.cpu_count() or 1
         kwargs: dict[str, Any] = dict(
@@ -145,9 +149,11 @@ class DockerSandbox(DockerLayers, Sandbox):
             await asyncio.to_thread(self._container.put_archive, WORKSPACE, data)
             self._state.apply(files, [])
 
-    def _require(self) -> None:
-        if self._container is None:
+    def _require(self) -> LayerCache:
+        """The environment's layers of a running sandbox (SandboxError when it is not running)."""
+        if self._container is None or self._layers is None:
             raise SandboxError("The sandbox is not running: call `await sandbox.start()` first (or it was closed).")
+        return self._layers
 
     # workspace -------------------------------------------------------------------
     async def sync(self, files: Mapping[str, bytes], deleted: frozenset[str] = frozenset()) -> int:
@@ -164,6 +170,34 @@ class DockerSandbox(DockerLayers, Sandbox):
             self._state.apply(changed, gone)
             self._files = {p: d for p, d in files.items() if p not in deleted}
             return len(changed)
+
+    # the environment (docker_layers.py) -----------------------------------------------
+    async def install(self, packages_: list[str]) -> ExecResult:
+        async with self._lock:
+            layers = self._require()
+            assert self.image is not None
+            result, tag = await layers.install(self.image, self.template.package_manager, packages_)
+            if tag is not None:
+                await self._switch(tag)
+            return result
+
+    async def run_setup(self, command: str) -> ExecResult:
+        async with self._lock:
+            layers = self._require()
+            assert self.image is not None
+            result, tag = await layers.setup(self.image, command, self._files, self._state.hashes)
+            if tag is not None:
+                await self._switch(tag)
+            return result
+
+    async def environment(self) -> str:
+        return self.image or ""  # each install or setup command is a layer: the image says the environment
+
+    async def restore_environment(self, mark: str) -> None:
+        async with self._lock:
+            self._require()
+            if mark and mark != self.image:
+                await self._switch(mark)
 
     # commands ----------------------------------------------------------------------
     async def exec(self, command: str | list[str], *, timeout: float | None = None,  # noqa: ASYNC109 (the Sandbox API takes per-call timeouts)
@@ -222,7 +256,7 @@ class DockerSandbox(DockerLayers, Sandbox):
         await self._run("true", timeout=30)  # no GREENLOOP_SPARE: the cleanup after it kills every process
 
     def _channel_broke(self) -> None:
-        self.warm.pgid = None  # killed with the channel's agent: the next warm run starts a new worker and channel
+        self.warm.worker_gone()  # killed with the channel's agent: the next warm run starts a new worker and channel
 
     def worker_paths(self) -> tuple[str, str]:
         return docker_warm.SCRIPT, docker_warm.SOCKET
@@ -230,25 +264,10 @@ class DockerSandbox(DockerLayers, Sandbox):
     async def _put_cases(self, data: bytes) -> str:
         async with self._lock:
             self._require()
-            buf = io.BytesIO()
-            with tarfile.open(fileobj=buf, mode="w") as tar:
-                info = tar_entry(CASES_FILE, tarfile.REGTYPE, 0o644)
-                info.size = len(data)
-                tar.addfile(info, io.BytesIO(data))
-            await asyncio.to_thread(self._container.put_archive, "/tmp", buf.getvalue())
-        return f"/tmp/{CASES_FILE}"
+            return await asyncio.to_thread(put_file, self._container, "/tmp", CASES_FILE, data)
 
     def _read_file(self, path: str) -> str | None:
-        import docker.errors
-
-        try:
-            stream, _ = self._container.get_archive(path)
-        except docker.errors.NotFound:
-            return None
-        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
-            member = tar.next()
-            fh = tar.extractfile(member) if member else None
-            return fh.read().decode("utf-8", errors="replace") if fh else None
+        return read_file(self._container, path)
 
 
 def _default_client() -> Any:

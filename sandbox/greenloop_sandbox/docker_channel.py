@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from greenloop_sandbox.base import ExecResult
 from greenloop_sandbox.docker_exec import USER, exec_result, kill_all_blocking, wrap
 from greenloop_sandbox.output import CappedOutput
+from greenloop_sandbox.values import ExecResult
 
 log = logging.getLogger(__name__)
 

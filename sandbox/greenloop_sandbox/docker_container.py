@@ -1,11 +1,16 @@
-"""Starting and removing sandbox containers, safe against a container that vanished and a caller cancelled."""
+"""A sandbox container's life and files: started and removed safely (a container that vanished, a caller
+cancelled), and one file put in or read out."""
 
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
+import tarfile
 import time
 from typing import Any
+
+from greenloop_sandbox.docker_exec import tar_entry
 
 log = logging.getLogger(__name__)
 
@@ -59,3 +64,28 @@ async def quietly(fut: asyncio.Future[Any]) -> Any:
         return await fut
     except Exception:
         return None
+
+
+def put_file(container: Any, folder: str, name: str, data: bytes) -> str:
+    """`data` written as `folder/name` in the container (mode 0644, owned by root); its path there."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        info = tar_entry(name, tarfile.REGTYPE, 0o644)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    container.put_archive(folder, buf.getvalue())
+    return f"{folder}/{name}"
+
+
+def read_file(container: Any, path: str) -> str | None:
+    """The text of the file at `path` in the container, or None when there is none."""
+    import docker.errors
+
+    try:
+        stream, _ = container.get_archive(path)
+    except docker.errors.NotFound:
+        return None
+    with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+        member = tar.next()
+        fh = tar.extractfile(member) if member else None
+        return fh.read().decode("utf-8", errors="replace") if fh else None

@@ -9,8 +9,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from greenloop_sandbox.base import ExecResult
 from greenloop_sandbox.output import CappedOutput
+from greenloop_sandbox.values import ExecResult
 
 USER = "1000:1000"
 # Runs the command under `timeout`, then kills every process the sandbox user still has (stragglers,

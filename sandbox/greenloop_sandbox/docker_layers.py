@@ -1,4 +1,4 @@
-"""The Docker sandbox's environment as image layers: each install or setup command a cached layer it moves onto."""
+"""The Docker sandbox's environment as image layers: each install or setup command a cached layer, built once."""
 
 from __future__ import annotations
 
@@ -6,17 +6,15 @@ import asyncio
 import hashlib
 import json
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from greenloop_sandbox import images, packages, pip_resolve, sdist_build
-from greenloop_sandbox.base import ExecResult, InstalledFile, InstallResult, Limits
 from greenloop_sandbox.docker_container import WORKSPACE
 from greenloop_sandbox.output import cap_text
-from greenloop_sandbox.templates import EnvTemplate
-from greenloop_sandbox.tree import SyncState
+from greenloop_sandbox.values import ExecResult, InstalledFile, InstallResult, Limits
 from greenloop_sandbox.workspace_tar import write_tree
 
 # coreutils `timeout`'s exit code; it bounds a setup command's build step
@@ -25,78 +23,61 @@ _TIMED_OUT = 124
 INSTALLED_LABEL = "greenloop.installed"  # a pip layer's InstalledFile records (JSON), read back when it is cached
 
 
-class DockerLayers:
-    """The environment part of `DockerSandbox` (which sets the attributes below and runs the container)."""
+class LayerCache:
+    """The layers of one sandbox's environment on one Docker engine: each built once (or found built), by tag.
 
-    template: EnvTemplate
-    limits: Limits
-    image: str | None
-    _start_image: str | None
-    _client: Any
-    _files: dict[str, bytes]
-    _state: SyncState
-    _lock: asyncio.Lock
+    It builds and names layers; it does not move the session onto one. Each of `install` and `setup` returns
+    its result and the tag to move onto (None when it failed): the sandbox starts its container from that tag.
+    """
 
-    if TYPE_CHECKING:
-        def _require(self) -> None: ...
+    def __init__(self, client: Any, limits: Limits, *, start_image: str) -> None:
+        self.client = client
+        self.limits = limits
+        self.start_image = start_image  # the image before any layer: sdists are built from it
 
-        async def _switch(self, tag: str) -> None: ...
-
-    async def install(self, packages_: list[str]) -> ExecResult:
-        manager = self.template.package_manager
+    async def install(self, image: str, manager: str, packages_: list[str]) -> tuple[ExecResult, str | None]:
+        """The layer on `image` with `packages_` installed by `manager` (a pip layer's result says what it put in)."""
         pkgs = packages.check_pip_specs(packages_) if manager == "pip" else packages.check_packages(packages_)
         # pip layers from before wheels-only installs (no records, maybe sdists built on the host) are not reused
         step = f"install:{manager}:{'wheels-only:' if manager == 'pip' else ''}{' '.join(pkgs)}"
-        result = await self._add_layer(step, lambda ctx: self._install_layer(ctx, manager, pkgs))
-        if manager == "pip" and result.ok and not isinstance(result, InstallResult) and self.image is not None:
-            labels = await asyncio.to_thread(_image_labels, self._client, self.image)  # a cached layer
+        result, tag = await self._layer(image, step, lambda ctx: self._install_layer(ctx, image, manager, pkgs))
+        if manager == "pip" and tag is not None and not isinstance(result, InstallResult):  # a cached layer
+            labels = await asyncio.to_thread(_image_labels, self.client, tag)
             result = InstallResult(result.exit_code, result.stdout, result.stderr, result.duration,
                                    files=_files_from_label(labels.get(INSTALLED_LABEL, "")))
-        return result
+        return result, tag
 
-    async def run_setup(self, command: str) -> ExecResult:
-        snap = hashlib.sha256(repr(sorted(self._state.hashes.items())).encode()).hexdigest()[:16]
+    async def setup(self, image: str, command: str, files: Mapping[str, bytes],
+                    hashes: Mapping[str, str]) -> tuple[ExecResult, str | None]:
+        """The layer on `image` where `command` ran on the workspace `files` (`hashes`: theirs, naming the layer)."""
+        snap = hashlib.sha256(repr(sorted(hashes.items())).encode()).hexdigest()[:16]
         step = f"run:{command}:{snap}"
-        res = await self._add_layer(step, lambda ctx: self._setup_layer(ctx, command))
+        res, tag = await self._layer(image, step, lambda ctx: self._setup_layer(ctx, image, command, files))
         if not res.ok and f"non-zero code: {_TIMED_OUT}" in res.stdout:
             why = f"the command ran longer than {self.limits.exec_timeout:.0f}s and was stopped\n"
-            return replace(res, stderr=why + res.stderr, timed_out=True)
-        return res
+            return replace(res, stderr=why + res.stderr, timed_out=True), tag
+        return res, tag
 
-    async def environment(self) -> str:
-        return self.image or ""  # each install or setup command is a layer: the image says the environment
+    async def _layer(self, image: str, step: str,
+                     make: Callable[[Path], Awaitable[ExecResult]]) -> tuple[ExecResult, str | None]:
+        """Build (or reuse) the layer `step` on `image`: the result, and its tag when there is one."""
+        tag = images.layer_tag(image, step)
+        cached = await asyncio.to_thread(images.image_exists, self.client, tag)
+        result = ExecResult(0, f"cached layer {tag}\n", "", 0.0)
+        if not cached:
+            with tempfile.TemporaryDirectory(prefix="greenloop-layer-") as tmp:
+                made = await make(Path(tmp))
+                result = made
+                if made.exit_code == 0:
+                    files = made.files if isinstance(made, InstallResult) else None
+                    result = await self._build_layer(tag, Path(tmp), files)
+                    if files is not None and result.exit_code == 0:
+                        result = InstallResult(result.exit_code, result.stdout, result.stderr, result.duration,
+                                               files=files)
+        return result, tag if result.exit_code == 0 else None
 
-    async def restore_environment(self, mark: str) -> None:
-        async with self._lock:
-            self._require()
-            if mark and mark != self.image:
-                await self._switch(mark)
-
-    async def _add_layer(self, step: str, make: Callable[[Path], Awaitable[ExecResult]]) -> ExecResult:
-        """Build (or reuse) the layer `step` on the current image and move the session onto it."""
-        async with self._lock:
-            self._require()
-            assert self.image is not None
-            tag = images.layer_tag(self.image, step)
-            cached = await asyncio.to_thread(images.image_exists, self._client, tag)
-            result = ExecResult(0, f"cached layer {tag}\n", "", 0.0)
-            if not cached:
-                with tempfile.TemporaryDirectory(prefix="greenloop-layer-") as tmp:
-                    made = await make(Path(tmp))
-                    result = made
-                    if made.exit_code == 0:
-                        files = made.files if isinstance(made, InstallResult) else None
-                        result = await self._build_layer(tag, Path(tmp), files)
-                        if files is not None and result.exit_code == 0:
-                            result = InstallResult(result.exit_code, result.stdout, result.stderr, result.duration,
-                                                   files=files)
-            if result.exit_code == 0:
-                await self._switch(tag)
-            return result
-
-    async def _install_layer(self, ctx: Path, manager: str, pkgs: list[str]) -> ExecResult:
-        assert self.image is not None
-        dockerfile, folder = packages.layer_dockerfile(self.image, manager, pkgs)
+    async def _install_layer(self, ctx: Path, image: str, manager: str, pkgs: list[str]) -> ExecResult:
+        dockerfile, folder = packages.layer_dockerfile(image, manager, pkgs)
         (ctx / folder).mkdir(exist_ok=True)
         if manager == "pip":
             with tempfile.TemporaryDirectory(prefix="greenloop-sdists-") as work:  # outside the build context
@@ -121,15 +102,13 @@ class DockerLayers:
 
     async def _build_sdist(self, sdist: Path, build_wheels: Path, out: Path) -> ExecResult:
         """An sdist built into a wheel in a container of the sandbox's first image (sdist_build.py)."""
-        assert self._start_image is not None
-        return await sdist_build.build_wheel(self._client, self._start_image, sdist, build_wheels, out,
+        return await sdist_build.build_wheel(self.client, self.start_image, sdist, build_wheels, out,
                                              limits=self.limits, timeout=self.limits.exec_timeout)
 
-    async def _setup_layer(self, ctx: Path, command: str) -> ExecResult:
-        assert self.image is not None
-        await asyncio.to_thread(write_tree, ctx / "ws", self._files)
+    async def _setup_layer(self, ctx: Path, image: str, command: str, files: Mapping[str, bytes]) -> ExecResult:
+        await asyncio.to_thread(write_tree, ctx / "ws", files)
         (ctx / "Dockerfile").write_text(
-            f"FROM {self.image}\nUSER root\nCOPY --chown=1000:1000 ws/ {WORKSPACE}/\n"
+            f"FROM {image}\nUSER root\nCOPY --chown=1000:1000 ws/ {WORKSPACE}/\n"
             f"RUN cd {WORKSPACE} && timeout -k 5 {self.limits.exec_timeout:.0f} sh -c {_shq(command)}"
             f" && chown -R 1000:1000 {WORKSPACE}\nUSER sandbox\n")
         return ExecResult(0, "", "", 0.0)
@@ -141,7 +120,7 @@ class DockerLayers:
         loop = asyncio.get_running_loop()
         start = loop.time()
         labels = {INSTALLED_LABEL: json.dumps([asdict(f) for f in installed])} if installed is not None else None
-        ok, text = await asyncio.to_thread(images.build_image, self._client, tag, dockerfile, files,
+        ok, text = await asyncio.to_thread(images.build_image, self.client, tag, dockerfile, files,
                                            memory=self.limits.memory, log_limit=self.limits.output_limit,
                                            labels=labels)
         out, cut = cap_text(text, self.limits.output_limit)

@@ -16,8 +16,8 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from greenloop_sandbox.base import SandboxError
 from greenloop_sandbox.docker_exec import USER, tar_entry
+from greenloop_sandbox.values import SandboxError
 from greenloop_sandbox.warm import WORKER_FILE
 
 AGENT_FILE = WORKER_FILE.with_name("channel_agent.py")

@@ -10,7 +10,7 @@ import threading
 import time
 from typing import Any
 
-from greenloop_sandbox.base import SandboxError
+from greenloop_sandbox.values import SandboxError
 
 _CACHE_SECONDS = 5.0
 _lock = threading.Lock()

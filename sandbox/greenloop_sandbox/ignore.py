@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pathspec
 
-from greenloop_sandbox.base import SandboxError
+from greenloop_sandbox.values import SandboxError
 
 IGNORE_FILES = (".gitignore", ".greenloopignore")  # read in this order: the later one wins
 

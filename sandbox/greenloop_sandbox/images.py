@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from greenloop_sandbox.base import SandboxError
 from greenloop_sandbox.output import CappedOutput
 from greenloop_sandbox.templates import EnvTemplate
+from greenloop_sandbox.values import SandboxError
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from functools import cache, cached_property
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from greenloop_sandbox.base import SandboxError
 from greenloop_sandbox.packages import normal_name
+from greenloop_sandbox.values import SandboxError
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
 DATA_DIR = Path(__file__).with_name("data")  # data files a template's `[language]` table names (package_map)

@@ -51,6 +51,7 @@ class LocalSandbox(Sandbox):
         self.label = label
         self.root: Path | None = None
         self.note = ""
+        self.cases = self.new_case_limits(self._put_cases)
         self._state = SyncState()
         self._lock = asyncio.Lock()
 
@@ -72,7 +73,7 @@ class LocalSandbox(Sandbox):
                   "here the tests run with this machine's tools") if self.project.builds_image else ""
         self.note = "; ".join(n for n in (iso.note, unused) if n)
         await asyncio.to_thread(reap_local_dirs)
-        self._cases = None  # a new folder has no limits file yet
+        self.cases.forget_file()  # a new folder has no limits file yet
         root = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-{process_start(os.getpid())}-"))
         for sub in ("workspace", "report", "target", "site-packages"):
             (root / sub).mkdir()

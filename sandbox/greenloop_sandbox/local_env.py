@@ -11,7 +11,7 @@ import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from greenloop_sandbox.base import Limits
+from greenloop_sandbox.values import Limits
 
 _SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 _DROP_PREFIXES = ("OPENAI_", "ANTHROPIC_", "AWS_", "AZURE_", "GOOGLE_", "GCP_", "GH_", "GITHUB_", "HF_",

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from greenloop_sandbox.base import ExecResult, SandboxError
 from greenloop_sandbox.output import cap_text
+from greenloop_sandbox.values import ExecResult, SandboxError
 
 _SAFE = re.compile(r"^[A-Za-z0-9@/_.\-\[\],=<>!~^*+: ]+$")
 CARGO_CONFIG = """[source.crates-io]

@@ -28,7 +28,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidSdistFilename, canonicalize_name, parse_sdist_filename
 from packaging.version import Version
 
-from greenloop_sandbox.base import SandboxError
+from greenloop_sandbox.values import SandboxError
 
 PYPI = "https://pypi.org/simple"
 MAX_SDIST = 200 << 20  # bytes; a larger download is refused

@@ -21,9 +21,9 @@ from pathlib import Path, PurePosixPath
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from greenloop_sandbox.base import ExecResult, InstalledFile, InstallResult, SandboxError
 from greenloop_sandbox.packages import run_host
 from greenloop_sandbox.pip_index import IndexFile, build_requires, fetch_sdist
+from greenloop_sandbox.values import ExecResult, InstalledFile, InstallResult, SandboxError
 
 Build = Callable[[Path, Path, Path], Awaitable[ExecResult]]  # (sdist, its build wheels, where the wheel goes)
 MAX_BUILDS = 5

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from greenloop_sandbox.base import SandboxError
 from greenloop_sandbox.templates import EnvTemplate
 from greenloop_sandbox.tree import check_relpath
+from greenloop_sandbox.values import SandboxError
 
 DOCKERFILE = ".greenloop/Dockerfile"  # a project's own image recipe; its folder is the build context
 _NOT_CONTEXT = ("runs.sqlite3", "prompts/", "plan.md")  # greenloop's own files there, not the image's

@@ -15,7 +15,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from greenloop_sandbox.base import SandboxError
 from greenloop_sandbox.images import (
     IMAGE_LABEL,
     Progress,
@@ -27,6 +26,7 @@ from greenloop_sandbox.images import (
 )
 from greenloop_sandbox.project import ProjectEnv
 from greenloop_sandbox.templates import EnvTemplate
+from greenloop_sandbox.values import SandboxError
 
 log = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ import uuid
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from greenloop_sandbox.base import ExecResult, Limits
 from greenloop_sandbox.docker_exec import run_in_container, tar_entry
 from greenloop_sandbox.reaper import owner_labels
+from greenloop_sandbox.values import ExecResult, Limits
 
 BUILD_DIR = "/tmp/greenloop-build"
 

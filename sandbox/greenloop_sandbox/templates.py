@@ -7,8 +7,8 @@ import shlex
 import tomllib
 from dataclasses import dataclass, field
 
-from greenloop_sandbox.base import SandboxError
 from greenloop_sandbox.languages import TEMPLATES_DIR, Language, load_language, template_names
+from greenloop_sandbox.values import SandboxError
 
 __all__ = ["SUPPORT_DIR", "TEMPLATES_DIR", "EnvTemplate", "load_template", "template_names"]
 

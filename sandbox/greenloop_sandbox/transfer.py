@@ -12,8 +12,8 @@ import time
 from typing import Any
 
 from greenloop_sandbox import images
-from greenloop_sandbox.base import SandboxError
 from greenloop_sandbox.templates import EnvTemplate
+from greenloop_sandbox.values import SandboxError
 
 log = logging.getLogger(__name__)
 

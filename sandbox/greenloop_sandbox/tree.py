@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from greenloop_sandbox.base import SandboxError
 from greenloop_sandbox.ignore import IgnoreRules
 from greenloop_sandbox.languages import Language, languages, template_names
+from greenloop_sandbox.values import SandboxError
 
 log = logging.getLogger(__name__)
 

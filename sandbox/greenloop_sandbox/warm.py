@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from greenloop_sandbox.base import ExecResult, SandboxError
+from greenloop_sandbox.values import ExecResult, SandboxError
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +116,10 @@ class WarmRuns:
             if self.failures >= GIVE_UP_AFTER:
                 await self.give_up(host, f"{self.failures} forked runs ended badly ({why}) where cold runs did not")
         return res, report
+
+    def worker_gone(self) -> None:
+        """The worker ended with its container or channel: the next warm run starts a new one."""
+        self.pgid = None
 
     async def restart(self, host: WorkerHost) -> None:
         """End the worker (the environment changes); the next run starts a new one."""

@@ -312,6 +312,10 @@ EditFamily = Literal[
 ]
 
 
+# loop settings renamed: old name -> new name; the old one is still read (a file, the environment, the editor)
+OLD_LOOP_NAMES = {"mutants": "small_edits", "mutation_seconds": "small_edits_seconds"}
+
+
 class LoopSettings(_Section):
     """The test-fix loop: its budgets and its steps."""
 
@@ -334,14 +338,15 @@ class LoopSettings(_Section):
         "iteration (diagnosis, search/replace edits); 'oneshot': the whole file once, greedy (a baseline).",
     )
     candidates: int = Field(default=4, ge=1, le=32, description="Candidate fixes sampled per round.")
-    mutants: int = Field(
+    small_edits: int = Field(
         default=60, ge=0, le=1000,
         description="Small edits of the function a failure is about (an operator, a constant, a twin like "
         "min/max, a statement or a name too many) tried by the tests before the model is asked; at most this "
-        "many per function. 0: none.",
+        "many per function. 0: none. (Read under its old name `mutants` too.)",
     )
-    mutation_seconds: float = Field(
-        default=150.0, gt=0, description="Longest time the small edits of one function are tested for."
+    small_edits_seconds: float = Field(
+        default=150.0, gt=0, description="Longest time the small edits of one function are tested for. "
+        "(Read under its old name `mutation_seconds` too.)"
     )
     edits_off: list[EditFamily] = Field(
         default_factory=list,
@@ -391,6 +396,29 @@ class LoopSettings(_Section):
         description="Extra globs of test files (besides the usual names and the template's test_globs).",
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names(cls, data: Any) -> Any:
+        """The small edits' settings under their old names (`mutants`, `mutation_seconds`): read as the new ones."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for old, new in OLD_LOOP_NAMES.items():
+            if old in data:
+                if new in data:
+                    raise ValueError(f"loop.{old} is the old name of loop.{new}: set only loop.{new}")
+                data[new] = data.pop(old)
+        return data
+
+    @property
+    def mutants(self) -> int:
+        """The old name of `small_edits`, for code not yet moved to it."""
+        return self.small_edits
+
+    @property
+    def mutation_seconds(self) -> float:
+        """The old name of `small_edits_seconds`, for code not yet moved to it."""
+        return self.small_edits_seconds
 
 class GenerateSettings(_Section):
     """Generating a project from a prompt."""

@@ -9,7 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# a package folder -> the module prefixes it must not import, and why (docs/design.md, "Rules that keep it livable")
+# a package folder -> the module prefixes it must not import, and why (docs/design.md, "Rules")
 RULES: dict[str, tuple[tuple[str, ...], str]] = {
     "sandbox/greenloop_sandbox": (("greenloop",), "the sandbox library is usable alone"),
     "server/greenloop/agent": (("greenloop.lsp", "greenloop.cli", "greenloop.bench"), "the agent knows no front end"),

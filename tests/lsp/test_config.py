@@ -50,6 +50,15 @@ def test_unknown_keys_and_the_api_key_are_ignored() -> None:
     assert sorted(config.ignored) == ["bogus", "llm.apiKey", "llm.nope", "loop"]
 
 
+def test_the_small_edits_old_names_are_read_and_the_new_one_wins() -> None:
+    """`greenloop.loop.mutants` (deprecated in package.json) still sets loop.small_edits; with both set, the new one."""
+    assert read_editor_config({"loop": {"mutants": 5, "mutationSeconds": 9}}).overrides == {
+        "loop": {"small_edits": 5, "small_edits_seconds": 9}}
+    for section in ({"mutants": 5, "smallEdits": 7}, {"smallEdits": 7, "mutants": 5}):
+        config = read_editor_config({"loop": section})
+        assert config.overrides == {"loop": {"small_edits": 7}} and config.ignored == []
+
+
 def test_nothing_or_not_an_object() -> None:
     assert read_editor_config(None).overrides == {}
     assert read_editor_config([1]).run_tests_on_save is False

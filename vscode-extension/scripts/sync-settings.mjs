@@ -67,6 +67,10 @@ function vscodeProperty(key, schema) {
   }
   const unset = nullable && type === 'string' && !/Unset/.test(schema.description ?? '') ? ' Empty: unset.' : '';
   prop.description = `${schema.description ?? ''}${DESCRIPTION_SUFFIX[key] ?? ''}${unset}`.trim();
+  if (schema.renamed_to) {
+    const [section] = key.split('.');
+    prop.deprecationMessage = `Renamed: greenloop.${camel(section)}.${camel(schema.renamed_to)} (this old name is still read).`;
+  }
   return prop;
 }
 

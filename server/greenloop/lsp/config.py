@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from greenloop.settings import Settings
+from greenloop.settings import OLD_LOOP_NAMES, Settings
 
 # Keys of the editor section that are not Settings fields.
 CLIENT_ONLY = {"server"}  # e.g. server.path: how the extension starts us
@@ -54,6 +54,10 @@ def _put(config: EditorConfig, model: type[BaseModel], path: tuple[str, ...], ke
     if _empty(value):
         return
     fields = model.model_fields
+    if path == ("loop",) and name in OLD_LOOP_NAMES:  # an old name: the new one, unless that is set too
+        name = OLD_LOOP_NAMES[name]
+        if name in config.overrides.get("loop", {}):
+            return
     if name not in fields or (*path, name) in NEVER_FROM_EDITOR:
         config.ignored.append(dotted)
         return

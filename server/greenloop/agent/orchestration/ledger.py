@@ -12,8 +12,7 @@ from types import MappingProxyType
 
 from greenloop.agent.events import InstalledPackage
 from greenloop.agent.orchestration.history import History
-from greenloop.agent.repair.answers import Side
-from greenloop.agent.repair.settle import Judged
+from greenloop.agent.repair.value_conflict import Judged, Side
 
 
 @dataclass

@@ -3,25 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
 
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.environment.step import EnvironmentStep
 from greenloop.agent.events import Event, Message
 from greenloop.agent.orchestration.candidate_strategy import CandidateStrategy
 from greenloop.agent.orchestration.driver import Strategy, drive
+from greenloop.agent.orchestration.focus import Focus
 from greenloop.agent.orchestration.plan_strategy import PlanStrategy
 from greenloop.agent.orchestration.run_state import RunState
 from greenloop.agent.orchestration.tests_run import run_tests_on, tests_ran
 from greenloop_sandbox import TestReport
 from greenloop_sandbox.offline import leave_out, needs_network
-
-
-@dataclass
-class Focus:
-    path: str
-    start_line: int
-    end_line: int
 
 
 async def fix_loop(

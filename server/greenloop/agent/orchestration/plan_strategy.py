@@ -38,7 +38,7 @@ from greenloop.llm import ContextOverflow, StructuredOutputError
 from greenloop_sandbox import TestReport
 
 if TYPE_CHECKING:
-    from greenloop.agent.orchestration.loop import Focus
+    from greenloop.agent.orchestration.focus import Focus
     from greenloop.agent.orchestration.run_state import RunState
 
 EDIT_REPAIRS = 2  # rounds per iteration in which rejected actions go back to the model

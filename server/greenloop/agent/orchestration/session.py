@@ -12,7 +12,8 @@ from greenloop.agent.changes.paths import safe_relpath
 from greenloop.agent.changes.text import exact_text
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import ChangeSet, Event, RunMode
-from greenloop.agent.orchestration.loop import Focus, fix_loop
+from greenloop.agent.orchestration.focus import Focus
+from greenloop.agent.orchestration.loop import fix_loop
 from greenloop.agent.orchestration.recorded_run import RunScope, recorded_run
 from greenloop.agent.orchestration.run_state import RunState
 from greenloop.agent.ports import Ports, choose_template, open_sandbox_for

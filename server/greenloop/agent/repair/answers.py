@@ -13,14 +13,10 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-from typing import TYPE_CHECKING, Literal
 
 from greenloop.agent.repair.splice import code_blocks
+from greenloop.agent.repair.value_conflict import Conflict, Side, value_of
 
-if TYPE_CHECKING:
-    from greenloop.agent.repair.verdicts import Conflict
-
-Side = Literal["code", "test"]
 _BOXED = re.compile(r"\\boxed\{(.+?)\}(?:\s|\\\)|\$|\.|$)")
 _INLINE = re.compile(r"`([^`\n]+)`")
 _EXCEPTION = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
@@ -33,25 +29,6 @@ _COMPUTE_NAMES = frozenset({
 # in prose: LaTeX's inline math or a quoted string; else a bare number or exception name
 _MARKED = re.compile(r"""\\\((.+?)\\\)|("[^"]*"|(?<!\w)'[^']*'(?!\w))""")
 _BARE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w)|\b[A-Z]\w*(?:Error|Exception)\b")
-
-
-def value_of(text: str) -> object | None:
-    """A Python literal's value (None when it is not one, or holds pytest's `...` for a value cut short)."""
-    try:
-        value = ast.literal_eval(text.strip())
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
-    return None if _cut(value) else value
-
-
-def _cut(value: object) -> bool:
-    if value is Ellipsis:
-        return True
-    if isinstance(value, dict):
-        return any(_cut(k) or _cut(v) for k, v in value.items())
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return any(_cut(v) for v in value)
-    return False
 
 
 def expression(reply: str, conflict: Conflict) -> str | None:

@@ -23,7 +23,7 @@ from greenloop.retrieval.index import is_test_path
 from greenloop_sandbox import TestReport
 
 if TYPE_CHECKING:
-    from greenloop.agent.repair.round import Tried
+    from greenloop.agent.repair.tried import Tried
 
 Route = Literal["function", "file", "blocks", "install", "checks", "mutants"]
 CODE_PLEASE = "Now give the whole corrected {what} in one code block."

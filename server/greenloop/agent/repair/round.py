@@ -32,6 +32,7 @@ from greenloop.agent.repair.check_statements import COLLECTION_ERROR
 from greenloop.agent.repair.environments import CandidateEnvironments
 from greenloop.agent.repair.progress import further, reached
 from greenloop.agent.repair.prompts import prompt_hash
+from greenloop.agent.repair.tried import Tried
 from greenloop.llm import ContextOverflow, LLMClient
 from greenloop_sandbox import TestReport
 from greenloop_sandbox.case_times import early_stop
@@ -40,28 +41,6 @@ TRIED_BEFORE = ("That change was tested already, and the tests then said: {failu
                 "Make a different change. Give the whole corrected {what} in one code block.")
 Ended = Literal["green", "better", "nothing_better", "no_candidates", "budget"]
 Environment = tuple[tuple[str, ...], tuple[str, ...], tuple[InstalledPackage, ...]]  # packages, commands, installs
-
-
-@dataclass(frozen=True)
-class Tried:
-    """One candidate as the records keep it."""
-
-    index: int
-    seed: int | None
-    temperature: float
-    status: Literal["rejected", "tested"]
-    reason: str = ""
-    diff: str = ""
-    diff_lines: int = 0
-    scope: Literal["", "failing", "all"] = ""
-    passed: int = 0
-    failed: int = 0
-    errors: int = 0
-    green: bool = False
-    further: int = 0  # its failing tests stopped later (> 0) or earlier (< 0) than the state's (progress.py)
-    feedback: str = ""  # the test output, for the next round's prompt
-    unchanged: bool = False  # the reply gave the code back as it was, and again when asked for a change
-    change_kind: str = ""  # a small edit's kind or "model" (Approach.kind_of)
 
 
 @dataclass(frozen=True)

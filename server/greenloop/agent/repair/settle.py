@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Event, Message, RoundEnded, TestsRan
-from greenloop.agent.repair.answers import Side, expression, verdict
+from greenloop.agent.repair.answers import expression, verdict
 from greenloop.agent.repair.check_statements import failing_checks
 from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
 from greenloop.agent.repair.rungs.checks import given_rung
+from greenloop.agent.repair.value_conflict import Conflict, Judged, Side
 from greenloop.agent.repair.verdicts import (
     VERDICT_TOKENS,
-    Conflict,
     conflicts,
     given_reply,
     interface,
@@ -41,7 +41,6 @@ MAX_STEPS = 6  # rewrites tested one after another in one iteration
 # none wrong), then the value or a formula (the other 2, right; alone it was wrong once, and in the
 # bench it said kelvin_to_celsius(0) is 0). A long value (Conflict.long) is not asked for as itself
 QUESTIONS = ("repair_verdict", "repair_verdict_expression", "repair_verdict_formula")
-Judged = dict[tuple[str, str, str], Side | None]  # a conflict's (call, got, want) -> the side the request is on
 
 
 @dataclass(frozen=True)

@@ -19,55 +19,19 @@ import builtins
 import re
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from greenloop.agent.prompting.files import render_prompt
-from greenloop.agent.repair.answers import Side, value_of
 from greenloop.agent.repair.cases import case_values
 from greenloop.agent.repair.check_statements import Check
+from greenloop.agent.repair.value_conflict import Conflict, Side, value_of
 from greenloop.retrieval import RepoIndex
 
 VERDICT_TOKENS = 400  # a few lines of working and the value: the 1.5B model's fizzbuzz(9) took 300
-# a value longer than this is not asked for as itself: written out, fizzbuzz(100)'s 800 characters ran
-# past VERDICT_TOKENS in both questions; an expression (a comprehension) says it in one line
-LONG_VALUE = 200
 # raised by code that cannot run as written, never a result the request asks for
 _BROKEN = (NameError, AttributeError, TypeError, ImportError, SyntaxError, RecursionError, AssertionError,
            NotImplementedError, UnboundLocalError)
 _RAISED = re.compile(r"^(?:E\s+)?([A-Z]\w*(?:Error|Exception))\b")
-
-
-@dataclass(frozen=True)
-class Conflict:
-    """A failing `assert f(<literals>) == <literal>`: what the code gave against what the check expects."""
-
-    check: Check
-    call: str  # the checked expression, as the test writes it
-    got: str  # the code's value as pytest printed it (a Python literal), or the exception it raised
-    want: str  # the expected literal, as the test writes it
-    raised: bool  # the code raised `got` instead of returning
-    statement: str  # the check, dedented
-    place: tuple[int, int, int, int]  # the expected literal in `statement`: 1-based line, col, end line, end col
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return self.call, self.got, self.want
-
-    @property
-    def long(self) -> bool:
-        """Either value is too long to ask the model to write out (LONG_VALUE)."""
-        return max(len(self.got), len(self.want)) > LONG_VALUE
-
-    def expecting_code(self) -> str:
-        """The check rewritten to expect what the code gave (a raise becomes `pytest.raises`)."""
-        if self.raised:
-            return f"with pytest.raises({self.got}):\n    {self.call}"
-        rows = self.statement.split("\n")
-        line, col, end_line, end_col = self.place
-        head, tail = rows[line - 1][:col], rows[end_line - 1][end_col:]
-        rows[line - 1 : end_line] = [head + _literal(self.got) + tail]
-        return "\n".join(rows)
 
 
 def conflicts(checks: Iterable[Check], sources: Mapping[str, str] | None = None) -> list[Conflict]:
@@ -238,14 +202,6 @@ def _place(statement: str, node: ast.expr) -> tuple[int, int, int, int]:
 
     end_line, end_col = node.end_lineno or node.lineno, node.end_col_offset or 0
     return node.lineno, column(node.lineno, node.col_offset), end_line, column(end_line, end_col)
-
-
-def _literal(got: str) -> str:
-    """The code's value as the check's new expectation; a float pytest printed long is compared approximately."""
-    value = value_of(got)
-    if isinstance(value, float) and len(repr(value)) > 12:
-        return f"pytest.approx({value:.10g})"
-    return got
 
 
 def verdict_messages(conflict: Conflict, goal: str, interface: str, template: str,

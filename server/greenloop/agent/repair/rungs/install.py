@@ -27,7 +27,7 @@ from greenloop_sandbox.languages import languages
 from greenloop_sandbox.packages import package_name
 
 if TYPE_CHECKING:
-    from greenloop.agent.repair.round import Tried
+    from greenloop.agent.repair.tried import Tried
 
 
 class InstallForm(Form):

@@ -1,8 +1,8 @@
-"""Rung "small edits": before the model is asked about a function (or a file), its one-edit copies, asked of no model.
+"""Rung "small edits": before the model is asked about a function (or a file), its small edits, asked of no model.
 
-Once per function and state, up to `loop.mutants` small edits of the function the round asks about
+Once per function and state, up to `loop.small_edits` small edits of the function the round asks about
 (mutants.py, guard_edits.py, pattern_edits.py: an operator, a constant, a twin like min/max, a
-statement or a name too many) are tested in the same iteration, for at most `loop.mutation_seconds`;
+statement or a name too many) are tested in the same iteration, for at most `loop.small_edits_seconds`;
 for a whole file (code that does not load: a `NameError`), those of the top-ranked function in it.
 Edits on the lines the failures' tracebacks go through come first, then those on the lines the
 coverage pass finds most suspicious. A small edit moves the state only when more tests pass (one
@@ -78,7 +78,7 @@ def before_the_model(approach: Approach, copy: WorkingCopy, report: TestReport, 
     for failure in report.failures:
         hot |= {f.line for f in parse_frames(failure.traceback, paths)
                 if f.path == target.path and target.start_line <= f.line <= target.end_line}
-    edits = small_edits(copy.read(target.path) or "", target, loop.mutants, hot, scores(target.path),
+    edits = small_edits(copy.read(target.path) or "", target, loop.small_edits, hot, scores(target.path),
                         loop.edits_off)
     if not edits:
         return None, key
@@ -88,7 +88,7 @@ def before_the_model(approach: Approach, copy: WorkingCopy, report: TestReport, 
 
 def applies(approach: Approach, loop: LoopSettings) -> bool:
     """Whether the round of `approach` is preceded by small edits (a function's or a file's, not a test's)."""
-    return not approach.test and loop.mutants > 0 and NAME not in loop.rungs_off and approach.form.small_edits_first
+    return not approach.test and loop.small_edits > 0 and NAME not in loop.rungs_off and approach.form.small_edits_first
 
 
 def after_the_model(report: TestReport) -> bool:
