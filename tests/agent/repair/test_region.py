@@ -154,6 +154,10 @@ def test_a_long_top_function_is_asked_for_its_region_in_place_of_its_whole_def(t
                                        ("function", "the top-ranked function, sampled hotter"),
                                        ("function", "the top-ranked function, written anew from the tests")]
     assert whys(off=["function", "hotter", "anew"])[0] == ("region", WHY)
+    # tests that may change: their rung comes right after the first code rung, the region's here
+    test = Target("test_report.py", "test_f75", "function", 4, 5)
+    writable = ladder([top], TestReport(failed=1), copy, TestFiles(writable=True), failing_tests=[test])
+    assert [(a.route, a.test) for a in writable][:3] == [("region", False), ("function", True), ("region", False)]
     # a short top function: the function rung's, unchanged
     short = Location(PATH, "Report.label", "method", END + 2, END + 3, 1.0, "frames")
     assert [a.route for a in ladder([short], TestReport(failed=1), copy, TestFiles())][:2] == ["function", "function"]
