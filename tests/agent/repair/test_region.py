@@ -87,6 +87,8 @@ def test_a_block_inside_the_function_applies_there_and_nowhere_else(tmp_path: Pa
            "<<<<<<< SEARCH\n        return out\n=======\n        return dict(out)\n>>>>>>> REPLACE\n")
     both = applied(copy, read_reply(ASKED, copy, two))
     assert both == text.replace("        return out\n", "        return dict(out)\n")
+    # unfenced blocks are asked again for a code block, and the two replies read together: the same block twice
+    assert applied(copy, read_reply(ASKED, copy, two + "\n" + "```python\n" + two + "```\n")) == both
 
 
 def test_a_reply_editing_outside_the_function_is_refused_with_its_reason(tmp_path: Path) -> None:

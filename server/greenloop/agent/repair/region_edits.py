@@ -32,7 +32,9 @@ _LEAD = re.compile(r"[ \t]*")
 def region_edits(source: str, target: Target, reply: str) -> list[EditAction]:
     """The edit that applies the reply's blocks to `target`'s lines in `source`; SpliceError says why there is none."""
     reply = reply.replace("\r\n", "\n")
-    blocks = parse_blocks(reply, target.path)
+    # a block given twice counts once: unfenced blocks are asked again for a code block (round.py), and the
+    # two replies are read together
+    blocks = list({(b.path, b.search, b.replace): b for b in parse_blocks(reply, target.path)}.values())
     if not blocks:
         raise SpliceError(_no_block(reply))
     lines = source.splitlines(keepends=True)
