@@ -357,7 +357,7 @@ class LoopSettings(_Section):
         default_factory=list,
         description="Rungs of the repair ladder not tried (for ablations), by name: \"settle\", \"install\", "
         "\"broken file\", \"properties\", \"checks\", \"small edits\", \"function\", "
-        "\"hotter\", \"anew\", \"blocks\", \"several\" (agent/repair/ladder.py); e.g. [\"hotter\"]. A name that is "
+        "\"hotter\", \"anew\", \"region\", \"blocks\", \"several\" (agent/repair/ladder.py); e.g. [\"hotter\"]. A name that is "
         "no rung ends the run with an error.",
     )
     second_look: bool = Field(

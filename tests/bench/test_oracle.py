@@ -23,6 +23,7 @@ from greenloop.agent.repair.prompts import render_failures, repair_messages
 from greenloop.agent.repair.rung import LadderState
 from greenloop.agent.repair.rungs.blocks import blocks_on
 from greenloop.agent.repair.rungs.function import FUNCTION
+from greenloop.agent.repair.rungs.region import REGION, WHY
 from greenloop.agent.repair.rungs.several import SEVERAL
 from greenloop.agent.repair.splice import Target
 from greenloop.bench.oracle import ORACLE, PROSE
@@ -154,6 +155,20 @@ def test_a_function_that_is_not_in_the_fix_is_given_back_as_it_is(oracle: Oracle
         reply = ask(oracle, "shapes-1", prompt(asked, copy, index, tmp_path))
         with pytest.raises(ReplyUnchanged):
             read_reply(asked, copy, reply)
+
+
+def test_a_region_request_gets_the_lines_the_fix_changes_inside_the_def_it_shows(
+        oracle: OracleServer, tmp_path: Path) -> None:
+    copy, index = workspace(tmp_path)
+    area = Approach(REGION, function("Circle.area").target, WHY)  # the form, whatever the def's length
+    reply = ask(oracle, "shapes-1", prompt(area, copy, index, tmp_path), stream=True)
+    assert "<<<<<<< SEARCH\n" in reply and "        return 3.14 * self.r\n=======\n" in reply and "def area" not in reply
+    text = applied(copy, read_reply(area, copy, reply))
+    assert text == BUGGY.replace("return 3.14 * self.r\n", "return math.pi * self.r ** 2\n")  # that def alone
+    for symbol in ("Circle.scale", "perimeter"):  # not in the fix: a line given back as it was
+        asked = Approach(REGION, function(symbol).target, WHY)
+        with pytest.raises(ReplyUnchanged):
+            read_reply(asked, copy, ask(oracle, "shapes-1", prompt(asked, copy, index, tmp_path)))
 
 
 def test_blocks_and_the_whole_file_give_every_def_of_the_fix_the_file_shows(oracle: OracleServer, tmp_path: Path) -> None:

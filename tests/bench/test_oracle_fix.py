@@ -7,7 +7,9 @@ import textwrap
 
 import pytest
 
-from greenloop.bench.oracle import hunks
+from greenloop.agent.repair.region_edits import region_edits
+from greenloop.agent.repair.splice import Target
+from greenloop.bench.oracle import answer, hunks
 from greenloop.bench.oracle_fix import ReferenceFix, spans
 from greenloop.bench.oracle_server import reference_of
 from greenloop.bench.suites import load_suite, repo_root
@@ -63,6 +65,32 @@ def test_the_blocks_of_every_fix_apply_one_after_another(all_fixes: list[tuple[s
                 if text != fix.fixed[path]:
                     wrong.append((case, path))
     assert wrong == []
+
+
+def test_every_def_of_a_fix_asked_as_a_region_comes_back_as_blocks_that_the_loop_applies_inside_it(
+        all_fixes: list[tuple[str, ReferenceFix]]) -> None:
+    """The region form (rungs/region.py): the oracle's blocks for each def, read by the loop's own reader
+    (region_edits.py) on the buggy file, give that def as the function form's answer does."""
+    wrong = []
+    for case, fix in all_fixes:
+        for d in fix.defs:
+            span = next(s for s in spans(fix.buggy[d.path]) if (s.symbol, s.nth) == (d.symbol, d.nth))
+            shown = "\n".join(fix.buggy[d.path].split("\n")[span.start - 1 : span.end])
+            request = f"## The function to fix: `{d.symbol}` in `{d.path}` (lines {span.start}-{span.end})\n```python\n{shown}\n```\n"
+            reply = answer(fix, [{"role": "user", "content": request}])
+            target = Target(d.path, d.symbol, "function", span.start, span.end)
+            try:
+                [edit] = region_edits(fix.buggy[d.path], target, reply)
+            except ValueError as exc:
+                wrong.append((case, d.symbol, str(exc)))
+                continue
+            assert fix.buggy[d.path].count(edit.search) == 1
+            after = fix.buggy[d.path].replace(edit.search, edit.replace)
+            scope = d.symbol.rsplit(".", 1)[0] if "." in d.symbol else ""
+            mended = fix.mend(d.path, shown, scope=scope)
+            if mended not in after:
+                wrong.append((case, d.symbol, "not the fixed def"))
+    assert len(wrong) == 0, wrong
 
 
 def test_a_def_changed_inside_another_is_its_own_and_a_twice_defined_function_is_told_apart() -> None:

@@ -2,9 +2,9 @@
 
 The oracle stands in for a model that knows each case's fix (bench/oracle_fix.py) and sees only the
 request. For every def of the fix the request shows (by its header line or its buggy lines) it answers
-in the form the request asks: the function written again (`repair_function`), SEARCH/REPLACE blocks
-(`repair_blocks`), the whole file (`repair_file`, `oneshot`, `rewrite`), or a DebugPlan's edits
-(`plan`, `improve`, `edit_repair`). A request that shows none of them gets what a model that finds no
+in the form the request asks: the function written again (`repair_function`), a long function's changed
+lines as blocks inside it (`repair_region`), SEARCH/REPLACE blocks (`repair_blocks`), the whole file
+(`repair_file`, `oneshot`, `rewrite`), or a DebugPlan's edits (`plan`, `improve`, `edit_repair`). A request that shows none of them gets what a model that finds no
 bug there says: the code given back as it is, no block, or a plan without actions. Anything else
 (a diagnosis, a value question, a request it cannot read) gets prose. Measurement only: never a default.
 """
@@ -25,6 +25,7 @@ _FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})[^\n]*\n(?P<body>.*?)^(?P=fence)[ \
 _SEVERAL = re.compile(r"^## The code to fix: \d+ definitions$", re.M)
 _ONE_OF = re.compile(r"^### `(?P<symbol>[^`]+)` in `(?P<path>[^`]+)` \(lines \d+-\d+\)$", re.M)
 _FUNCTION = re.compile(r"^## The code to fix: `(?P<symbol>[^`]+)` in `(?P<path>[^`]+)` \(lines \d+-\d+\)$", re.M)
+_REGION = re.compile(r"^## The function to fix: `(?P<symbol>[^`]+)` in `(?P<path>[^`]+)` \(lines \d+-\d+\)$", re.M)
 _FILE = re.compile(r"^## (?:The file to fix: |The file to correct: )?`(?P<path>[^`]+)`$", re.M)
 _SECTION = re.compile(r"^### (?P<path>\S+?):(?P<start>\d+)-(?P<end>\d+) (?P<symbol>\S+)[^\n]*\n(?P<body>(?:[ \t]*\d*\| [^\n]*\n?)+)",
                       re.M)
@@ -57,7 +58,9 @@ class Shown:
 
 
 def read_request(first: str) -> tuple[str, list[Shown]]:
-    """The form a request asks for (function, blocks, file, plan, prose) and the code it shows."""
+    """The form a request asks for (function, region, blocks, file, plan, prose) and the code it shows."""
+    if match := _REGION.search(first):  # a long function's lines to change, as blocks inside it
+        return "region", [Shown(match["path"], _code_after(first, match.end()), _scope(match["symbol"]))]
     if "<<<<<<< SEARCH" in first and (match := _FILE.search(first)):
         return "blocks", [Shown(match["path"], _code_after(first, match.end()), whole=True)]
     if _SEVERAL.search(first):
@@ -92,6 +95,8 @@ def answer(fix: ReferenceFix | None, messages: Sequence[Mapping[str, Any]]) -> s
     form, pieces = read_request(request.first)
     if form == "blocks":
         return _blocks(fix, pieces[0].path, pieces[0].code)
+    if form == "region":
+        return _region(fix, pieces[0], _REGION.search(request.first)["symbol"])  # type: ignore[index]
     if form == "function":
         symbol = _FUNCTION.search(request.first)["symbol"]  # type: ignore[index]
         return _function(fix, pieces[0].path, symbol, pieces[0].code)
@@ -118,6 +123,20 @@ def _function(fix: ReferenceFix, path: str, symbol: str, code: str) -> str:
     imports, helpers = needed(fix.helpers.get(path, ()), mended, code)
     block = "\n\n".join([*(["\n".join(imports)] if imports else []), *helpers, _flush(mended)])
     return f"The bug is in `{name}`; here it is fixed.\n\n```python\n{block}\n```\n"
+
+
+def _region(fix: ReferenceFix, piece: Shown, symbol: str) -> str:
+    """The lines of the shown def the fix changes, as SEARCH/REPLACE blocks inside it (no import: a region reply
+    changes that def alone); a def the fix leaves as it is, one block giving a line back as it was."""
+    name = symbol.rsplit(".", 1)[-1]
+    mended = fix.mend(piece.path, piece.code, scope=piece.scope) if piece.path in fix.fixed else piece.code
+    edits = hunks(piece.code, mended) if not _same(mended, piece.code) else []
+    if not edits:
+        header = next((row for row in piece.code.split("\n") if row.strip()), "")
+        return (f"I find no bug in `{name}`; it is right as it is.\n\n```python\n<<<<<<< SEARCH\n{header}\n=======\n"
+                f"{header}\n>>>>>>> REPLACE\n```\n")
+    body = "\n".join(f"<<<<<<< SEARCH\n{old}=======\n{new}>>>>>>> REPLACE" for old, new in edits)
+    return f"The bug is in `{name}`; these are the lines to change.\n\n```python\n{body}\n```\n"
 
 
 def needed(added: Sequence[str], mended: str, shown: str) -> tuple[list[str], list[str]]:

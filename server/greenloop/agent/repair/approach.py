@@ -25,7 +25,7 @@ from greenloop_sandbox import TestReport
 if TYPE_CHECKING:
     from greenloop.agent.repair.tried import Tried
 
-Route = Literal["function", "file", "blocks", "install", "checks", "mutants"]
+Route = Literal["function", "region", "file", "blocks", "install", "checks", "mutants"]
 CODE_PLEASE = "Now give the whole corrected {what} in one code block."
 
 

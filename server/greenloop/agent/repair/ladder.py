@@ -32,6 +32,7 @@ from greenloop.agent.repair.rungs import (
     install,
     oneshot,
     properties,
+    region,
     several,
     small_edits,
 )
@@ -48,6 +49,7 @@ ORDER: tuple[Rung, ...] = (
     function.RUNG,  # the top-ranked function, written again
     hotter.RUNG,  # the top function, sampled hotter
     anew.RUNG,  # the top function written anew from the tests, when it is most of its file
+    region.RUNG,  # a long top function: the lines to change, in place of the whole def asked above
     blocks.RUNG,  # SEARCH/REPLACE blocks on the top file
     several.RUNG,  # the top-ranked functions together, several of them changed in one reply
     checks.RUNG,  # tests that may change: the failing checks, placed right after the first rung

@@ -24,6 +24,7 @@ from greenloop.agent.repair.file_form import FILE
 from greenloop.agent.repair.prompts import checks_text, code_under_test, failing_test_targets
 from greenloop.agent.repair.rung import FILE_ROUTE_LINES, LadderState, Rung
 from greenloop.agent.repair.rungs.function import FUNCTION
+from greenloop.agent.repair.rungs.region import REGION
 from greenloop.agent.repair.salvage import rewritten_code
 from greenloop.agent.repair.splice import SpliceError, Target, Unchanged
 from greenloop.retrieval import RepoIndex
@@ -109,7 +110,7 @@ class FailingTests(Rung):
         elif state.checks:
             at = min(1, len(steps))
         else:
-            at = next((i + 1 for i, s in enumerate(steps) if s.form is FUNCTION), len(steps))
+            at = next((i + 1 for i, s in enumerate(steps) if s.form in (FUNCTION, REGION)), len(steps))  # the first code rung
         return [*steps[:at], *brought, *steps[at:]]
 
 
