@@ -9,7 +9,7 @@ import pytest
 
 from greenloop.agent import FixRequest, fix
 from greenloop.agent.events import CandidateAsked, CandidateTested, Message
-from greenloop.agent.repair.own_round import OTHER
+from greenloop.agent.repair.own_round import ALIKE, OTHER
 from tests.agent.conftest import collect, write_project
 from tests.support.scripted_llm import slow
 
@@ -38,13 +38,26 @@ async def run(tmp_path: Path, scripted_llm: Any, make_settings: Any, *replies: A
 async def test_a_small_edit_and_a_different_model_green_the_rules_choice_is_offered_and_the_other_beside_it(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:
-    _, done = await run(tmp_path, scripted_llm, make_settings, reply("    return not age < 18\n"))
-    # neither is risky, and each is one candidate's: the smaller change (the small edit) is offered, but
-    # only as plausible, since the model's own round made another change; that one is shown beside it
+    # the model's green passes the tests but not what they stand for: 100 and over are not adults to it
+    _, done = await run(tmp_path, scripted_llm, make_settings, reply("    return 18 <= age < 100\n"))
+    # neither is risky, each is one candidate's, and they give other outcomes on variants of the tests' calls
+    # (age 187, 18003): the smaller change (the small edit) is offered, but only as plausible, since the
+    # model's own round made another change; that one is shown beside it
     assert done.changes.kind != "model" and done.changes.files[0].after == ADULT.replace(">", ">=")
     assert (done.changes.risk, done.changes.risk_reason) == ("plausible", OTHER)
-    assert done.changes.other_kind == "model" and "+    return not age < 18" in done.changes.other_diff
+    assert done.changes.other_kind == "model" and "+    return 18 <= age < 100" in done.changes.other_diff
     assert "another green change (model) is shown beside it" in done.changes.label
+
+
+@pytest.mark.docker
+async def test_a_small_edit_whose_model_green_is_written_otherwise_but_behaves_alike_is_done(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    _, done = await run(tmp_path, scripted_llm, make_settings, reply("    return not age < 18\n"))
+    # another syntax tree, the same outcome on the tests' calls and on 200 variants of them: the same fix
+    assert done.changes.kind != "model" and done.changes.files[0].after == ADULT.replace(">", ">=")
+    assert (done.changes.risk, done.changes.label, done.changes.other_kind) == ("", "", "")
+    assert done.changes.reason == ALIKE
 
 
 @pytest.mark.docker

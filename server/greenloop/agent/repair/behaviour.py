@@ -23,6 +23,8 @@ PROBE = Path(__file__).with_name("probe.py")
 CALLS = f"{PROBE_DIR}/calls.pkl"
 PER_CALL = 2.0  # seconds a replayed call may take
 REPLAY_BUDGET = 90.0  # seconds for all the calls of one replay
+ALIKE_CALLS = 20  # steady calls two trees must agree on to count as alike (the bench's `equivalent` asks as many)
+VARIANTS = 200  # seeded variants of the captured calls' arguments, for `alike`
 Rows = dict[int, dict[str, Any]]
 
 
@@ -87,6 +89,38 @@ def capture_note(output: str) -> str:
         if isinstance(meta, dict) and "captured" in meta:
             return f"{meta['captured']} captured, {meta.get('not_picklable', 0)} with arguments that cannot be pickled"
     return ""
+
+
+async def alike(sandbox: SandboxPort, start: Mapping[str, bytes], first: Mapping[str, bytes],
+                second: Mapping[str, bytes], tests: Sequence[str], *, variants: int = VARIANTS) -> bool | None:
+    """Whether two changed trees give the same outcome on every call `tests` make to the definitions either
+    changed, and on `variants` seeded variants of those calls' arguments (captured on `first`, replayed on
+    both; calls that differ between two replays of `first` are left out). None when it cannot be told: no
+    python definition changed, the capture or a replay did not finish, or fewer than ALIKE_CALLS steady calls."""
+    before = _texts(start)
+    targets = list(dict.fromkeys(t for tree in (first, second) for t in changed(before, _texts(tree))))
+    if not targets:
+        return None
+    try:
+        await put(sandbox, first)
+        if await capture(sandbox, targets, tests, variants=variants) is None:
+            return None
+        one, two = await replay(sandbox), await replay(sandbox)
+        await put(sandbox, second)
+        other = await replay(sandbox)
+        if one is None or two is None or other is None:
+            return None
+        base, theirs = steady(rows(one), rows(two)), rows(other)
+        if len(base) < ALIKE_CALLS:
+            return None
+        return all(theirs.get(i, {}).get("h") == row.get("h") for i, row in base.items())
+    finally:  # the sandbox as it was: the start's tree, no probe, no calls file
+        await sandbox.sync(start)
+        await sandbox.run_command(["rm", "-rf", PROBE_DIR], seconds=30)
+
+
+def _texts(tree: Mapping[str, bytes]) -> dict[str, str]:
+    return {p: data.decode("utf-8", "surrogateescape") for p, data in tree.items()}
 
 
 def steady(first: Rows, again: Rows) -> Rows:

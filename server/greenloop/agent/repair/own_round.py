@@ -3,8 +3,9 @@
 On real projects most small-edit greens were wrong (7 of 7 on a held-out project, where a strong model gave
 the right fix each time: docs/decisions/2026-12-done-means-right.md). So before a small edit's green is offered
 as done, the model is asked about the same function as if no small edit had run. The small edit is done only
-when an independent model candidate makes the same change, or when the model's green is worse by the rules
-(risky where the small edit is not, or refused by the gates). Otherwise the small edit is offered as
+when an independent model candidate makes the same change (the same syntax tree, or the same outcome on every
+call the failing tests make and on generated variants of them: behaviour.alike), or when the model's green is
+worse by the rules (risky where the small edit is not, or refused by the gates). Otherwise the small edit is offered as
 plausible, with the model's green beside it, or the model's green is offered when the rules choose it (the
 one a second look would keep: second_look.choose), with the small edit beside it. A model round that does
 not end within `loop.own_round_seconds` is stopped: the run says so, and the small edit is plausible.
@@ -19,6 +20,7 @@ from dataclasses import replace
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Event, Message
 from greenloop.agent.repair.approach import Approach
+from greenloop.agent.repair.behaviour import alike
 from greenloop.agent.repair.overfit_shapes import Evidence
 from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
 from greenloop.agent.repair.second_look import Green, Judge, behaviour, choose, diff_of, green_of, shape
@@ -26,6 +28,8 @@ from greenloop_sandbox import TestReport
 
 NO_GREEN = "the model's own round on the same failure gave no green change to compare it with"
 OTHER = "the model's own round made another change that passes too (shown beside it)"
+ALIKE = ("the model's own round made a change written otherwise that gives the same outcome on every call the "
+         "failing tests make and on variants of them")
 
 
 async def own_round(inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport, small: Green,
@@ -67,12 +71,23 @@ async def decide(inputs: RoundInputs | None, copy: WorkingCopy, report: TestRepo
         return replace(small, reason="the model's own round made the same change", beside=("", ""))
     if model.risk and not small.risk:
         return replace(small, reason=f"the model's green {model.risk}", beside=beside_model)
+    if inputs is not None and not small.risk and await _alike(inputs, copy, report, small, model):
+        return replace(small, reason=ALIKE, beside=("", ""))
     greens = [small, model]
     counts = await behaviour(inputs, greens, copy, report) if inputs is not None else None
     chosen = choose(greens, copy, counts)
     if chosen.result is model.result:
         return replace(chosen, beside=beside_small)
     return replace(chosen, risk=chosen.risk or OTHER, beside=beside_model)
+
+
+async def _alike(inputs: RoundInputs, copy: WorkingCopy, report: TestReport, small: Green, model: Green) -> bool:
+    """Whether the two greens behave alike on the failing tests' calls and their variants (False when unknown)."""
+    failing = [f.test_id for f in report.failures if f.test_id]
+    if not failing or not small.result.files or not model.result.files:
+        return False
+    async with inputs.sandbox.lease() as box:
+        return await alike(box, copy.files(), model.result.files, small.result.files, failing) is True
 
 
 async def _within(items: AsyncIterator[Event | RoundResult], seconds: float
