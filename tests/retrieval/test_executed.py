@@ -9,8 +9,8 @@ import zlib
 import pytest
 
 from greenloop.retrieval import RepoIndex, SpectrumCache, locate
-from greenloop.retrieval.spectra import AFTER_MOVES
 from greenloop.retrieval.executed import line_scores, ochiai
+from greenloop.retrieval.spectra import AFTER_MOVES
 from greenloop_sandbox import Spectrum, TestFailure, TestLines
 from greenloop_sandbox.spectrum import parse_spectrum
 from tests.support import shop

@@ -3,7 +3,7 @@
 `RepoIndex` holds every file's definitions and references; `locate` ranks the
 code a set of failures is about (never test code); `spec_locations` returns
 the test code they come from, to show as the spec; `pack_code` packs the ranking into prompt
-text within a token budget; `outline` lists what a file defines, without bodies; a `Spectrum` (the failing tests under
+text within a token budget; `executed_callees` the defs the top one calls that a failing test ran; `outline` lists what a file defines, without bodies; a `Spectrum` (the failing tests under
 coverage, `SpectrumCache` once per run) adds the `executed` signal. Imports nothing from agent/, llm/ or lsp/.
 
 The names below are imported on first use (PEP 562): the parsing worker
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from greenloop.retrieval.model import CodePack, Definition, FileSymbols, Frame, Location, Signal
     from greenloop.retrieval.packing import pack_code
     from greenloop.retrieval.rank import locate, spec_locations
+    from greenloop.retrieval.related import executed_callees
     from greenloop.retrieval.spectra import SpectrumCache
     from greenloop.tokens import count_text as count_tokens
 
@@ -43,6 +44,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Signal": ("greenloop.retrieval.model", "Signal"),
     "SpectrumCache": ("greenloop.retrieval.spectra", "SpectrumCache"),
     "count_tokens": ("greenloop.tokens", "count_text"),
+    "executed_callees": ("greenloop.retrieval.related", "executed_callees"),
     "language_of": ("greenloop.retrieval.languages", "language_of"),
     "line_scores": ("greenloop.retrieval.executed", "line_scores"),
     "locate": ("greenloop.retrieval.rank", "locate"),
@@ -61,6 +63,7 @@ __all__ = [
     "Signal",
     "SpectrumCache",
     "count_tokens",
+    "executed_callees",
     "language_of",
     "line_scores",
     "locate",

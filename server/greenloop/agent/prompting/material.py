@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.retrieval import Location, RepoIndex, SpectrumCache, locate, pack_code
+from greenloop.retrieval import Location, RepoIndex, SpectrumCache, executed_callees, locate, pack_code
 from greenloop.tokens import count_text
 from greenloop_sandbox import Spectrum, TestFailure, TestReport
 from greenloop_sandbox.languages import source_suffixes
@@ -50,6 +50,9 @@ def numbered(text: str, start: int = 1) -> str:
 
 @dataclass
 class PromptCode:
+    """The code a prompt shows (`text`) and its locations: those shown first, then (roles "callee" and
+    "ranked") the ones a request of several defs may show too (the rung "several")."""
+
     text: str
     tokens: int
     locations: list[Location] = field(default_factory=list)
@@ -74,9 +77,20 @@ class PromptCodeBuilder:
             pack = pack_code(  # the prompt shows the failures itself: the budget goes to code
                 self.index, locations, budget_tokens=self.budget_tokens, failures=failures, failure_text=False
             )
-            return PromptCode(pack.text, pack.tokens, list(pack.locations))
+            return PromptCode(pack.text, pack.tokens, [*pack.locations, *_unshown(self.index, locations, pack.locations,
+                                                                                  spectrum)])
         text = whole_files(copy, failures)
         return PromptCode(text, count_text(text), locations)
+
+
+def _unshown(index: RepoIndex, ranked: list[Location], shown: list[Location], spectrum: Spectrum | None
+             ) -> list[Location]:
+    """What a request of several defs may show beyond the packed code: the executed callees of the top
+    function (role "callee"), then the ranked locations the packing left out (role "ranked")."""
+    top = next((loc for loc in shown if loc.role == "target" and loc.kind in ("function", "method")), None)
+    callees = executed_callees(index, top, spectrum) if top is not None else []
+    keys = {loc.key for loc in shown}
+    return [*callees, *(replace(loc, role="ranked") for loc in ranked if loc.key not in keys)]
 
 
 def coverage_note(spectrum: Spectrum) -> str:
