@@ -11,17 +11,16 @@ be undone.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.repair.approach import Approach
 
 MAX_DIFF_LINES = 60  # a longer diff is cut: the note is about a partial change, not a rewrite
 
 
-def kept_note(approach: Approach, copy: WorkingCopy, tests: TestFiles) -> str:
-    """The note for the request of `approach` ("" when its files are as in the workspace)."""
-    paths = list(dict.fromkeys(t.path for t in (approach.target, *approach.also)))
+def kept_note(paths: Sequence[str], copy: WorkingCopy, tests: TestFiles) -> str:
+    """The note for a request that shows code of `paths` ("" when they are as in the workspace)."""
     rows: list[str] = []
     for change in copy.changes().files:
         if change.path not in paths or tests.is_test(change.path) or change.before is None or change.after is None:

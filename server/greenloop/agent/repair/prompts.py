@@ -146,7 +146,7 @@ def repair_messages(
         "template": template, "failures": render_failures(report) + hints, "hints": hints,
         "spec": spec_text(index, report, tests),
         "path": target.path, "fence": language_of(target.path) or "",
-        "feedback": kept_note(approach, copy, tests) + approach.feedback,
+        "feedback": kept_note([t.path for t in (target, *approach.also)], copy, tests) + approach.feedback,
         "trust": TRUST_WRITABLE if tests.writable else TRUST_SPEC,
     }
     user = approach.form.prompt(approach, copy, index, report, tests, values, workspace)
