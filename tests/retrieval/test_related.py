@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from greenloop.retrieval import RepoIndex, executed_callees
+from greenloop.retrieval import RepoIndex, executed_callees, path_from_tests
 from greenloop.retrieval.model import Location
 from greenloop_sandbox import Spectrum, TestLines
 
@@ -66,3 +66,37 @@ async def test_no_spectrum_no_callees(index: RepoIndex) -> None:
     # without coverage nothing says which of its calls ran: the static callees alone are not offered
     assert executed_callees(index, _top(index), None) == []
     assert executed_callees(index, _top(index), Spectrum(note="no coverage runner")) == []
+
+
+RUN = b"def run(items, keep):\n    return [i for i in items if keep(i)]\n"
+FILTERS = b"""from rules import matches
+
+
+def make_filter(rule):
+    def keep(item):
+        return matches(rule, item)
+    return keep
+"""
+RULES = b"def matches(rule, item):\n    return item.startswith(rule)\n"
+RUN_TEST = b"""from report import run
+from filters import make_filter
+
+
+def test_run():
+    assert run(["ab", "b"], make_filter("a")) == ["ab"]
+"""
+
+
+async def test_the_path_from_the_failing_tests_calls_reaches_a_def_called_through_a_function_value() -> None:
+    index = RepoIndex()
+    await index.update({"report.py": RUN, "filters.py": FILTERS, "rules.py": RULES, "tests/test_run.py": RUN_TEST})
+    spectrum = Spectrum(tests=[TestLines(test_id="tests/test_run.py::test_run", outcome="failed", focus=True,
+                                         lines={"report.py": [2], "filters.py": [5, 6, 7], "rules.py": [2],
+                                                "tests/test_run.py": [6]})])
+    run = next(d for d in index.definitions("report.py") if d.symbol == "run")
+    top = Location(run.path, run.symbol, run.kind, run.start_line, run.end_line, 1.0, "top")
+    assert executed_callees(index, top, spectrum) == []  # `keep` is a parameter: no static callee of run
+    found = path_from_tests(index, ["tests/test_run.py::test_run"], spectrum)
+    assert [(loc.symbol, loc.role) for loc in found] == [("run", "path"), ("make_filter", "path"), ("matches", "path")]
+    assert "2 call(s) from the failing test" in found[2].why
+    assert path_from_tests(index, ["tests/test_run.py::test_run"], None) == []

@@ -72,7 +72,8 @@ class Location:
 
     `role` is "target" (code to change) or "spec" (test code: what the target
     must satisfy, shown read-only); a location the prompt's code does not show is
-    "callee" (a def the top one calls that a failing test ran, related.py) or
+    "callee" (a def the top one calls that a failing test ran, related.py), "path" (a def on
+    the way from the failing test's calls down that a failing test ran, related.py) or
     "ranked" (ranked, but past the packing's budget); `signals` say why it ranks where it does.
     """
 

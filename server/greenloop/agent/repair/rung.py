@@ -25,7 +25,7 @@ from greenloop_sandbox import TestReport
 
 _METHOD = re.compile(r"^\s+(?:async\s+)?def\s")
 FILE_ROUTE_LINES = 400  # longer files are not asked for whole
-UNSHOWN = ("callee", "ranked")  # location roles retrieval adds past the code a prompt shows (material.py)
+UNSHOWN = ("callee", "path", "ranked")  # location roles retrieval adds past the code a prompt shows (material.py)
 
 
 @dataclass
@@ -48,7 +48,7 @@ class LadderState:
 
     @cached_property
     def unshown(self) -> list[Location]:
-        """Functions past the shown code (roles "callee", "ranked"): what a request of several defs may add."""
+        """Functions past the shown code (roles "callee", "path", "ranked"): what a request of several defs may add."""
         return [loc for loc in self.locations if loc.role in UNSHOWN and loc.kind in ("function", "method")
                 and self._code(loc)]
 

@@ -8,7 +8,9 @@ shows them together, each with its place, once the one-def rungs and the blocks 
 had their rounds; a def the reply leaves out stays as it is. The group is chosen by relevance, within
 MAX_LINES: the top function, then the defs it calls that a failing test ran (retrieval's "callee"
 locations: a small helper in another file the ranking puts far down), then the other shown functions,
-then the ranked ones the packing left out.
+then the ranked ones the packing left out. A second request, when it differs, follows the failing
+test's own calls down (retrieval's "path" locations): the top def is not on the way to a def reached
+only through a function value (a filter passed in a parameter).
 """
 
 from __future__ import annotations
@@ -97,19 +99,30 @@ class Several(Rung):
     name = "several"
 
     def applies(self, state: LadderState) -> list[Approach]:
-        chosen: list[Target] = []
-        for loc in group_order(state):
-            target = target_of(loc)
-            overlaps = any(t.path == target.path and t.start_line <= target.end_line and target.start_line <= t.end_line
-                           for t in chosen)
-            lines = sum(t.end_line - t.start_line + 1 for t in chosen) + target.end_line - target.start_line + 1
-            if not overlaps and lines <= MAX_LINES:
-                chosen.append(target)
-            if len(chosen) == MAX_DEFS:
-                break
-        if len(chosen) < 2:
-            return []
-        return [Approach(SEVERAL, chosen[0], "the top-ranked functions together", also=tuple(chosen[1:]))]
+        first = _group(group_order(state))
+        path = _group([loc for loc in state.unshown if loc.role == "path"])
+        out: list[Approach] = []
+        if len(first) >= 2:
+            out.append(Approach(SEVERAL, first[0], "the top-ranked functions together", also=tuple(first[1:])))
+        if len(path) >= 2 and {(t.path, t.start_line) for t in path} != {(t.path, t.start_line) for t in first}:
+            out.append(Approach(SEVERAL, path[0], "the top-ranked functions together, from the failing test's calls",
+                                also=tuple(path[1:])))
+        return out
+
+
+def _group(order: list[Location]) -> list[Target]:
+    """The first of `order` that fit together: MAX_DEFS at most, MAX_LINES in all, none overlapping another."""
+    chosen: list[Target] = []
+    for loc in order:
+        target = target_of(loc)
+        overlaps = any(t.path == target.path and t.start_line <= target.end_line and target.start_line <= t.end_line
+                       for t in chosen)
+        lines = sum(t.end_line - t.start_line + 1 for t in chosen) + target.end_line - target.start_line + 1
+        if not overlaps and lines <= MAX_LINES:
+            chosen.append(target)
+        if len(chosen) == MAX_DEFS:
+            break
+    return chosen
 
 
 def group_order(state: LadderState) -> list[Location]:
@@ -119,7 +132,7 @@ def group_order(state: LadderState) -> list[Location]:
     if not functions:
         return []
     callees = [loc for loc in state.unshown if loc.role == "callee"]
-    ranked = [loc for loc in state.unshown if loc.role != "callee"]
+    ranked = [loc for loc in state.unshown if loc.role == "ranked"]
     seen: set[str] = set()
     out: list[Location] = []
     for loc in [functions[0], *callees, *functions[1:], *ranked]:
