@@ -10,6 +10,7 @@ import pytest
 
 from greenloop.retrieval import RepoIndex, SpectrumCache, locate
 from greenloop.retrieval.executed import line_scores, ochiai
+from greenloop.retrieval.spectra import AFTER_MOVES
 from greenloop_sandbox import Spectrum, TestFailure, TestLines
 from greenloop_sandbox.spectrum import parse_spectrum
 from tests.support import shop
@@ -65,22 +66,26 @@ async def test_no_failing_test_in_the_spectrum_changes_nothing(index: RepoIndex)
     assert await locate(index, [failure], spectrum=empty) == await locate(index, [failure])
 
 
-async def test_the_run_asks_once_and_drops_the_spectrum_when_the_code_moves() -> None:
+async def test_the_run_asks_once_and_again_when_the_code_moves() -> None:
     calls: list[list[str]] = []
-    spectrum = _spectrum({"mod.py": [3, 4]})
 
     async def run(ids: list[str]) -> Spectrum:
         calls.append(ids)
-        return spectrum
+        return _spectrum({"mod.py": [3, 4]})
 
     cache = SpectrumCache(run)
     index = RepoIndex()
     await index.update({"mod.py": CODE, "test_mod.py": TEST})
     failure = [TestFailure(test_id="test_mod.py::test_outer")]
-    assert await cache.get(index, failure) is spectrum
-    assert await cache.get(index, failure) is spectrum and calls == [["test_mod.py::test_outer"]]
-    await index.update({"mod.py": b"\n" + CODE, "test_mod.py": TEST})  # every line number moved
-    assert await cache.get(index, failure) is None
+    first = await cache.get(index, failure)
+    assert first is not None and await cache.get(index, failure) is first and len(calls) == 1
+    for moves in range(1, AFTER_MOVES + 1):  # every line number moved: its lines name other code, measured again
+        await index.update({"mod.py": b"\n" * moves + CODE, "test_mod.py": TEST})
+        again = await cache.get(index, failure)
+        assert again is not None and again is not first and len(calls) == 1 + moves
+        assert cache.current(index) is again
+    await index.update({"mod.py": b"\n" * 9 + CODE, "test_mod.py": TEST})
+    assert await cache.get(index, failure) is None and len(calls) == 1 + AFTER_MOVES  # bounded: then without it
     assert await SpectrumCache(None).get(index, failure) is None  # retrieval.coverage off: never asked
 
 

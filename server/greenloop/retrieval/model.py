@@ -71,7 +71,10 @@ class Location:
     """A ranked piece of code a failure is about; `to_json` is a public contract.
 
     `role` is "target" (code to change) or "spec" (test code: what the target
-    must satisfy, shown read-only); `signals` say why it ranks where it does.
+    must satisfy, shown read-only); a location the prompt's code does not show is
+    "callee" (a def the top one calls that a failing test ran, related.py), "path" (a def on
+    the way from the failing test's calls down that a failing test ran, related.py) or
+    "ranked" (ranked, but past the packing's budget); `signals` say why it ranks where it does.
     """
 
     path: str

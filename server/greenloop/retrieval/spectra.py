@@ -1,10 +1,14 @@
-"""The coverage pass of one run: asked for once, used while the files it measured are unchanged.
+"""The coverage pass of one run: asked for once, and again when the code it measured has moved.
 
 The fix loop ranks the code again every round; running the tests under
 coverage every round would double a round's test time. The first ranking
 with failures runs the pass (through the caller's sandbox port); later
 rankings reuse its spectrum as long as every file it has lines for is as it
-was, since its line numbers would point at other code otherwise. A pass in
+was, since its line numbers would point at other code otherwise. When the
+state moves (a kept change to those files) the tests that still fail run
+further than before, into code the first pass never saw (a fix of two defs:
+the first one mended, the test now reaches the second), so the pass is asked
+again, at most `AFTER_MOVES` times a run. A pass in
 which no failing test ran (the tests did not load: a module was missing) is
 asked again, once, when the failures are no longer the ones it ran for: after
 an install the same tests run, and their coverage ranks the code.
@@ -22,6 +26,8 @@ from greenloop_sandbox.spectrum import Spectrum
 
 log = logging.getLogger(__name__)
 
+AFTER_MOVES = 3  # passes asked again after the measured files changed, per run (each costs a test run)
+
 
 class SpectrumCache:
     """One run's coverage spectrum; `get` runs the pass on its first call with failures."""
@@ -32,6 +38,7 @@ class SpectrumCache:
         self._hashes: dict[str, str] = {}
         self._ran_for: set[tuple[str, str]] = set()  # the failures (id, message) the pass ran for
         self._again = 1  # how many more passes a pass without a failing test may be followed by
+        self._after_moves = AFTER_MOVES
 
     async def get(self, index: RepoIndex, failures: Sequence[TestFailure]) -> Spectrum | None:
         """The spectrum for ranking, or None (no pass asked for, it failed, or its files changed since)."""
@@ -40,6 +47,8 @@ class SpectrumCache:
         now = {(f.test_id, f.message) for f in failures}
         if self.spectrum is not None and not self.spectrum.failing and self._again and now != self._ran_for:
             self.spectrum, self._again = None, self._again - 1  # the tests may load now: measure them
+        elif self.spectrum is not None and self._after_moves and self._moved(index):
+            self.spectrum, self._after_moves = None, self._after_moves - 1  # the state moved: measure it
         if self.spectrum is None:
             self._ran_for = now
             ids = list(dict.fromkeys(f.test_id for f in failures))
@@ -52,11 +61,13 @@ class SpectrumCache:
 
     def current(self, index: RepoIndex) -> Spectrum | None:
         """The spectrum the last `get` measured, if a failing test ran and its files are as they were."""
-        if self.spectrum is None or not self.spectrum.failing:
-            return None
-        if any(_digest(index, p) != h for p, h in self._hashes.items()):
+        if self.spectrum is None or not self.spectrum.failing or self._moved(index):
             return None
         return self.spectrum
+
+    def _moved(self, index: RepoIndex) -> bool:
+        """Whether a file the pass has lines for is no longer as it measured it."""
+        return any(_digest(index, p) != h for p, h in self._hashes.items())
 
 
 def _digest(index: RepoIndex, path: str) -> str:

@@ -180,3 +180,20 @@ def test_a_method_read_as_an_attribute_is_found_in_either_of_pytests_ways_of_sho
     assert reply("assert <bound method Account.history of <bank.Account object at 0x1>> == []") == ""
     assert reply("assert <bound method Account.bank of <bank.Account object at 0x1>> == 'b'") == ""
     assert reply("assert 2 == 1\n +  where 2 = <bank.Account object at 0x7f23b8>.balance") == ""
+
+
+def test_several_asks_the_top_def_with_its_callees_then_the_path_from_the_test(tmp_path: Path) -> None:
+    # the top def is long; its executed callee is asked with it first; then, when it differs, the group that
+    # follows the failing test's own calls down (a def reached through a function value); ranked ones last
+    big = "def big(x):\n" + "    x += 1\n" * 200 + "    return helper(x)\n"
+    small = "def helper(x):\n    return x\n\n\ndef factory():\n    return 1\n\n\ndef rule(x):\n    return x\n"
+    copy = WorkingCopy(tmp_path, {"big.py": big.encode(), "small.py": small.encode(), "test_big.py": b""})
+    top = Location("big.py", "big", "function", 1, 202, 1.0, "frames")
+    callee = Location("small.py", "helper", "function", 1, 2, 0.0, "big calls it", role="callee")
+    path = [Location("small.py", "factory", "function", 5, 6, 0.0, "1 call", role="path"),
+            Location("small.py", "rule", "function", 9, 10, 0.0, "2 calls", role="path")]
+    other = Location("small.py", "rule", "function", 9, 10, 0.5, "ranked", role="ranked")
+    found = [a for a in ladder([top, other, *path, callee], TestReport(failed=1), copy, TestFiles())
+             if a.why.startswith("the top-ranked functions together")]
+    groups = [[t.symbol for t in (a.target, *a.also)] for a in found]
+    assert groups == [["big", "helper", "rule"], ["factory", "rule"]]

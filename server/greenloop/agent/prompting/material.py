@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.retrieval import Location, RepoIndex, SpectrumCache, locate, pack_code
+from greenloop.retrieval import (
+    Location,
+    RepoIndex,
+    SpectrumCache,
+    executed_callees,
+    locate,
+    pack_code,
+    path_from_tests,
+)
 from greenloop.tokens import count_text
 from greenloop_sandbox import Spectrum, TestFailure, TestReport
 from greenloop_sandbox.languages import source_suffixes
@@ -50,6 +58,9 @@ def numbered(text: str, start: int = 1) -> str:
 
 @dataclass
 class PromptCode:
+    """The code a prompt shows (`text`) and its locations: those shown first, then (roles "callee", "path"
+    and "ranked") the ones a request of several defs may show too (the rung "several")."""
+
     text: str
     tokens: int
     locations: list[Location] = field(default_factory=list)
@@ -74,9 +85,22 @@ class PromptCodeBuilder:
             pack = pack_code(  # the prompt shows the failures itself: the budget goes to code
                 self.index, locations, budget_tokens=self.budget_tokens, failures=failures, failure_text=False
             )
-            return PromptCode(pack.text, pack.tokens, list(pack.locations))
+            unshown = _unshown(self.index, locations, pack.locations, spectrum, [f.test_id for f in failures])
+            return PromptCode(pack.text, pack.tokens, [*pack.locations, *unshown])
         text = whole_files(copy, failures)
         return PromptCode(text, count_text(text), locations)
+
+
+def _unshown(index: RepoIndex, ranked: list[Location], shown: list[Location], spectrum: Spectrum | None,
+             test_ids: list[str]) -> list[Location]:
+    """What a request of several defs may show beyond the packed code: the executed callees of the top
+    function (role "callee"), the path from the failing tests' own calls down (role "path"), then the
+    ranked locations the packing left out (role "ranked")."""
+    top = next((loc for loc in shown if loc.role == "target" and loc.kind in ("function", "method")), None)
+    callees = executed_callees(index, top, spectrum) if top is not None else []
+    keys = {loc.key for loc in shown}
+    return [*callees, *path_from_tests(index, test_ids, spectrum),
+            *(replace(loc, role="ranked") for loc in ranked if loc.key not in keys)]
 
 
 def coverage_note(spectrum: Spectrum) -> str:

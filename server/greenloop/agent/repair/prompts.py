@@ -20,6 +20,7 @@ from greenloop.agent.prompting.files import render_prompt
 from greenloop.agent.prompting.material import tidy
 from greenloop.agent.repair.approach import Approach
 from greenloop.agent.repair.check_statements import Check
+from greenloop.agent.repair.kept_note import kept_note
 from greenloop.agent.repair.places import frames, known_path
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import Definition, RepoIndex, language_of
@@ -144,7 +145,8 @@ def repair_messages(
     values = {
         "template": template, "failures": render_failures(report) + hints, "hints": hints,
         "spec": spec_text(index, report, tests),
-        "path": target.path, "fence": language_of(target.path) or "", "feedback": approach.feedback,
+        "path": target.path, "fence": language_of(target.path) or "",
+        "feedback": kept_note([t.path for t in (target, *approach.also)], copy, tests) + approach.feedback,
         "trust": TRUST_WRITABLE if tests.writable else TRUST_SPEC,
     }
     user = approach.form.prompt(approach, copy, index, report, tests, values, workspace)

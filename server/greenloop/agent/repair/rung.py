@@ -25,6 +25,7 @@ from greenloop_sandbox import TestReport
 
 _METHOD = re.compile(r"^\s+(?:async\s+)?def\s")
 FILE_ROUTE_LINES = 400  # longer files are not asked for whole
+UNSHOWN = ("callee", "path", "ranked")  # location roles retrieval adds past the code a prompt shows (material.py)
 
 
 @dataclass
@@ -41,9 +42,18 @@ class LadderState:
 
     @cached_property
     def sources(self) -> list[Location]:
-        """The ranked code outside the tests, else the source files the failures name."""
-        found = [loc for loc in self.locations if not self.tests.is_test(loc.path) and self.copy.read(loc.path) is not None]
+        """The ranked code the prompt shows, outside the tests, else the source files the failures name."""
+        found = [loc for loc in self.locations if loc.role not in UNSHOWN and self._code(loc)]
         return found or _imported_sources(self.report, self.copy, self.tests)
+
+    @cached_property
+    def unshown(self) -> list[Location]:
+        """Functions past the shown code (roles "callee", "path", "ranked"): what a request of several defs may add."""
+        return [loc for loc in self.locations if loc.role in UNSHOWN and loc.kind in ("function", "method")
+                and self._code(loc)]
+
+    def _code(self, loc: Location) -> bool:
+        return not self.tests.is_test(loc.path) and self.copy.read(loc.path) is not None
 
     @cached_property
     def functions(self) -> list[Location]:

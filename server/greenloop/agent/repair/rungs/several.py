@@ -1,11 +1,16 @@
-"""Rung "several": the top-ranked functions (up to MAX_DEFS, across files), shown in one request whose reply may
-change several of them; each definition the reply gives is spliced in at its own place (splice.py).
+"""Rung "several": the top-ranked function with the code it runs (up to MAX_DEFS, across files), shown in one
+request whose reply may change several of them; each definition the reply gives is spliced in at its own place.
 
 A fix that needs two defs changed together cannot go green one def at a time: each function request
 shows one def and its reply changes that one only, and a change to one alone makes no test pass, so
 the state never moves (the oracle's loss table: "shown only part of a multi-def fix"). This rung
-shows the ranked functions together, each with its place, once the one-def rungs and the blocks on
-the top file have had their rounds; a def the reply leaves out stays as it is.
+shows them together, each with its place, once the one-def rungs and the blocks on the top file have
+had their rounds; a def the reply leaves out stays as it is. The group is chosen by relevance, within
+MAX_LINES: the top function, then the defs it calls that a failing test ran (retrieval's "callee"
+locations: a small helper in another file the ranking puts far down), then the other shown functions,
+then the ranked ones the packing left out. A second request, when it differs, follows the failing
+test's own calls down (retrieval's "path" locations): the top def is not on the way to a def reached
+only through a function value (a filter passed in a parameter).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from greenloop.agent.prompting.files import render_prompt
 from greenloop.agent.repair.approach import Approach, Form, ReplyRejected, ReplyUnchanged
 from greenloop.agent.repair.rung import LadderState, Rung, target_of
 from greenloop.agent.repair.splice import SpliceError, Target, Unchanged, splice
-from greenloop.retrieval import RepoIndex, language_of
+from greenloop.retrieval import Location, RepoIndex, language_of
 from greenloop.tokens import count_text
 from greenloop_sandbox import TestReport
 
@@ -94,19 +99,47 @@ class Several(Rung):
     name = "several"
 
     def applies(self, state: LadderState) -> list[Approach]:
-        chosen: list[Target] = []
-        for loc in state.functions:
-            target = target_of(loc)
-            inside = any(t.path == target.path and t.start_line <= target.start_line and target.end_line <= t.end_line
-                         for t in chosen)
-            lines = sum(t.end_line - t.start_line + 1 for t in chosen) + target.end_line - target.start_line + 1
-            if not inside and lines <= MAX_LINES:
-                chosen.append(target)
-            if len(chosen) == MAX_DEFS:
-                break
-        if len(chosen) < 2:
-            return []
-        return [Approach(SEVERAL, chosen[0], "the top-ranked functions together", also=tuple(chosen[1:]))]
+        first = _group(group_order(state))
+        path = _group([loc for loc in state.unshown if loc.role == "path"])
+        out: list[Approach] = []
+        if len(first) >= 2:
+            out.append(Approach(SEVERAL, first[0], "the top-ranked functions together", also=tuple(first[1:])))
+        if len(path) >= 2 and {(t.path, t.start_line) for t in path} != {(t.path, t.start_line) for t in first}:
+            out.append(Approach(SEVERAL, path[0], "the top-ranked functions together, from the failing test's calls",
+                                also=tuple(path[1:])))
+        return out
+
+
+def _group(order: list[Location]) -> list[Target]:
+    """The first of `order` that fit together: MAX_DEFS at most, MAX_LINES in all, none overlapping another."""
+    chosen: list[Target] = []
+    for loc in order:
+        target = target_of(loc)
+        overlaps = any(t.path == target.path and t.start_line <= target.end_line and target.start_line <= t.end_line
+                       for t in chosen)
+        lines = sum(t.end_line - t.start_line + 1 for t in chosen) + target.end_line - target.start_line + 1
+        if not overlaps and lines <= MAX_LINES:
+            chosen.append(target)
+        if len(chosen) == MAX_DEFS:
+            break
+    return chosen
+
+
+def group_order(state: LadderState) -> list[Location]:
+    """The functions a request of several may show, most relevant first: the top-ranked one, the defs it
+    calls that a failing test ran (related.py), the other shown functions, then the ranked ones past them."""
+    functions = state.functions
+    if not functions:
+        return []
+    callees = [loc for loc in state.unshown if loc.role == "callee"]
+    ranked = [loc for loc in state.unshown if loc.role == "ranked"]
+    seen: set[str] = set()
+    out: list[Location] = []
+    for loc in [functions[0], *callees, *functions[1:], *ranked]:
+        if loc.key not in seen:
+            seen.add(loc.key)
+            out.append(loc)
+    return out
 
 
 RUNG = Several()

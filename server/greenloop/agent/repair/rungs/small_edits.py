@@ -24,6 +24,7 @@ from greenloop.agent.plan import DebugPlan
 from greenloop.agent.repair.approach import Approach, Form, stood_by_key
 from greenloop.agent.repair.file_form import FILE
 from greenloop.agent.repair.mutants import small_edits
+from greenloop.agent.repair.rung import UNSHOWN
 from greenloop.agent.repair.rungs.function import FUNCTION
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import Location, RepoIndex, parse_frames
@@ -104,6 +105,6 @@ def key_of(copy: WorkingCopy, target: Target) -> tuple[int, str]:
 def _function_of(approach: Approach, locations: list[Location]) -> Target | None:
     if approach.form is not FILE:
         return approach.target
-    inside = next((loc for loc in locations if loc.path == approach.target.path and loc.kind in ("function", "method")),
-                  None)
+    inside = next((loc for loc in locations if loc.path == approach.target.path and loc.kind in ("function", "method")
+                   and loc.role not in UNSHOWN), None)
     return Target(inside.path, inside.symbol, inside.kind, inside.start_line, inside.end_line) if inside else None
