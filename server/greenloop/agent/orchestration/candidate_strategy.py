@@ -24,13 +24,14 @@ from greenloop.agent.orchestration import kept_green
 from greenloop.agent.orchestration.driver import Ending, RoundEnd, Stop
 from greenloop.agent.prompting.material import coverage_note
 from greenloop.agent.repair import ladder
-from greenloop.agent.repair.approach import Approach, stood_by_key, with_feedback
+from greenloop.agent.repair.approach import Approach, with_feedback
 from greenloop.agent.repair.check_statements import failing_checks
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
 from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
-from greenloop.agent.repair.rungs import small_edits
+from greenloop.agent.repair.rung import LadderState
 from greenloop.agent.repair.second_look import Green
-from greenloop.agent.repair.settle import Settled, round_event, settle, sources_of_tests
+from greenloop.agent.repair.settle import Settled, round_event, sources_of_tests
+from greenloop.agent.repair.step import AroundModel, BeforeRound
 from greenloop.agent.repair.verdicts import code_notes, conflicts
 from greenloop.errors import GreenloopError
 from greenloop.retrieval import Location, line_scores
@@ -51,6 +52,7 @@ class CandidateStrategy:
         self.state, self.copy, self.test_ids = state, copy, test_ids
         state.ledger.new_loop()
         self.oneshot = loop.strategy == "oneshot"
+        self.ladder = (ladder.BASELINE if self.oneshot else ladder.LADDER).without(loop.rungs_off)  # the order read
         self.max_iterations = 1 if self.oneshot else loop.max_iterations
         self.step, self.spent = 0, list[str]()  # the ladder's rung for this state; what the spent rungs gave
         self.feedback: dict[bool, str] = {}  # the last failed round's feedback, per target kind (a test or code)
@@ -75,8 +77,10 @@ class CandidateStrategy:
         self.report = report
         measured = state.prompt_code.spectra.spectrum
         code = await state.prompt_code.build(copy, report.failures)
-        if state.tests.writable and not self.oneshot and ladder.SETTLE not in state.settings.loop.rungs_off:
-            async for settled in self._settle(iteration, report):  # value conflicts first: no model candidates
+        for before in self.ladder.before_round:
+            if not before.applies(state.tests):
+                continue
+            async for settled in self._before(before, iteration, report):  # no model candidates
                 if isinstance(settled, TestReport):
                     report = settled
                 else:
@@ -114,10 +118,10 @@ class CandidateStrategy:
         async for end in self._after(iteration, approach, result, report):
             yield end
 
-    async def _settle(self, iteration: int, report: TestReport) -> AsyncIterator[Event | TestReport]:
-        """Settle's steps (settle.py), recorded in the ledger; then the report reached (last)."""
+    async def _before(self, step: BeforeRound, iteration: int, report: TestReport) -> AsyncIterator[Event | TestReport]:
+        """A step before the round (settle.py), recorded in the ledger; then the report reached (last)."""
         ledger = self.state.ledger
-        async for settled in settle(self.state, self.copy, report, ledger.judged, iteration, ledger.tested):
+        async for settled in step.run(self.state, self.copy, report, ledger.judged, iteration, ledger.tested):
             if isinstance(settled, Settled):
                 ledger.record_judged(settled.judged)
                 ledger.record_tested(settled.tested)
@@ -142,8 +146,7 @@ class CandidateStrategy:
             spec = []
         installed = {package_name(p) for p in ledger.packages}
         declared = [p for p in declared_packages(copy) if package_name(p) not in installed]
-        steps = ladder.ladder(locations, report, copy, state.tests, oneshot=self.oneshot, failing_tests=spec,
-                              checks=checks, declared=declared, off=state.settings.loop.rungs_off)
+        steps = self.ladder.approaches(LadderState(locations, report, copy, state.tests, spec, checks, tuple(declared)))
         return [with_feedback(s, self.feedback.get(s.test, "") + ("" if s.test else notes)) for s in steps]
 
     async def _approach(self, steps: list[Approach], report: TestReport
@@ -152,7 +155,8 @@ class CandidateStrategy:
         what the model stood by; an approach whose request cannot fit the model's window is passed over."""
         state, copy = self.state, self.copy
         if self.step == 0:  # a fresh ladder (the first, or after a move): what the model stood by is not asked first
-            while self.step + 1 < len(steps) and _asks_again(steps[self.step], state.ledger.stood_by):
+            while self.step + 1 < len(steps) and any(f.passes_over(steps[self.step], state.ledger.stood_by)
+                                                     for f in self.ladder.fresh):
                 self.step += 1
         while self.step < len(steps):
             approach = steps[self.step]
@@ -184,8 +188,8 @@ class CandidateStrategy:
         )
         result: RoundResult | None = None
         judged = _Gated()  # what the gates made of this round's green (kept_green.py)
-        edits = self._small_edits(approach, locations, report) if not oneshot else None
-        model_first = edits is not None and small_edits.after_the_model(report)
+        beside, edits = self._beside_model(approach, locations, report)
+        model_first = beside is not None and beside.when == "after the model"
         if edits is not None and not model_first:  # tested without the model
             async for item in self._edits_round(iteration, inputs, edits, report):
                 if isinstance(item, RoundResult):
@@ -222,7 +226,8 @@ class CandidateStrategy:
                     yield event
                 result = judged.refused or result
         if judged.green is not None:
-            async for item in kept_green.kept(state, inputs, approach, copy, report, judged.green, model_ran=told):
+            async for item in kept_green.kept(state, inputs, approach, copy, report, judged.green, self.ladder.on_green,
+                                              model_ran=told):
                 if isinstance(item, RoundResult):
                     result = item
                 else:
@@ -254,8 +259,9 @@ class CandidateStrategy:
         state, ledger = self.state, self.state.ledger
         if (cold := state.ports.sandbox.warm_notice()) is not None:  # runs went cold (warm.py): said once per run
             yield state.stamp(Message(text=cold, level="info"))
-        if _stood_by(result):
-            ledger.stand_by(stood_by_key(approach.target))
+        for fresh in self.ladder.fresh:
+            if (key := fresh.keeps(result)) is not None:
+                ledger.stand_by(key)
         if result.moved and result.files is not None and result.report is not None:
             self.copy.restore(result.files)
             ledger.environment_changed(result.packages, result.commands, result.installs)
@@ -291,11 +297,14 @@ class CandidateStrategy:
             else:
                 yield state.stamp(item)
 
-    def _small_edits(self, approach: Approach, locations: list[Location], report: TestReport) -> Approach | None:
-        """The small edits tried before the model is asked about `approach`'s function (rungs/small_edits.py)."""
+    def _beside_model(self, approach: Approach, locations: list[Location], report: TestReport
+                      ) -> tuple[AroundModel | None, Approach | None]:
+        """The ladder's step beside the model's round of `approach` (small edits: before it, or after it), and its
+        round's approach (None: no step, or none new in this state: rungs/small_edits.py)."""
         loop = self.state.settings.loop
-        if not small_edits.applies(approach, loop):
-            return None
+        step = next((s for s in self.ladder.beside_model if s.applies(approach, report, loop)), None)
+        if step is None:
+            return None, None
         prompt_code = self.state.prompt_code
 
         def scores(path: str) -> dict[int, float]:
@@ -303,11 +312,10 @@ class CandidateStrategy:
             return line_scores(spectrum, path) if spectrum is not None else {}
 
         ledger = self.state.ledger
-        edits, key = small_edits.before_the_model(approach, self.copy, report, locations, scores, loop,
-                                                  ledger.small_edits_tried)
+        edits, key = step.approach(approach, self.copy, report, locations, scores, loop, ledger.small_edits_tried)
         if key is not None:
             ledger.tried_small_edits(key)
-        return edits
+        return step, edits
 
 
 @dataclass
@@ -316,19 +324,6 @@ class _Gated:
 
     green: Green | None = None
     refused: RoundResult | None = None
-
-
-def _asks_again(approach: Approach, stood_by: frozenset[str]) -> bool:
-    return approach.form.stands_by and not approach.test and stood_by_key(approach.target) in stood_by
-
-
-def _stood_by(result: RoundResult) -> bool:
-    """The model stood by the code: at least half of a code round's candidates gave it back unchanged
-    (twice each), and none was better."""
-    approach, tried = result.approach, result.tried
-    if not approach.form.stands_by or approach.test or result.moved or not tried:
-        return False
-    return 2 * sum(t.unchanged for t in tried) >= len(tried)
 
 
 def _tally(result: RoundResult) -> str:

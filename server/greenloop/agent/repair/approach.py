@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
@@ -25,7 +25,7 @@ from greenloop_sandbox import TestReport
 if TYPE_CHECKING:
     from greenloop.agent.repair.round import Tried
 
-Route = Literal["function", "file", "blocks", "install", "checks", "mutants"]
+Route = str  # a form's name in the records: "function", "file", "blocks", "install", "checks", "mutants", ... (one a form)
 CODE_PLEASE = "Now give the whole corrected {what} in one code block."
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import Literal
 
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
@@ -63,9 +64,9 @@ class SmallEditsForm(Form):
 SMALL_EDITS = SmallEditsForm()
 
 
-def before_the_model(approach: Approach, copy: WorkingCopy, report: TestReport, locations: list[Location],
-                     scores: Callable[[str], dict[int, float]], loop: LoopSettings,
-                     tried: Collection[tuple[int, str]]) -> tuple[Approach | None, tuple[int, str] | None]:
+def edits_of(approach: Approach, copy: WorkingCopy, report: TestReport, locations: list[Location],
+             scores: Callable[[str], dict[int, float]], loop: LoopSettings,
+             tried: Collection[tuple[int, str]]) -> tuple[Approach | None, tuple[int, str] | None]:
     """The small edits of the function `approach` asks about (None when there are none), and the key
     (`key_of`) the run keeps as tried; (None, None) when they were `tried` in this state already.
     `scores(path)`: the coverage pass's line scores."""
@@ -88,12 +89,35 @@ def before_the_model(approach: Approach, copy: WorkingCopy, report: TestReport, 
 
 def applies(approach: Approach, loop: LoopSettings) -> bool:
     """Whether the round of `approach` is preceded by small edits (a function's or a file's, not a test's)."""
-    return not approach.test and loop.mutants > 0 and NAME not in loop.rungs_off and approach.form.small_edits_first
+    return not approach.test and loop.mutants > 0 and approach.form.small_edits_first
 
 
 def after_the_model(report: TestReport) -> bool:
     """Whether the small edits wait for the model's round: a failing test of the state hung."""
     return any(HUNG.search(f.message) for f in report.failures)
+
+
+class SmallEdits:
+    """The ladder's small edits beside a round that asks about a function or a file: before the model's round,
+    or after it when a failing test hung (`first`: whether this entry is the one before)."""
+
+    name = NAME
+
+    def __init__(self, first: bool) -> None:
+        self.first = first
+        self.when: Literal["before the model", "after the model"] = "before the model" if first else "after the model"
+
+    def applies(self, approach: Approach, report: TestReport, loop: LoopSettings) -> bool:
+        return applies(approach, loop) and after_the_model(report) is not self.first
+
+    def approach(self, approach: Approach, copy: WorkingCopy, report: TestReport, locations: list[Location],
+                 scores: Callable[[str], dict[int, float]], loop: LoopSettings,
+                 tried: Collection[tuple[int, str]]) -> tuple[Approach | None, tuple[int, str] | None]:
+        return edits_of(approach, copy, report, locations, scores, loop, tried)
+
+
+BEFORE = SmallEdits(first=True)  # tested before the model is asked
+AFTER = SmallEdits(first=False)  # a failing test hung: tested after the model's round, when it brought nothing better
 
 
 def key_of(copy: WorkingCopy, target: Target) -> tuple[int, str]:
