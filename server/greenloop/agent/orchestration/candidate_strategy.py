@@ -1,13 +1,14 @@
-"""The candidate strategy's rounds: locate, pick an approach, run a round, move only when strictly better.
+"""The candidate strategy's rounds: the ladder's next step -> its round -> the move (only when strictly better).
 
-Each iteration is one round (`round.run_round`), driven by driver.py. Its `RoundResult` decides what
-happens: green ends the run; better moves the state and starts the ladder again from the top; nothing
-better keeps the state as it was and takes the next step of the ladder (the next location, hotter
-sampling, the function anew, blocks), telling the model what the best failed candidate gave. `stuck` is
-declared only when the ladder is spent. Before the model is asked about a function (once per function
-and state), its small edits are tested (mutants.py), in the same iteration. A green passes the gates
-before it is offered (kept_green.py: no passing test broken, not much slower; then a risky one's second
-look, a small edit's own model round).
+Each iteration is one round, driven by driver.py, and reads the ladder's entries (repair/ladder.py,
+step.py) where they run: the steps before the round (settle), the next approach of the rungs (a fresh
+ladder passes over what the model stood by; one whose request cannot fit the model's window is passed
+over), the steps beside the model's round (small edits, before it or after it), the gates for a green
+(kept_green.py), then the first step on a green that applies (second look, own round). Its `RoundResult`
+is the move: better moves the state and starts the ladder again from the top; nothing better keeps the
+state and takes the ladder's next approach, telling the model what the best failed candidate gave. The
+round ends with a `RoundEnd` value (green, stuck when the ladder is spent, cut by the budget); the driver
+decides the run's end and `ending` words it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from greenloop.agent.changes.declared import declared_packages
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Event, LocationsFound, Message, TestsRan
 from greenloop.agent.orchestration import kept_green
-from greenloop.agent.orchestration.driver import Ending, RoundEnd, Stop
+from greenloop.agent.orchestration.driver import RoundEnd, Stop, Why
 from greenloop.agent.prompting.material import coverage_note
 from greenloop.agent.repair import ladder
 from greenloop.agent.repair.approach import Approach, with_feedback
@@ -58,9 +59,13 @@ class CandidateStrategy:
         self.feedback: dict[bool, str] = {}  # the last failed round's feedback, per target kind (a test or code)
         self.report: TestReport | None = None  # the state's tests as this strategy last moved them
 
-    def ending(self, why: Ending, iteration: int, report: TestReport, detail: str) -> Iterator[Event | Stop]:
+    def ending(self, why: Why, iteration: int, report: TestReport, detail: str) -> Iterator[Event | Stop]:
         report = self.report or report
-        if why == "budget":
+        if why == "green":
+            yield Stop("green", f"The tests pass ({report.summary()}).", iteration)
+        elif why == "stuck":  # the ladder is spent: this round asked nothing
+            yield Stop("stuck", f"Stopped: every approach was tried ({report.summary()}).", iteration - 1, detail)
+        elif why == "budget":
             yield Stop("budget", f"Stopped: {detail}; {report.summary()}.", iteration, detail)
         elif why == "model_error":
             yield Stop("error", f"Stopped in round {iteration}: the model call failed; {report.summary()}.",
@@ -89,7 +94,7 @@ class CandidateStrategy:
                 self.report, self.step, self.feedback = report, 0, {}
                 if report.green:
                     yield state.budget_event(iteration)
-                    yield RoundEnd(report, Stop("green", f"The tests pass ({report.summary()}).", iteration))
+                    yield RoundEnd(report, "green")
                     return
                 code = await state.prompt_code.build(copy, report.failures)
         if (spectrum := state.prompt_code.spectra.spectrum) is not None and spectrum is not measured:
@@ -104,8 +109,7 @@ class CandidateStrategy:
                 yield item
         if chosen is None:  # the ladder is spent
             evidence = "; ".join(self.spent) or "no code outside the tests was found to change"
-            yield RoundEnd(report, Stop("stuck", f"Stopped: every approach was tried ({report.summary()}).",
-                                        iteration - 1, evidence))
+            yield RoundEnd(report, "stuck", evidence)
             return
         approach, messages = chosen
         result: RoundResult | None = None
@@ -276,10 +280,9 @@ class CandidateStrategy:
             self.feedback[approach.test] = _feedback_text(approach, result)  # a diff of code says nothing to a test
         yield state.budget_event(iteration)
         if result.ended == "green" or report.green:
-            yield RoundEnd(report, Stop("green", f"The tests pass ({report.summary()}).", iteration))
-        elif result.ended == "budget":
-            why = state.over_budget() or "budget"
-            yield RoundEnd(report, Stop("budget", f"Stopped: {why}; {report.summary()}.", iteration, why))
+            yield RoundEnd(report, "green")
+        elif result.ended == "budget":  # its candidates were cut by the budget: the driver ends the run
+            yield RoundEnd(report, "budget")
         else:
             yield RoundEnd(report)
 

@@ -3,9 +3,9 @@
 The candidate strategy calls `gated` on every green round (a small edit's or a model's) and `kept` on one
 that passed. `gated` runs the regression and slowdown gates (repair/gates.py): a green that turns a passing
 test red is not green (the round becomes "nothing better", the loop goes on, the next round is told which
-tests broke); a slower one is risky. `kept` judges the green (risk.py, overfit_shapes.py); a risky one gets
-the model's second look (second_look.py), a small edit's the model's own round (own_round.py); the ledger
-keeps the green chosen, why, and the other green offered beside it.
+tests broke); a slower one is risky. `kept` judges the green (risk.py, overfit_shapes.py) by the ladder's
+first step on a green that applies (repair/ladder.py: a risky one gets the model's second look, a small
+edit's the model's own round); the ledger keeps the green chosen, why, and the other green beside it.
 """
 
 from __future__ import annotations
