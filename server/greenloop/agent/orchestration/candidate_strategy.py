@@ -290,7 +290,7 @@ class CandidateStrategy:
                            ) -> AsyncIterator[Event | RoundResult]:
         """The small edits' round (no model, at most `loop.mutation_seconds`): its events, told, then its result."""
         state = self.state
-        timed = replace(inputs, count=len(edits.replies),
+        timed = replace(inputs, count=edits.form.count(edits, inputs.count),
                         deadline=time.monotonic() + state.settings.loop.mutation_seconds)
         async for item in run_round(timed, edits, self.copy, report):
             if isinstance(item, RoundResult):

@@ -16,6 +16,7 @@ only if it brings nothing better: each edit that leaves the loop in place waits 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -35,9 +36,12 @@ from greenloop_sandbox.case_times import HUNG
 NAME = "small edits"
 
 
+@dataclass(frozen=True)
 class SmallEditsForm(Form):
     """The small edits' replies, each known before the round; read as a function's reply."""
 
+    replies: tuple[str, ...] = ()  # the candidates (mutants.py), asked of no model
+    kinds: tuple[str, ...] = ()  # the kind of each (risk.py)
     route = "mutants"
     more_passing_only = True
 
@@ -45,13 +49,13 @@ class SmallEditsForm(Form):
         return f"small edits of `{approach.target.symbol}` in {approach.target.path}"
 
     def kind_of(self, approach: Approach, index: int) -> str:
-        return approach.kinds[index - 1] if 0 < index <= len(approach.kinds) else "small edit"
+        return self.kinds[index - 1] if 0 < index <= len(self.kinds) else "small edit"
 
     def count(self, approach: Approach, asked: int) -> int:
-        return len(approach.replies)
+        return len(self.replies)
 
     def given(self, approach: Approach, index: int) -> str | None:
-        return approach.replies[index - 1]
+        return self.replies[index - 1]
 
     def prompt(self, approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
                values: dict[str, str], workspace: Path) -> str:
@@ -59,9 +63,6 @@ class SmallEditsForm(Form):
 
     def read(self, approach: Approach, copy: WorkingCopy, reply: str, is_test: Callable[[str], bool]) -> DebugPlan:
         return FUNCTION.read(approach, copy, reply, is_test)
-
-
-SMALL_EDITS = SmallEditsForm()
 
 
 def edits_of(approach: Approach, copy: WorkingCopy, report: TestReport, locations: list[Location],
@@ -83,8 +84,8 @@ def edits_of(approach: Approach, copy: WorkingCopy, report: TestReport, location
                         loop.edits_off)
     if not edits:
         return None, key
-    return Approach(SMALL_EDITS, target, "small edits of the function, tested before the model is asked",
-                    replies=tuple(r for r, _ in edits), kinds=tuple(k for _, k in edits)), key
+    form = SmallEditsForm(replies=tuple(r for r, _ in edits), kinds=tuple(k for _, k in edits))
+    return Approach(form, target, "small edits of the function, tested before the model is asked"), key
 
 
 def applies(approach: Approach, loop: LoopSettings) -> bool:
