@@ -30,11 +30,11 @@ from ablation_evidence import evidence
 from ablation_gains import gains, gains_markdown
 from ablation_offered import offers
 from ablation_plan import write_plan
-from ablation_records import FAMILIES, SECOND_LOOK, SMALL_EDITS, Cell, Row, read_folder, read_report
-from greenloop.agent.repair.ladder import ORDER, SETTLE
+from ablation_records import FAMILIES, SECOND_LOOK, Cell, Row, read_folder, read_report
+from greenloop.agent.repair.ladder import LADDER
 from greenloop.bench.suites import SUITES, load_suite
 
-RUNGS: tuple[str, ...] = (SETTLE, *(r.name for r in ORDER), SMALL_EDITS, SECOND_LOOK)
+RUNGS: tuple[str, ...] = (*LADDER.names(), SECOND_LOOK)  # settle, the rungs, small edits; the second look
 
 
 @dataclass

@@ -113,7 +113,7 @@ def test_a_fixture_a_known_plugin_gives_is_installed_as_that_plugin(tmp_path: Pa
         report = TestReport(errors=1, failures=[TestFailure(test_id="test_app.py::test_x", kind="error",
                                                             message="error", traceback=message)])
         step = ladder([top], report, copy, TestFiles())[0]
-        return step.route, step.package
+        return step.route, getattr(step.form, "package", "")  # the install form carries its package
 
     assert first("E       fixture 'mocker' not found\n>       available fixtures: cache") == ("install", "pytest-mock")
     assert first("E       fixture 'no_such_thing' not found")[0] != "install"  # no plugin known to give it
@@ -125,7 +125,7 @@ def test_the_install_rung_takes_the_declared_packages_with_the_missing_one(tmp_p
         test_id="test_app.py", kind="error", message="ModuleNotFoundError: No module named 'six'")])
     top = Location("app.py", "app", "module", 1, 1, 1.0, "frames")
     [install, *_] = ladder([top], report, copy, TestFiles(), declared=["Six>=1.12", "tomli_w"])
-    assert (install.route, install.package, install.declared) == ("install", "six", ("tomli_w",))
+    assert (install.route, install.form.package, install.form.declared) == ("install", "six", ("tomli_w",))
     assert install.label == "install six and the 1 declared"
     [action] = read_reply(install, copy, "", TestFiles().is_test).actions
     assert isinstance(action, InstallAction) and action.packages == ["six", "tomli_w"]

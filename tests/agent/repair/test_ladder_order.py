@@ -34,8 +34,7 @@ async def test_a_rung_added_by_one_module_and_one_line_runs_in_its_place(
 ) -> None:
     before = _whys(calc_project)
     # the one line: the new rung's place in the order, before the top-ranked function
-    at = [r.name for r in ladder.ORDER].index("function")
-    monkeypatch.setattr(ladder, "ORDER", (*ladder.ORDER[:at], known_fix_rung.RUNG, *ladder.ORDER[at:]))
+    monkeypatch.setattr(ladder, "LADDER", ladder.LADDER.with_rung(known_fix_rung.RUNG, before="function"))
     assert _whys(calc_project) == [known_fix_rung.WHY, *before]
 
     scripted_llm.script(WRONG, step="repair_function")

@@ -1,13 +1,14 @@
-"""The candidate strategy's rounds: locate, pick an approach, run a round, move only when strictly better.
+"""The candidate strategy's rounds: the ladder's next step -> its round -> the move (only when strictly better).
 
-Each iteration is one round (`round.run_round`), driven by driver.py. Its `RoundResult` decides what
-happens: green ends the run; better moves the state and starts the ladder again from the top; nothing
-better keeps the state as it was and takes the next step of the ladder (the next location, hotter
-sampling, the function anew, blocks), telling the model what the best failed candidate gave. `stuck` is
-declared only when the ladder is spent. Before the model is asked about a function (once per function
-and state), its small edits are tested (mutants.py), in the same iteration. A green passes the gates
-before it is offered (kept_green.py: no passing test broken, not much slower; then a risky one's second
-look, a small edit's own model round).
+Each iteration is one round, driven by driver.py, and reads the ladder's entries (repair/ladder.py,
+step.py) where they run: the steps before the round (settle), the next approach of the rungs (a fresh
+ladder passes over what the model stood by; one whose request cannot fit the model's window is passed
+over), the steps beside the model's round (small edits, before it or after it), the gates for a green
+(kept_green.py), then the first step on a green that applies (second look, own round). Its `RoundResult`
+is the move: better moves the state and starts the ladder again from the top; nothing better keeps the
+state and takes the ladder's next approach, telling the model what the best failed candidate gave. The
+round ends with a `RoundEnd` value (green, stuck when the ladder is spent, cut by the budget); the driver
+decides the run's end and `ending` words it.
 """
 
 from __future__ import annotations
@@ -21,16 +22,17 @@ from greenloop.agent.changes.declared import declared_packages
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Event, LocationsFound, Message, TestsRan
 from greenloop.agent.orchestration import kept_green
-from greenloop.agent.orchestration.driver import Ending, RoundEnd, Stop
+from greenloop.agent.orchestration.driver import RoundEnd, Stop, Why
 from greenloop.agent.prompting.material import coverage_note
 from greenloop.agent.repair import ladder
-from greenloop.agent.repair.approach import Approach, stood_by_key, with_feedback
+from greenloop.agent.repair.approach import Approach, with_feedback
 from greenloop.agent.repair.check_statements import failing_checks
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
 from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
-from greenloop.agent.repair.rungs import small_edits
+from greenloop.agent.repair.rung import LadderState
 from greenloop.agent.repair.second_look import Green
-from greenloop.agent.repair.settle import Settled, round_event, settle, sources_of_tests
+from greenloop.agent.repair.settle import Settled, round_event, sources_of_tests
+from greenloop.agent.repair.step import AroundModel, BeforeRound
 from greenloop.agent.repair.verdicts import code_notes, conflicts
 from greenloop.errors import GreenloopError
 from greenloop.retrieval import Location, line_scores
@@ -51,14 +53,19 @@ class CandidateStrategy:
         self.state, self.copy, self.test_ids = state, copy, test_ids
         state.ledger.new_loop()
         self.oneshot = loop.strategy == "oneshot"
+        self.ladder = (ladder.BASELINE if self.oneshot else ladder.LADDER).without(loop.rungs_off)  # the order read
         self.max_iterations = 1 if self.oneshot else loop.max_iterations
         self.step, self.spent = 0, list[str]()  # the ladder's rung for this state; what the spent rungs gave
         self.feedback: dict[bool, str] = {}  # the last failed round's feedback, per target kind (a test or code)
         self.report: TestReport | None = None  # the state's tests as this strategy last moved them
 
-    def ending(self, why: Ending, iteration: int, report: TestReport, detail: str) -> Iterator[Event | Stop]:
+    def ending(self, why: Why, iteration: int, report: TestReport, detail: str) -> Iterator[Event | Stop]:
         report = self.report or report
-        if why == "budget":
+        if why == "green":
+            yield Stop("green", f"The tests pass ({report.summary()}).", iteration)
+        elif why == "stuck":  # the ladder is spent: this round asked nothing
+            yield Stop("stuck", f"Stopped: every approach was tried ({report.summary()}).", iteration - 1, detail)
+        elif why == "budget":
             yield Stop("budget", f"Stopped: {detail}; {report.summary()}.", iteration, detail)
         elif why == "model_error":
             yield Stop("error", f"Stopped in round {iteration}: the model call failed; {report.summary()}.",
@@ -75,8 +82,10 @@ class CandidateStrategy:
         self.report = report
         measured = state.prompt_code.spectra.spectrum
         code = await state.prompt_code.build(copy, report.failures)
-        if state.tests.writable and not self.oneshot and ladder.SETTLE not in state.settings.loop.rungs_off:
-            async for settled in self._settle(iteration, report):  # value conflicts first: no model candidates
+        for before in self.ladder.before_round:
+            if not before.applies(state.tests):
+                continue
+            async for settled in self._before(before, iteration, report):  # no model candidates
                 if isinstance(settled, TestReport):
                     report = settled
                 else:
@@ -85,7 +94,7 @@ class CandidateStrategy:
                 self.report, self.step, self.feedback = report, 0, {}
                 if report.green:
                     yield state.budget_event(iteration)
-                    yield RoundEnd(report, Stop("green", f"The tests pass ({report.summary()}).", iteration))
+                    yield RoundEnd(report, "green")
                     return
                 code = await state.prompt_code.build(copy, report.failures)
         if (spectrum := state.prompt_code.spectra.spectrum) is not None and spectrum is not measured:
@@ -100,8 +109,7 @@ class CandidateStrategy:
                 yield item
         if chosen is None:  # the ladder is spent
             evidence = "; ".join(self.spent) or "no code outside the tests was found to change"
-            yield RoundEnd(report, Stop("stuck", f"Stopped: every approach was tried ({report.summary()}).",
-                                        iteration - 1, evidence))
+            yield RoundEnd(report, "stuck", evidence)
             return
         approach, messages = chosen
         result: RoundResult | None = None
@@ -114,10 +122,10 @@ class CandidateStrategy:
         async for end in self._after(iteration, approach, result, report):
             yield end
 
-    async def _settle(self, iteration: int, report: TestReport) -> AsyncIterator[Event | TestReport]:
-        """Settle's steps (settle.py), recorded in the ledger; then the report reached (last)."""
+    async def _before(self, step: BeforeRound, iteration: int, report: TestReport) -> AsyncIterator[Event | TestReport]:
+        """A step before the round (settle.py), recorded in the ledger; then the report reached (last)."""
         ledger = self.state.ledger
-        async for settled in settle(self.state, self.copy, report, ledger.judged, iteration, ledger.tested):
+        async for settled in step.run(self.state, self.copy, report, ledger.judged, iteration, ledger.tested):
             if isinstance(settled, Settled):
                 ledger.record_judged(settled.judged)
                 ledger.record_tested(settled.tested)
@@ -142,8 +150,7 @@ class CandidateStrategy:
             spec = []
         installed = {package_name(p) for p in ledger.packages}
         declared = [p for p in declared_packages(copy) if package_name(p) not in installed]
-        steps = ladder.ladder(locations, report, copy, state.tests, oneshot=self.oneshot, failing_tests=spec,
-                              checks=checks, declared=declared, off=state.settings.loop.rungs_off)
+        steps = self.ladder.approaches(LadderState(locations, report, copy, state.tests, spec, checks, tuple(declared)))
         return [with_feedback(s, self.feedback.get(s.test, "") + ("" if s.test else notes)) for s in steps]
 
     async def _approach(self, steps: list[Approach], report: TestReport
@@ -152,7 +159,8 @@ class CandidateStrategy:
         what the model stood by; an approach whose request cannot fit the model's window is passed over."""
         state, copy = self.state, self.copy
         if self.step == 0:  # a fresh ladder (the first, or after a move): what the model stood by is not asked first
-            while self.step + 1 < len(steps) and _asks_again(steps[self.step], state.ledger.stood_by):
+            while self.step + 1 < len(steps) and any(f.passes_over(steps[self.step], state.ledger.stood_by)
+                                                     for f in self.ladder.fresh):
                 self.step += 1
         while self.step < len(steps):
             approach = steps[self.step]
@@ -184,8 +192,8 @@ class CandidateStrategy:
         )
         result: RoundResult | None = None
         judged = _Gated()  # what the gates made of this round's green (kept_green.py)
-        edits = self._small_edits(approach, locations, report) if not oneshot else None
-        model_first = edits is not None and small_edits.after_the_model(report)
+        beside, edits = self._beside_model(approach, locations, report)
+        model_first = beside is not None and beside.when == "after the model"
         if edits is not None and not model_first:  # tested without the model
             async for item in self._edits_round(iteration, inputs, edits, report):
                 if isinstance(item, RoundResult):
@@ -222,7 +230,8 @@ class CandidateStrategy:
                     yield event
                 result = judged.refused or result
         if judged.green is not None:
-            async for item in kept_green.kept(state, inputs, approach, copy, report, judged.green, model_ran=told):
+            async for item in kept_green.kept(state, inputs, approach, copy, report, judged.green, self.ladder.on_green,
+                                              model_ran=told):
                 if isinstance(item, RoundResult):
                     result = item
                 else:
@@ -254,8 +263,9 @@ class CandidateStrategy:
         state, ledger = self.state, self.state.ledger
         if (cold := state.ports.sandbox.warm_notice()) is not None:  # runs went cold (warm.py): said once per run
             yield state.stamp(Message(text=cold, level="info"))
-        if _stood_by(result):
-            ledger.stand_by(stood_by_key(approach.target))
+        for fresh in self.ladder.fresh:
+            if (key := fresh.keeps(result)) is not None:
+                ledger.stand_by(key)
         if result.moved and result.files is not None and result.report is not None:
             self.copy.restore(result.files)
             ledger.environment_changed(result.packages, result.commands, result.installs)
@@ -270,10 +280,9 @@ class CandidateStrategy:
             self.feedback[approach.test] = _feedback_text(approach, result)  # a diff of code says nothing to a test
         yield state.budget_event(iteration)
         if result.ended == "green" or report.green:
-            yield RoundEnd(report, Stop("green", f"The tests pass ({report.summary()}).", iteration))
-        elif result.ended == "budget":
-            why = state.over_budget() or "budget"
-            yield RoundEnd(report, Stop("budget", f"Stopped: {why}; {report.summary()}.", iteration, why))
+            yield RoundEnd(report, "green")
+        elif result.ended == "budget":  # its candidates were cut by the budget: the driver ends the run
+            yield RoundEnd(report, "budget")
         else:
             yield RoundEnd(report)
 
@@ -281,7 +290,7 @@ class CandidateStrategy:
                            ) -> AsyncIterator[Event | RoundResult]:
         """The small edits' round (no model, at most `loop.mutation_seconds`): its events, told, then its result."""
         state = self.state
-        timed = replace(inputs, count=len(edits.replies),
+        timed = replace(inputs, count=edits.form.count(edits, inputs.count),
                         deadline=time.monotonic() + state.settings.loop.mutation_seconds)
         async for item in run_round(timed, edits, self.copy, report):
             if isinstance(item, RoundResult):
@@ -291,11 +300,14 @@ class CandidateStrategy:
             else:
                 yield state.stamp(item)
 
-    def _small_edits(self, approach: Approach, locations: list[Location], report: TestReport) -> Approach | None:
-        """The small edits tried before the model is asked about `approach`'s function (rungs/small_edits.py)."""
+    def _beside_model(self, approach: Approach, locations: list[Location], report: TestReport
+                      ) -> tuple[AroundModel | None, Approach | None]:
+        """The ladder's step beside the model's round of `approach` (small edits: before it, or after it), and its
+        round's approach (None: no step, or none new in this state: rungs/small_edits.py)."""
         loop = self.state.settings.loop
-        if not small_edits.applies(approach, loop):
-            return None
+        step = next((s for s in self.ladder.beside_model if s.applies(approach, report, loop)), None)
+        if step is None:
+            return None, None
         prompt_code = self.state.prompt_code
 
         def scores(path: str) -> dict[int, float]:
@@ -303,11 +315,10 @@ class CandidateStrategy:
             return line_scores(spectrum, path) if spectrum is not None else {}
 
         ledger = self.state.ledger
-        edits, key = small_edits.before_the_model(approach, self.copy, report, locations, scores, loop,
-                                                  ledger.small_edits_tried)
+        edits, key = step.approach(approach, self.copy, report, locations, scores, loop, ledger.small_edits_tried)
         if key is not None:
             ledger.tried_small_edits(key)
-        return edits
+        return step, edits
 
 
 @dataclass
@@ -316,19 +327,6 @@ class _Gated:
 
     green: Green | None = None
     refused: RoundResult | None = None
-
-
-def _asks_again(approach: Approach, stood_by: frozenset[str]) -> bool:
-    return approach.form.stands_by and not approach.test and stood_by_key(approach.target) in stood_by
-
-
-def _stood_by(result: RoundResult) -> bool:
-    """The model stood by the code: at least half of a code round's candidates gave it back unchanged
-    (twice each), and none was better."""
-    approach, tried = result.approach, result.tried
-    if not approach.form.stands_by or approach.test or result.moved or not tried:
-        return False
-    return 2 * sum(t.unchanged for t in tried) >= len(tried)
 
 
 def _tally(result: RoundResult) -> str:

@@ -2,8 +2,11 @@
 
 A strategy (`candidate_strategy.py`: candidates and the one-shot baseline; `plan_strategy.py`: the
 DebugPlan loop) fills each round: `next_round` yields the round's events and ends with one frozen
-`RoundEnd`, the state's test report after the round and, when the run is over, its `Stop`. How the
-run's end reads (budget, a failed model call, no rounds left) is the strategy's `ending`. Cancellation
+`RoundEnd`, a value: the state's test report after the round and what the round found that may end the
+run (green, stuck, an error, its candidates cut by the budget). The driver alone decides whether and why
+the run ends (`Why`: those findings, the budget before a round, a failed model call, no rounds left) and
+builds the run's one `Done`; the strategy's `ending` only words that end (the `Stop`) and tidies up
+(the plan loop keeps its best state). Cancellation
 is the consumer closing the generator (or cancelling its task): it reaches the round that is running,
 whose own `finally` stops what it started (round.py); no `Done` follows, the recorded run says it.
 """
@@ -22,12 +25,13 @@ from greenloop_sandbox import TestReport
 if TYPE_CHECKING:
     from greenloop.agent.orchestration.run_state import RunState
 
-Ending = Literal["budget", "model_error", "rounds"]  # why the driver, not a round, ends the run
+Found = Literal["green", "stuck", "error", "budget"]  # what a round found that ends the run
+Why = Literal["green", "stuck", "error", "budget", "model_error", "rounds"]  # why the driver ends the run
 
 
 @dataclass(frozen=True)
 class Stop:
-    """How the run ends: the `Done`'s outcome, summary, iterations and evidence."""
+    """How the strategy words the end the driver decided: the `Done`'s outcome, summary, iterations and evidence."""
 
     outcome: Outcome
     summary: str
@@ -37,10 +41,12 @@ class Stop:
 
 @dataclass(frozen=True)
 class RoundEnd:
-    """What every strategy's round reports: the state's tests after it, and whether the run is over."""
+    """What every strategy's round reports: the state's tests after it, and what it found that ends the run
+    (None: nothing; the driver decides)."""
 
     report: TestReport
-    stop: Stop | None = None
+    found: Found | None = None
+    evidence: str = ""  # what the finding rests on (stuck: what the spent approaches gave)
 
 
 class Strategy(Protocol):
@@ -52,8 +58,9 @@ class Strategy(Protocol):
         """The round's events, then its RoundEnd (always last)."""
         ...
 
-    def ending(self, why: Ending, iteration: int, report: TestReport, detail: str) -> Iterator[Event | Stop]:
-        """The events of an end the driver decides (`iteration`: the rounds done), then its Stop (last)."""
+    def ending(self, why: Why, iteration: int, report: TestReport, detail: str) -> Iterator[Event | Stop]:
+        """The events of the end the driver decided (`iteration`: the round it ended in, or the rounds done before
+        one that did not start), then its Stop (last)."""
         ...
 
 
@@ -80,8 +87,9 @@ async def drive(state: RunState, copy: WorkingCopy, report: TestReport, strategy
         if end is None:
             raise RuntimeError("a strategy's round ended without its RoundEnd")
         report = end.report
-        if end.stop is not None:
-            ending = iter([end.stop])
+        if end.found is not None:
+            detail = (state.over_budget() or "budget") if end.found == "budget" else end.evidence
+            ending = strategy.ending(end.found, iteration, report, detail)
             break
     if ending is None:
         ending = strategy.ending("rounds", max_it, report, "max iterations reached")

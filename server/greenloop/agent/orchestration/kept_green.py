@@ -3,15 +3,15 @@
 The candidate strategy calls `gated` on every green round (a small edit's or a model's) and `kept` on one
 that passed. `gated` runs the regression and slowdown gates (repair/gates.py): a green that turns a passing
 test red is not green (the round becomes "nothing better", the loop goes on, the next round is told which
-tests broke); a slower one is risky. `kept` judges the green (risk.py, overfit_shapes.py); a risky one gets
-the model's second look (second_look.py), a small edit's the model's own round (own_round.py); the ledger
-keeps the green chosen, why, and the other green offered beside it.
+tests broke); a slower one is risky. `kept` judges the green (risk.py, overfit_shapes.py) by the ladder's
+first step on a green that applies (repair/ladder.py: a risky one gets the model's second look, a small
+edit's the model's own round); the ledger keeps the green chosen, why, and the other green beside it.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -21,11 +21,11 @@ from greenloop.agent.prompting.material import tidy
 from greenloop.agent.repair.approach import Approach
 from greenloop.agent.repair.gates import Gate, GateResult, check
 from greenloop.agent.repair.overfit_shapes import Evidence, evidence_of
-from greenloop.agent.repair.own_round import NO_GREEN, own_round
 from greenloop.agent.repair.prompts import repair_messages
 from greenloop.agent.repair.round import RoundInputs, RoundResult
 from greenloop.agent.repair.rungs.small_edits import SmallEditsForm
-from greenloop.agent.repair.second_look import Green, green_of, hinted, second_look
+from greenloop.agent.repair.second_look import Green, GreenContext, green_of
+from greenloop.agent.repair.step import OnGreen
 from greenloop.llm import LLMError
 from greenloop_sandbox import TestReport
 
@@ -69,11 +69,11 @@ async def judged(state: RunState, inputs: RoundInputs, copy: WorkingCopy, report
 
 
 async def kept(state: RunState, inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport,
-               green: Green, model_ran: bool = False) -> AsyncIterator[Event | RoundResult]:
-    """A green that passed the gates, judged: a risky one gets the model's second look, a small edit's the
-    model's own round (`model_ran`: the model's round on it came first and gave no green, hangs-model-first).
-    Yields the events, then the round to keep; the ledger keeps what the change set says."""
-    loop = state.settings.loop
+               green: Green, on_green: Sequence[OnGreen], model_ran: bool = False) -> AsyncIterator[Event | RoundResult]:
+    """A green that passed the gates, judged by the ladder's first step `on_green` that applies (a risky one:
+    the model's second look; a small edit's: the model's own round; `model_ran`: the model's round on it came
+    first and gave no green, hangs-model-first). Yields the events, then the round to keep; the ledger keeps
+    what the change set says."""
     told: list[Event] = []
 
     async def judge(other: Green) -> Green | None:
@@ -82,33 +82,20 @@ async def kept(state: RunState, inputs: RoundInputs, approach: Approach, copy: W
         return found
 
     small = green.result.approach.route == SmallEditsForm.route
-    asked = approach.form.asks_model and not approach.test and state.over_budget() is None
-    facts = evidence(copy, report)
+    spent = state.over_budget() is not None
+    asked = approach.form.asks_model and not approach.test and not spent
+    context = GreenContext(green, approach, small, model_ran, asked, spent, state.settings.loop,
+                           lambda again: _asking(state, inputs, again, copy, report), copy, report, judge,
+                           evidence(copy, report))
     try:
-        if green.risk and approach.form.second_look and asked and loop.second_look:
-            yield Message(text=f"A {green.kind} makes the tests pass, but it {green.risk}: the model is asked once "
-                               "more, shown that change.")
-            again = hinted(approach, green)
-            async for looked in second_look(_asking(state, inputs, again, copy, report), again, copy, report, green,
-                                            judge, facts):
-                if isinstance(looked, Green):
-                    green = looked
-                else:
-                    yield looked
-        elif small and model_ran and loop.own_round:  # the model's round came first, and gave no green
-            green = replace(green, risk=green.risk or NO_GREEN, reason="the only green change")
-        elif small and asked and loop.own_round:
-            yield Message(text=f"A {green.kind} makes the tests pass: before it is offered, the model gets its own "
-                               "round on the same failure.")
-            async for looked in own_round(_asking(state, inputs, approach, copy, report), approach, copy, report,
-                                          green, loop.own_round_seconds, judge, facts):
-                if isinstance(looked, Green):
-                    green = looked
-                else:
-                    yield looked
-        elif small and loop.own_round:  # no model round to compare with: the small edit is only plausible
-            why = "the budget is spent" if state.over_budget() else f"no model is asked about {approach.label}"
-            green = replace(green, risk=green.risk or f"a small edit not checked against the model's own fix ({why})")
+        for step in on_green:
+            if step.applies(context):
+                async for looked in step.run(context):
+                    if isinstance(looked, Green):
+                        green = looked
+                    else:
+                        yield looked
+                break
     except LLMError as exc:  # the green stays; only the model's round is lost
         yield Message(text=f"The model's round failed: {exc}", level="warning")
         green = replace(green, risk=green.risk or ("a small edit not checked against the model's own fix (its "

@@ -22,7 +22,7 @@ from greenloop.agent.events import (
     PlanMade,
 )
 from greenloop.agent.orchestration.best import BestState
-from greenloop.agent.orchestration.driver import Ending, RoundEnd, Stop
+from greenloop.agent.orchestration.driver import RoundEnd, Stop, Why
 from greenloop.agent.orchestration.history import (
     Attempt,
     describe_action,
@@ -74,7 +74,15 @@ class PlanStrategy:
             self.best.offer(report, copy, 0)
         self.before: dict[str, bytes] = {}  # the files as the running round found them
 
-    def ending(self, why: Ending, iteration: int, report: TestReport, detail: str) -> Iterator[Event | Stop]:
+    def ending(self, why: Why, iteration: int, report: TestReport, detail: str) -> Iterator[Event | Stop]:
+        if why == "green":
+            return iter([Stop(*_success(report, self.instruction), iteration)])
+        if why == "stuck":
+            return self._stop(report, "stuck", "Stopped: the model repeats an attempt that did not work.", iteration,
+                              detail)
+        if why == "error":
+            msg = "The model did not return a valid plan; nothing was changed by this iteration."
+            return self._stop(report, "error", msg, iteration, detail)
         if why == "budget":
             return self._stop(report, "budget", f"Stopped: {detail}.", iteration, detail)
         if why == "model_error":
@@ -98,15 +106,11 @@ class PlanStrategy:
         async for event in step.run():
             yield event
         if step.stuck is not None:
-            for item in self._stop(report, "stuck", "Stopped: the model repeats an attempt that did not work.",
-                                   iteration, step.stuck):
-                yield item if not isinstance(item, Stop) else RoundEnd(report, item)
+            yield RoundEnd(report, "stuck", step.stuck)
             return
         self.invalid_in_a_row = self.invalid_in_a_row + 1 if step.plan is None else 0
         if self.invalid_in_a_row >= INVALID_PLANS_IN_A_ROW:
-            msg = "The model did not return a valid plan; nothing was changed by this iteration."
-            for item in self._stop(report, "error", msg, iteration, step.error):
-                yield item if not isinstance(item, Stop) else RoundEnd(report, item)
+            yield RoundEnd(report, "error", step.error)
             return
         fixing = self.instruction_done  # not carrying out a request (which may be to remove tests)
         self.instruction_done = self.instruction_done or step.changed_files
@@ -125,7 +129,7 @@ class PlanStrategy:
         step.record_outcome(report, undone)
         yield state.budget_event(iteration)
         if self.instruction_done and (report.green or (report.total == 0 and instruction)):
-            yield RoundEnd(report, Stop(*_success(report, instruction), iteration))
+            yield RoundEnd(report, "green")
             return
         yield RoundEnd(report)
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import Action, DebugPlan, EditAction
-from greenloop.agent.repair.check_statements import CHECK, Check
+from greenloop.agent.repair.check_statements import CHECK
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import RepoIndex
 from greenloop.retrieval.index import is_test_path
@@ -25,7 +25,7 @@ from greenloop_sandbox import TestReport
 if TYPE_CHECKING:
     from greenloop.agent.repair.tried import Tried
 
-Route = Literal["function", "region", "file", "blocks", "install", "checks", "mutants"]
+Route = str  # a form's name in the records: "function", "region", "file", "blocks", "install", "checks", "mutants", ... (one a form)
 CODE_PLEASE = "Now give the whole corrected {what} in one code block."
 
 
@@ -102,21 +102,16 @@ class Form:
 
 @dataclass(frozen=True)
 class Approach:
-    """What one round tries: a form, its target and how hot it samples."""
+    """What one round tries: a form, its target and how hot it samples. What only one form reads lives on that
+    form (an instance carries it: the install's packages, the failing checks, the small edits' replies)."""
 
     form: Form
     target: Target
     why: str  # why this approach (first choice, next location, hotter, ...)
     hotter: float = 0.0  # added to every candidate's temperature (the greedy one too, when > 0)
-    package: str = ""  # the install form's package
-    declared: tuple[str, ...] = ()  # the install form's first candidate installs these too (declared.py)
     feedback: str = ""  # what an earlier attempt gave, said to the model
-    bare: bool = False  # the one-shot baseline's bare prompt: failures and the file, nothing else
     test: bool = False  # the target is a failing test written in this run: its expected values may be wrong
-    checks: tuple[Check, ...] = ()  # the checks form's statements, where the failing tests stopped
-    given: str = ""  # a reply known before the round (settle.py): its first candidate, asked of no model
-    replies: tuple[str, ...] = ()  # the small edits' candidates (mutants.py), asked of no model
-    kinds: tuple[str, ...] = ()  # the kind of each of `replies` (risk.py)
+    given: str = ""  # a reply known before the round (settle.py, a rung of no model): its first candidate
     also: tuple[Target, ...] = ()  # the several-defs form's targets after `target` (rungs/several.py)
 
     @property

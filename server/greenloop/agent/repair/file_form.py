@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import difflib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from greenloop.agent.changes.testfiles import TestFiles
@@ -34,9 +35,11 @@ from greenloop.retrieval import RepoIndex
 from greenloop_sandbox import TestReport
 
 
+@dataclass(frozen=True)
 class FileForm(Form):
-    """A whole file written again."""
+    """A whole file written again (`bare`: the one-shot baseline's bare prompt, the failures and the file alone)."""
 
+    bare: bool = False
     route = "file"
     small_edits_first = second_look = True  # of the top-ranked function in it
 
@@ -52,7 +55,7 @@ class FileForm(Form):
             values |= {"code": source.rstrip("\n"), "spec": "", "related": code_under_test(index, in_file, tests)}
             return render_prompt("repair_test_file", workspace, **values)
         values["code"] = source.rstrip("\n")
-        return render_prompt("oneshot" if approach.bare else "repair_file", workspace, **values)
+        return render_prompt("oneshot" if self.bare else "repair_file", workspace, **values)
 
     def read(self, approach: Approach, copy: WorkingCopy, reply: str, is_test: Callable[[str], bool]) -> DebugPlan:
         target = approach.target

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from typing import Literal
 
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Event, Message
@@ -23,7 +24,16 @@ from greenloop.agent.repair.approach import Approach
 from greenloop.agent.repair.behaviour import alike
 from greenloop.agent.repair.overfit_shapes import Evidence
 from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
-from greenloop.agent.repair.second_look import Green, Judge, behaviour, choose, diff_of, green_of, shape
+from greenloop.agent.repair.second_look import (
+    Green,
+    GreenContext,
+    Judge,
+    behaviour,
+    choose,
+    diff_of,
+    green_of,
+    shape,
+)
 from greenloop_sandbox import TestReport
 
 NO_GREEN = "the model's own round on the same failure gave no green change to compare it with"
@@ -122,3 +132,31 @@ async def _within(items: AsyncIterator[Event | RoundResult], seconds: float
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+class OwnRound:
+    """On a small edit's green (`loop.own_round`): the model's own round on the same failure, when it may be
+    asked and its round did not come first; otherwise the small edit is offered as plausible, and why."""
+
+    name = ""
+    when: Literal["on a green"] = "on a green"
+
+    def applies(self, g: GreenContext) -> bool:
+        return g.small and g.loop.own_round
+
+    async def run(self, g: GreenContext) -> AsyncIterator[Event | Green]:
+        green = g.green
+        if g.model_ran:  # the model's round came first, and gave no green
+            yield replace(green, risk=green.risk or NO_GREEN, reason="the only green change")
+        elif g.asked:
+            yield Message(text=f"A {green.kind} makes the tests pass: before it is offered, the model gets its own "
+                               "round on the same failure.")
+            async for looked in own_round(g.ask(g.approach), g.approach, g.copy, g.report, green,
+                                          g.loop.own_round_seconds, g.judge, g.evidence):
+                yield looked
+        else:  # no model round to compare with: the small edit is only plausible
+            why = "the budget is spent" if g.budget_spent else f"no model is asked about {g.approach.label}"
+            yield replace(green, risk=green.risk or f"a small edit not checked against the model's own fix ({why})")
+
+
+STEP = OwnRound()

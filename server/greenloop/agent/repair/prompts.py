@@ -153,11 +153,12 @@ def repair_messages(
     return [{"role": "system", "content": render_prompt("system", workspace)}, {"role": "user", "content": user}]
 
 
-def checks_text(approach: Approach) -> str:
-    """Each failing check: its test, its lines, and what the failure said (what the code gave)."""
-    fence = language_of(approach.target.path) or ""
+def checks_text(checks: Sequence[Check], path: str) -> str:
+    """Each failing check: its test, its lines, and what the failure said (what the code gave); `path`: the
+    first check's file (its language fences the code)."""
+    fence = language_of(path) or ""
     parts = []
-    for number, check in enumerate(approach.checks, 1):
+    for number, check in enumerate(checks, 1):
         case = (f"\n(an entry of the test's `parametrize` list ({', '.join(check.names)}), for "
                 f"`{' '.join(check.via.split())}`: correct the entry)") if check.via else ""
         parts.append(f"{number}. `{check.test}` in `{check.path}`, line {check.start_line}:\n```{fence}\n"

@@ -17,14 +17,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.events import Event
+from greenloop.agent.events import Event, Message
 from greenloop.agent.repair.approach import Approach, with_feedback
 from greenloop.agent.repair.behaviour import changes_on_passing_calls
 from greenloop.agent.repair.overfit_shapes import Evidence
 from greenloop.agent.repair.risk import normal_tree, risk
 from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
+from greenloop.settings import LoopSettings
 from greenloop_sandbox import TestReport
 
 HINT = ("\n## A change that makes the tests pass\n```diff\n{diff}\n```\nThis change makes the tests pass, but it "
@@ -44,6 +46,25 @@ class Green:
 
 
 Judge = Callable[[Green], Awaitable[Green | None]]  # the gates (gates.py): a green kept, its risk added, or None
+
+
+@dataclass(frozen=True)
+class GreenContext:
+    """What a step on a green (step.py's `OnGreen`) reads: the green that passed the gates, the round's approach,
+    whether the model may be asked again, and how to ask it."""
+
+    green: Green
+    approach: Approach  # the round's approach (the model's, also when the green is a small edit's)
+    small: bool  # the green is a small edit's
+    model_ran: bool  # the model's round on it came first and gave no green (hangs-model-first)
+    asked: bool  # the model may be asked again: the approach asks one, about code, and the budget is not spent
+    budget_spent: bool
+    loop: LoopSettings
+    ask: Callable[[Approach], RoundInputs]  # the round's inputs with the messages that ask an approach
+    copy: WorkingCopy
+    report: TestReport
+    judge: Judge  # the gates for a green of the step's own round
+    evidence: Evidence
 
 
 def diff_of(green: Green) -> str:
@@ -165,3 +186,22 @@ def shape(green: Green, copy: WorkingCopy) -> str:
 def _text(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
+
+class SecondLook:
+    """On a green: a risky one gets the model's second look, shown that change (`loop.second_look`)."""
+
+    name = ""
+    when: Literal["on a green"] = "on a green"
+
+    def applies(self, g: GreenContext) -> bool:
+        return bool(g.green.risk) and g.approach.form.second_look and g.asked and g.loop.second_look
+
+    async def run(self, g: GreenContext) -> AsyncIterator[Event | Green]:
+        yield Message(text=f"A {g.green.kind} makes the tests pass, but it {g.green.risk}: the model is asked once "
+                           "more, shown that change.")
+        again = hinted(g.approach, g.green)
+        async for looked in second_look(g.ask(again), again, g.copy, g.report, g.green, g.judge, g.evidence):
+            yield looked
+
+
+STEP = SecondLook()

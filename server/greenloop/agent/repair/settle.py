@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
@@ -153,3 +153,21 @@ def round_event(iteration: int, result: RoundResult) -> RoundEnded:
         tested=sum(1 for t in result.tried if t.status == "tested"), best=best.index if best else None,
         best_summary=summary, moved=result.moved, ended=result.ended,
     )
+
+
+class Settle:
+    """Before each round, when the tests may change: value conflicts judged and the checks rewritten (above)."""
+
+    name = "settle"
+    when: Literal["before the round"] = "before the round"
+
+    def applies(self, tests: TestFiles) -> bool:
+        return tests.writable
+
+    def run(self, state: RunState, copy: WorkingCopy, report: TestReport,
+            judged: Mapping[tuple[str, str, str], Side | None], iteration: int,
+            seen: Mapping[int, str]) -> AsyncIterator[Event | Settled]:
+        return settle(state, copy, report, judged, iteration, seen)
+
+
+STEP = Settle()

@@ -11,7 +11,7 @@ after the first function rung. Settle's rewritten checks are this form with its 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from greenloop.agent.changes.testfiles import TestFiles
@@ -34,13 +34,15 @@ CHECKS_TOKENS = 600  # a sentence per check and the checks again: a few lines ea
 CHECKS_PLEASE = "Now give the {count} check(s), corrected or as they are, in one code block."
 
 
+@dataclass(frozen=True)
 class ChecksForm(Form):
     """The failing checks, each given back corrected or as it is."""
 
+    checks: tuple[Check, ...] = ()  # the statements where the failing tests stopped
     route = "checks"
 
     def label(self, approach: Approach) -> str:
-        return f"checks in {', '.join(dict.fromkeys(c.path for c in approach.checks))} ({len(approach.checks)} failing)"
+        return f"checks in {', '.join(dict.fromkeys(c.path for c in self.checks))} ({len(self.checks)} failing)"
 
     def kind_of(self, approach: Approach, index: int) -> str:
         return "checks"
@@ -49,19 +51,19 @@ class ChecksForm(Form):
         return CHECKS_TOKENS
 
     def please(self, approach: Approach) -> str:
-        return CHECKS_PLEASE.format(count=len(approach.checks))
+        return CHECKS_PLEASE.format(count=len(self.checks))
 
     def prompt(self, approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
                values: dict[str, str], workspace: Path) -> str:
-        values |= {"checks": checks_text(approach), "count": str(len(approach.checks)),
+        values |= {"checks": checks_text(self.checks, approach.target.path), "count": str(len(self.checks)),
                    "related": code_under_test(index, failing_test_targets(index, report, tests), tests)}
         return render_prompt("repair_checks", workspace, **values)
 
     def read(self, approach: Approach, copy: WorkingCopy, reply: str, is_test: Callable[[str], bool]) -> DebugPlan:
         """A checks reply that rewrote the code under test instead is that code's candidate (salvage.py)."""
         try:
-            files = {c.path: copy.read(c.path) or "" for c in approach.checks}
-            edits = splice_checks(approach.checks, files, reply)
+            files = {c.path: copy.read(c.path) or "" for c in self.checks}
+            edits = splice_checks(self.checks, files, reply)
         except Unchanged as exc:
             raise ReplyUnchanged(str(exc)) from None
         except SpliceError as exc:
@@ -72,15 +74,12 @@ class ChecksForm(Form):
         return DebugPlan(diagnosis="the failing checks corrected", actions=list(edits))
 
 
-CHECKS = ChecksForm()
-
-
 def checks_rung(checks: Sequence[Check]) -> Approach:
     """The statements the failing tests stopped at (all asked in one round; the target names the first's file)."""
     first = checks[0]
     target = Target(first.path, first.path, "checks", first.start_line, first.end_line)
-    return Approach(CHECKS, target, "the failing checks: written with the code, what they expect may be wrong",
-                    test=True, checks=tuple(checks))
+    return Approach(ChecksForm(tuple(checks)), target,
+                    "the failing checks: written with the code, what they expect may be wrong", test=True)
 
 
 def given_rung(checks: Sequence[Check], given: str) -> Approach:

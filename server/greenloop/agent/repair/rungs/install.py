@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -30,29 +30,32 @@ if TYPE_CHECKING:
     from greenloop.agent.repair.tried import Tried
 
 
+@dataclass(frozen=True)
 class InstallForm(Form):
     """The package (and the declared ones) installed in the candidate's environment; no model is asked."""
 
+    package: str = ""
+    declared: tuple[str, ...] = ()  # the first candidate installs these too (declared.py)
     route = "install"
     asks_model = False
     changes_files = False  # an install changes no file: what it installed tells two installs apart
     changes_environment = True
 
     def label(self, approach: Approach) -> str:
-        return f"install {approach.package}" + (f" and the {len(approach.declared)} declared" if approach.declared else "")
+        return f"install {self.package}" + (f" and the {len(self.declared)} declared" if self.declared else "")
 
     def kind_of(self, approach: Approach, index: int) -> str:
         return "install"
 
     def count(self, approach: Approach, asked: int) -> int:
-        return 2 if approach.declared else 1  # the declared packages with the missing one, then it alone
+        return 2 if self.declared else 1  # the declared packages with the missing one, then it alone
 
     def variant(self, approach: Approach, index: int, tried: Sequence[Tried]) -> Approach | None:
         if index == 1:
             return approach
         if not (tried and tried[-1].index == index - 1 and tried[-1].status == "rejected"):
             return None  # the declared packages installed: the missing one alone is no other candidate
-        return replace(approach, declared=())
+        return replace(approach, form=replace(self, declared=()))
 
     def module(self, approach: Approach) -> str:
         return approach.target.name
@@ -62,11 +65,8 @@ class InstallForm(Form):
         return BLOCKS.prompt(approach, copy, index, report, tests, values, workspace)  # measured, never sent
 
     def read(self, approach: Approach, copy: WorkingCopy, reply: str, is_test: Callable[[str], bool]) -> DebugPlan:
-        packages = [approach.package, *approach.declared]
+        packages = [self.package, *self.declared]
         return DebugPlan(diagnosis=f"install {' '.join(packages)}", actions=[InstallAction(packages=packages)])
-
-
-INSTALL = InstallForm()
 
 
 class Install(Rung):
@@ -78,8 +78,7 @@ class Install(Rung):
             return []
         also = tuple(p for p in state.declared if package_name(p) != package_name(package)) \
             if language == "python" else ()
-        return [Approach(INSTALL, Target("", missing, "module", 0, 0), "a module is not installed", package=package,
-                         declared=also)]
+        return [Approach(InstallForm(package, also), Target("", missing, "module", 0, 0), "a module is not installed")]
 
 
 def _own_modules(copy: WorkingCopy) -> set[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from greenloop.agent.repair.approach import Approach
-from greenloop.agent.repair.file_form import whole_file
+from greenloop.agent.repair.file_form import FileForm, whole_file
 from greenloop.agent.repair.rung import LadderState, Rung
 
 
@@ -15,7 +15,7 @@ class Oneshot(Rung):
     def applies(self, state: LadderState) -> list[Approach]:
         if not state.sources:
             return []
-        return [replace(whole_file(state.sources[0].path, "the whole file, once (baseline)"), bare=True)]
+        return [replace(whole_file(state.sources[0].path, "the whole file, once (baseline)"), form=FileForm(bare=True))]
 
 
 RUNG = Oneshot()

@@ -16,7 +16,9 @@ only if it brings nothing better: each edit that leaves the loop in place waits 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
@@ -35,9 +37,12 @@ from greenloop_sandbox.case_times import HUNG
 NAME = "small edits"
 
 
+@dataclass(frozen=True)
 class SmallEditsForm(Form):
     """The small edits' replies, each known before the round; read as a function's reply."""
 
+    replies: tuple[str, ...] = ()  # the candidates (mutants.py), asked of no model
+    kinds: tuple[str, ...] = ()  # the kind of each (risk.py)
     route = "mutants"
     more_passing_only = True
 
@@ -45,13 +50,13 @@ class SmallEditsForm(Form):
         return f"small edits of `{approach.target.symbol}` in {approach.target.path}"
 
     def kind_of(self, approach: Approach, index: int) -> str:
-        return approach.kinds[index - 1] if 0 < index <= len(approach.kinds) else "small edit"
+        return self.kinds[index - 1] if 0 < index <= len(self.kinds) else "small edit"
 
     def count(self, approach: Approach, asked: int) -> int:
-        return len(approach.replies)
+        return len(self.replies)
 
     def given(self, approach: Approach, index: int) -> str | None:
-        return approach.replies[index - 1]
+        return self.replies[index - 1]
 
     def prompt(self, approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
                values: dict[str, str], workspace: Path) -> str:
@@ -61,12 +66,9 @@ class SmallEditsForm(Form):
         return FUNCTION.read(approach, copy, reply, is_test)
 
 
-SMALL_EDITS = SmallEditsForm()
-
-
-def before_the_model(approach: Approach, copy: WorkingCopy, report: TestReport, locations: list[Location],
-                     scores: Callable[[str], dict[int, float]], loop: LoopSettings,
-                     tried: Collection[tuple[int, str]]) -> tuple[Approach | None, tuple[int, str] | None]:
+def edits_of(approach: Approach, copy: WorkingCopy, report: TestReport, locations: list[Location],
+             scores: Callable[[str], dict[int, float]], loop: LoopSettings,
+             tried: Collection[tuple[int, str]]) -> tuple[Approach | None, tuple[int, str] | None]:
     """The small edits of the function `approach` asks about (None when there are none), and the key
     (`key_of`) the run keeps as tried; (None, None) when they were `tried` in this state already.
     `scores(path)`: the coverage pass's line scores."""
@@ -83,8 +85,8 @@ def before_the_model(approach: Approach, copy: WorkingCopy, report: TestReport, 
                         loop.edits_off)
     if not edits:
         return None, key
-    return Approach(SMALL_EDITS, target, "small edits of the function, tested before the model is asked",
-                    replies=tuple(r for r, _ in edits), kinds=tuple(k for _, k in edits)), key
+    form = SmallEditsForm(replies=tuple(r for r, _ in edits), kinds=tuple(k for _, k in edits))
+    return Approach(form, target, "small edits of the function, tested before the model is asked"), key
 
 
 def applies(approach: Approach, loop: LoopSettings) -> bool:
@@ -95,6 +97,29 @@ def applies(approach: Approach, loop: LoopSettings) -> bool:
 def after_the_model(report: TestReport) -> bool:
     """Whether the small edits wait for the model's round: a failing test of the state hung."""
     return any(HUNG.search(f.message) for f in report.failures)
+
+
+class SmallEdits:
+    """The ladder's small edits beside a round that asks about a function or a file: before the model's round,
+    or after it when a failing test hung (`first`: whether this entry is the one before)."""
+
+    name = NAME
+
+    def __init__(self, first: bool) -> None:
+        self.first = first
+        self.when: Literal["before the model", "after the model"] = "before the model" if first else "after the model"
+
+    def applies(self, approach: Approach, report: TestReport, loop: LoopSettings) -> bool:
+        return applies(approach, loop) and after_the_model(report) is not self.first
+
+    def approach(self, approach: Approach, copy: WorkingCopy, report: TestReport, locations: list[Location],
+                 scores: Callable[[str], dict[int, float]], loop: LoopSettings,
+                 tried: Collection[tuple[int, str]]) -> tuple[Approach | None, tuple[int, str] | None]:
+        return edits_of(approach, copy, report, locations, scores, loop, tried)
+
+
+BEFORE = SmallEdits(first=True)  # tested before the model is asked
+AFTER = SmallEdits(first=False)  # a failing test hung: tested after the model's round, when it brought nothing better
 
 
 def key_of(copy: WorkingCopy, target: Target) -> tuple[int, str]:
