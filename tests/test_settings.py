@@ -90,7 +90,8 @@ def test_file_values_do_not_leak_into_later_settings(tmp_path: Path) -> None:
 
 def test_the_small_edits_old_setting_names_are_still_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`loop.mutants` and `loop.mutation_seconds` were the small edits' settings' names: a file, the environment
-    and the editor that still use them set the new ones; both names at once is an error."""
+    and the editor that still use them set the new ones, in the sources' usual order; both names at once in one
+    place is an error."""
     (tmp_path / "greenloop.toml").write_text("[loop]\nmutants = 5\nmutation_seconds = 9\n")
     loop = load_settings(tmp_path).loop
     assert (loop.small_edits, loop.small_edits_seconds) == (5, 9.0)
@@ -98,8 +99,12 @@ def test_the_small_edits_old_setting_names_are_still_read(tmp_path: Path, monkey
     assert load_settings(tmp_path).loop.small_edits == 7
     monkeypatch.delenv("GREENLOOP_LOOP__MUTANTS")
     assert load_settings(tmp_path, {"loop": {"mutants": 0}}).loop.small_edits == 0
+    assert load_settings(tmp_path, {"loop": {"small_edits": 3}}).loop.small_edits == 3  # flags over the file
+    monkeypatch.setenv("GREENLOOP_LOOP__MUTANTS", "0")  # the environment's old name under the flags' new one
+    assert load_settings(tmp_path, {"loop": {"small_edits": 3}}).loop.small_edits == 3
+    (tmp_path / "greenloop.toml").write_text("[loop]\nmutants = 5\nsmall_edits = 4\n")
     with pytest.raises(GreenloopError, match=r"old name of loop\.small_edits"):
-        load_settings(tmp_path, {"loop": {"small_edits": 3}})
+        load_settings(tmp_path)
 
 
 def test_configuration_page_is_current() -> None:

@@ -405,9 +405,10 @@ class LoopSettings(_Section):
         data = dict(data)
         for old, new in OLD_LOOP_NAMES.items():
             if old in data:
-                if new in data:
+                value = data.pop(old)
+                if new in data and str(data[new]) != str(value):  # the same value twice: a dump of these settings
                     raise ValueError(f"loop.{old} is the old name of loop.{new}: set only loop.{new}")
-                data[new] = data.pop(old)
+                data.setdefault(new, value)
         return data
 
     @property
@@ -466,10 +467,35 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, _FileSource(settings_cls))
+        return tuple(_NewNames(settings_cls, source) for source in (init_settings, env_settings,
+                                                                       _FileSource(settings_cls)))
 
 
 _file_values: ContextVar[dict[str, Any] | None] = ContextVar("greenloop_file_settings", default=None)
+
+
+class _NewNames(PydanticBaseSettingsSource):
+    """A source whose `loop` section's old names (OLD_LOOP_NAMES) are read as the new ones before the sources are
+    merged, so that their order decides between an old name in one and the new name in another, as for any
+    setting; both names in one source stay both (LoopSettings refuses them when they differ)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], inner: PydanticBaseSettingsSource) -> None:
+        super().__init__(settings_cls)
+        self.inner = inner
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return self.inner.get_field_value(field, field_name)
+
+    def __call__(self) -> dict[str, Any]:
+        data = self.inner()
+        loop = data.get("loop")
+        if not isinstance(loop, dict) or not any(old in loop for old in OLD_LOOP_NAMES):
+            return data
+        loop = dict(loop)
+        for old, new in OLD_LOOP_NAMES.items():
+            if old in loop and new not in loop:
+                loop[new] = loop.pop(old)
+        return {**data, "loop": loop}
 
 
 class _FileSource(PydanticBaseSettingsSource):

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from greenloop.errors import GreenloopError
-from greenloop.settings import Settings
+from greenloop.settings import OLD_LOOP_NAMES, Settings
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,8 @@ def unknown_keys(data: dict[str, Any], model: type[BaseModel], prefix: str = "")
     out: list[str] = []
     for key, value in data.items():
         info = model.model_fields.get(key)
+        if info is None and prefix == "loop." and key in OLD_LOOP_NAMES:  # read under its new name
+            continue
         if info is None:
             out.append(prefix + key)
             continue
