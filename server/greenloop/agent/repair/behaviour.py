@@ -97,8 +97,8 @@ async def alike(sandbox: SandboxPort, start: Mapping[str, bytes], first: Mapping
                 second: Mapping[str, bytes], tests: Sequence[str], *, variants: int = VARIANTS) -> bool | None:
     """Whether two changed trees give the same outcome on every call `tests` make to the definitions either
     changed, and on `variants` seeded variants of those calls' arguments (captured on `first`, replayed on
-    both within ALIKE_BUDGET each; calls that differ between two replays of `first`, or that a replay did not
-    reach, are left out). None when it cannot be told: no python definition changed, the capture or a replay
+    both within ALIKE_BUDGET each; calls that differ between two replays of `first`, that a replay did not
+    reach, or that timed out on either tree are left out: two timeouts say nothing of what the calls give). None when it cannot be told: no python definition changed, the capture or a replay
     did not finish, or fewer than ALIKE_CALLS calls to compare."""
     before = _texts(start)
     targets = list(dict.fromkeys(t for tree in (first, second) for t in changed(before, _texts(tree))))
@@ -114,7 +114,7 @@ async def alike(sandbox: SandboxPort, start: Mapping[str, bytes], first: Mapping
         if one is None or two is None or other is None:
             return None
         base, theirs = steady(rows(one), rows(two)), rows(other)
-        both = [i for i in base if i in theirs]
+        both = [i for i in base if i in theirs and "timeout" not in (base[i].get("o"), theirs[i].get("o"))]
         if len(both) < ALIKE_CALLS:
             return None
         return all(theirs[i].get("h") == base[i].get("h") for i in both)
