@@ -139,9 +139,9 @@ async def changes_on_passing_calls(sandbox: SandboxPort, start: Mapping[str, byt
     """For each tree, how many of the calls the passing tests make to the definitions any tree changes give
     another outcome than on `start` (the state before the change). None when that cannot be told: no
     python definition changed, or the capture or a replay did not finish."""
-    before = {p: data.decode("utf-8", "surrogateescape") for p, data in start.items()}
+    before = _texts(start)
     targets = list(dict.fromkeys(t for tree in trees for t in changed(
-        before, {p: data.decode("utf-8", "surrogateescape") for p, data in tree.items()})))
+        before, _texts(tree))))
     if not targets:
         return None
     try:
