@@ -102,3 +102,17 @@ def test_a_def_changed_inside_another_is_its_own_and_a_twice_defined_function_is
     assert fix.mend("m.py", buggy, whole=True) == fixed
     assert fix.mend("m.py", "def outer(x):\n    def inner(y):\n        return y - 1\n    return inner(x)\n") == (
         "def outer(x):\n    def inner(y):\n        return y + 1\n    return inner(x)\n")  # the outer def shown: its inner mended
+
+
+def test_defs_of_one_name_and_header_shown_one_at_a_time_are_told_apart_by_their_bodies() -> None:
+    """A `callback` in each branch of an `if` inside one function, both changed: a request that shows one of them
+    alone (as a ranked def is shown) gets that one's fix, not the first one's."""
+    buggy = ("def main(update):\n    if update:\n        def callback(i):\n            t.update(numeric(i))\n"
+             "    else:\n        def callback(i):\n            t.update(numeric(i) - t.n)\n    return callback\n")
+    fixed = buggy.replace("numeric(i)", "numeric(i.decode())")
+    fix = ReferenceFix.of({"m.py": buggy}, {"m.py": fixed})
+    assert [(d.symbol, d.nth) for d in fix.defs] == [("main.callback", 0), ("main.callback", 1)]
+    second = "def callback(i):\n    t.update(numeric(i) - t.n)\n"
+    assert fix.mend("m.py", second, scope="main") == "def callback(i):\n    t.update(numeric(i.decode()) - t.n)\n"
+    first = "def callback(i):\n    t.update(numeric(i))\n"
+    assert fix.mend("m.py", first, scope="main") == "def callback(i):\n    t.update(numeric(i.decode()))\n"

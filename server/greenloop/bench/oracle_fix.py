@@ -254,16 +254,21 @@ def _shown(fixes: list[DefFix], body: str, scope: str) -> list[tuple[Span, DefFi
     twice = {s.symbol for s in shown if s.nth}  # defined more than once here: the nth is the nth
     for span in shown:
         symbol = prefix + span.symbol
+        text = "\n".join(row.strip() for row in lines[span.start - 1 : span.end])
+        own = lines[_def_row(lines, span)].strip()
+        best: tuple[int, DefFix] | None = None
         for fix in fixes:
             if fix.name != span.name or not (fix.symbol == symbol or fix.symbol.endswith("." + symbol)):
                 continue
             if span.symbol in twice and fix.nth != span.nth:
                 continue
-            text = "\n".join(row.strip() for row in lines[span.start - 1 : span.end])
-            own = lines[_def_row(lines, span)].strip()
-            if own == fix.header or any(row in text for row in fix.removed):
-                found.append((span, fix))
-                break
+            # the fix whose taken-out lines the def shows most: defs of one name and header (a `callback` in
+            # each branch of an `if`), shown one at a time, are told apart by their bodies
+            held = sum(row in text for row in fix.removed)
+            if (held or own == fix.header) and (best is None or held > best[0]):
+                best = (held, fix)
+        if best is not None:
+            found.append((span, best[1]))
     return [(s, f) for s, f in found if not any(o.holds(s) for o, _ in found)]
 
 
