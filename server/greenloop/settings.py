@@ -303,6 +303,29 @@ class RetrievalSettings(_Section):
     )
 
 
+class PromptSettings(_Section):
+    """What a repair request shows the model besides the code and the failing output.
+
+    Each item is on by default and measured by taking it away (benchmarks/configs/ablation/no-*.toml,
+    docs/decisions/2026-12-informed-requests.md)."""
+
+    expected_actual: bool = Field(
+        default=True,
+        description="Under a failing test's output, its failed comparison in words, when pytest showed it: which "
+        "call returned what and what the test expects (`==`, `!=`, `in`, `is`, `<`, a bare `assert f(x)`).",
+    )
+    callee_docs: bool = Field(
+        default=True,
+        description="The list of what the shown function calls gives each callee's first docstring (or doc "
+        "comment) lines beside its signature.",
+    )
+    executed_lines: bool = Field(
+        default=True,
+        description="Under a shown function, the lines of it the failing tests ran, from the coverage pass "
+        "(`retrieval.coverage`); nothing when no coverage was measured or the code has moved since.",
+    )
+
+
 # The small edits' families (agent/repair/mutants.py), each of which `loop.edits_off` can turn off (ablations)
 EditFamily = Literal[
     "comparison", "logic operator", "logic operator everywhere",
@@ -454,6 +477,7 @@ class Settings(BaseSettings):
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     project: ProjectSettings = Field(default_factory=ProjectSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    prompt: PromptSettings = Field(default_factory=PromptSettings)
     loop: LoopSettings = Field(default_factory=LoopSettings)
     generate: GenerateSettings = Field(default_factory=GenerateSettings)
     runs: RunsSettings = Field(default_factory=RunsSettings)

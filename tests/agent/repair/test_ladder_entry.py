@@ -16,6 +16,7 @@ from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import CandidateAsked, RoundEnded
 from greenloop.agent.plan import DebugPlan, EditAction
+from greenloop.agent.prompting.shows import RequestShows
 from greenloop.agent.repair import ladder
 from greenloop.agent.repair.approach import Approach, Form, ReplyRejected
 from greenloop.agent.repair.rung import LadderState, Rung, target_of
@@ -39,7 +40,7 @@ class OneLineForm(Form):
         return f"line {self.line} of {approach.target.path}"
 
     def prompt(self, approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
-               values: dict[str, str], workspace: Path) -> str:
+               values: dict[str, str], workspace: Path, *, shows: RequestShows | None = None) -> str:
         row = (copy.read(approach.target.path) or "").splitlines()[self.line - 1]
         return f"Line {self.line} of {approach.target.path} is wrong:\n{row}\nGive the corrected line only."
 

@@ -165,7 +165,8 @@ class CandidateStrategy:
         while self.step < len(steps):
             approach = steps[self.step]
             messages = repair_messages(approach, copy, state.prompt_code.index, report, state.tests,
-                                       template=state.template, workspace=state.workspace)
+                                       template=state.template, workspace=state.workspace,
+                                       shows=state.prompt_code.request_shows())
             llm = state.ports.llm
             limit = approach.form.reply_limit(approach, copy, llm.settings.max_tokens)
             if await llm.fits(messages, step=f"repair_{approach.route}", max_tokens=limit):

@@ -144,4 +144,5 @@ def _asking(state: RunState, inputs: RoundInputs, approach: Approach, copy: Work
             report: TestReport) -> RoundInputs:
     """The round's inputs with the messages that ask `approach`."""
     return replace(inputs, messages=repair_messages(approach, copy, state.prompt_code.index, report, state.tests,
-                                                    template=state.template, workspace=state.workspace))
+                                                    template=state.template, workspace=state.workspace,
+                                                    shows=state.prompt_code.request_shows()))

@@ -17,6 +17,7 @@ from greenloop.agent.orchestration.history import History
 from greenloop.agent.orchestration.ledger import Ledger
 from greenloop.agent.ports import Ports
 from greenloop.agent.prompting.material import PromptCodeBuilder
+from greenloop.agent.prompting.shows import RequestShows
 from greenloop.settings import Settings
 
 OFFERED = ("green", "no_tests")  # outcomes whose change set is offered to the person (tested and passing)
@@ -45,12 +46,14 @@ class RunState:
     ledger: Ledger = field(init=False)
 
     def __post_init__(self) -> None:
-        r = self.settings.retrieval
+        r, p = self.settings.retrieval, self.settings.prompt
         coverage = partial(self.ports.sandbox.run_spectrum, seconds=r.coverage_seconds) if r.coverage else None
         seed = self.settings.llm.seed if self.settings.llm.seed is not None else secrets.randbelow(2**31)
         object.__setattr__(self, "budget", Budget(self.settings.loop))
         object.__setattr__(self, "prompt_code", PromptCodeBuilder(
-            use_retrieval=r.enabled, budget_tokens=r.context_tokens, top_k=r.top_k, coverage=coverage
+            use_retrieval=r.enabled, budget_tokens=r.context_tokens, top_k=r.top_k, coverage=coverage,
+            shows=RequestShows(expected_actual=p.expected_actual, callee_docs=p.callee_docs,
+                               executed_lines=p.executed_lines),
         ))
         object.__setattr__(self, "ledger", Ledger(seed_base=seed))
 

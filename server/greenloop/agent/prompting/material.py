@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 
 from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.prompting.shows import RequestShows
 from greenloop.retrieval import (
     Location,
     RepoIndex,
@@ -70,12 +71,19 @@ class PromptCodeBuilder:
     """Keeps one incremental repo index per run and turns failures into the code a prompt shows."""
 
     def __init__(self, *, use_retrieval: bool, budget_tokens: int, top_k: int,
-                 coverage: Callable[[list[str]], Awaitable[Spectrum]] | None = None) -> None:
+                 coverage: Callable[[list[str]], Awaitable[Spectrum]] | None = None,
+                 shows: RequestShows | None = None) -> None:
         self.use_retrieval = use_retrieval
         self.budget_tokens = budget_tokens
         self.top_k = top_k
         self.index = RepoIndex()
         self.spectra = SpectrumCache(coverage)  # the coverage pass (retrieval.coverage), once per run
+        self.shows = shows or RequestShows()  # what a repair request shows beyond its code (`prompt.*`)
+
+    def request_shows(self) -> RequestShows:
+        """What a repair request shows now: the settings, with the lines the failing tests ran while the coverage
+        pass's files are as it measured them (none otherwise)."""
+        return self.shows.measured(self.spectra.current(self.index))
 
     async def build(self, copy: WorkingCopy, failures: Sequence[TestFailure]) -> PromptCode:
         await self.index.update(copy.files(), copy.deleted())

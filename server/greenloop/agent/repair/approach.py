@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import Action, DebugPlan, EditAction
+from greenloop.agent.prompting.shows import RequestShows
 from greenloop.agent.repair.check_statements import CHECK
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import RepoIndex
@@ -91,7 +92,7 @@ class Form:
         return False
 
     def prompt(self, approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
-               values: dict[str, str], workspace: Path) -> str:
+               values: dict[str, str], workspace: Path, *, shows: RequestShows | None = None) -> str:
         """The round's user message, from the values every request shares (prompts.py)."""
         raise NotImplementedError
 

@@ -21,6 +21,7 @@ from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import DebugPlan, EditAction, WriteAction
 from greenloop.agent.prompting.code_reply import extract_code
 from greenloop.agent.prompting.files import render_prompt
+from greenloop.agent.prompting.shows import RequestShows
 from greenloop.agent.repair.approach import (
     Approach,
     Form,
@@ -47,7 +48,7 @@ class FileForm(Form):
         return f"`{approach.target.path}`"
 
     def prompt(self, approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
-               values: dict[str, str], workspace: Path) -> str:
+               values: dict[str, str], workspace: Path, *, shows: RequestShows | None = None) -> str:
         target = approach.target
         source = copy.read(target.path) or ""
         if approach.test:  # a test file written with the code: its expected values may be wrong

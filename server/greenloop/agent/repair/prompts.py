@@ -16,32 +16,39 @@ from pathlib import Path
 
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.prompting.compared import compared
 from greenloop.agent.prompting.files import render_prompt
 from greenloop.agent.prompting.material import tidy
+from greenloop.agent.prompting.shows import RequestShows
 from greenloop.agent.repair.approach import Approach
 from greenloop.agent.repair.check_statements import Check
 from greenloop.agent.repair.kept_note import kept_note
 from greenloop.agent.repair.places import frames, known_path
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import Definition, RepoIndex, language_of
+from greenloop.retrieval.docstrings import doc_summary
 from greenloop.retrieval.graph import resolve
 from greenloop_sandbox import TestReport
 
 FAILURES_SHOWN = 3
 TRACEBACK_LINES = 30
 SPEC_LINES = 40
+CALLEES_SHOWN = 6  # the callees listed under the function ("It calls:")
 CODE_UNDER_TEST_LINES = 60  # a test target shows the code the test calls, each definition up to this long
 
 
-def render_failures(report: TestReport) -> str:
-    """The failing tests, trimmed: a few, each with the end of its traceback."""
+def render_failures(report: TestReport, *, in_words: bool = True) -> str:
+    """The failing tests, trimmed: a few, each with the end of its traceback (and, `in_words`, its failed
+    comparison said in words: prompt.expected_actual)."""
     parts = [f"{report.summary()}."]
     for failure in report.failures[:FAILURES_SHOWN]:
         lines = tidy(failure.traceback or failure.message).strip().splitlines()
         if len(lines) > TRACEBACK_LINES:
             lines = ["...", *lines[-TRACEBACK_LINES:]]
         message = tidy(failure.message).strip().splitlines()[:3]
-        parts.append(f"### {failure.test_id}\n" + "\n".join(message) + "\n```\n" + "\n".join(lines) + "\n```")
+        said = compared(failure.message, failure.traceback) if in_words else ""
+        parts.append(f"### {failure.test_id}\n" + "\n".join(message) + "\n```\n" + "\n".join(lines) + "\n```"
+                     + (f"\nThat is: {said}" if said else ""))
     if len(report.failures) > FAILURES_SHOWN:
         parts.append(f"... and {len(report.failures) - FAILURES_SHOWN} more failing tests.")
     return "\n\n".join(parts)
@@ -93,24 +100,28 @@ def spec_text(index: RepoIndex, report: TestReport, tests: TestFiles) -> str:
     return text
 
 
-def related_text(index: RepoIndex, target: Target, tests: TestFiles) -> str:
-    """Signatures of what the function calls and of what calls it (outside the tests)."""
+def related_text(index: RepoIndex, target: Target, tests: TestFiles, *, docs: bool = True) -> str:
+    """Signatures of what the function calls (with, `docs`, each one's first doc lines: prompt.callee_docs) and
+    of what calls it (outside the tests)."""
     own = next((d for d in index.definitions(target.path)
                 if d.symbol == target.symbol and d.start_line == target.start_line), None)
-    calls: list[str] = []
+    calls: dict[str, Definition] = {}  # the line -> its def, the first CALLEES_SHOWN calls' (a def called twice once)
     if own is not None:
-        for name in own.refs:
-            for d in resolve(index, name, own, strict=True)[:1]:
-                if not tests.is_test(d.path):
-                    calls.append(f"- {d.signature}  ({d.path}:{d.start_line})")
+        found = [d for name in own.refs for d in resolve(index, name, own, strict=True)[:1] if not tests.is_test(d.path)]
+        calls = {f"- {d.signature}  ({d.path}:{d.start_line})": d for d in found[:CALLEES_SHOWN]}
     callers = [f"- {d.signature}  ({d.path}:{d.start_line})" for d in index.referrers(target.name)
                if not tests.is_test(d.path) and d.symbol != target.symbol][:4]
     out = ""
     if calls:
-        out += "\nIt calls:\n" + "\n".join(dict.fromkeys(calls[:6])) + "\n"
+        out += "\nIt calls:\n" + "\n".join(_with_doc(line, d, index) if docs else line for line, d in calls.items()) + "\n"
     if callers:
         out += "\nIt is called by:\n" + "\n".join(callers) + "\n"
     return out
+
+
+def _with_doc(line: str, definition: Definition, index: RepoIndex) -> str:
+    doc = doc_summary(index, definition)
+    return f"{line}\n  {doc}" if doc else line
 
 
 def code_under_test(index: RepoIndex, targets: Sequence[Target], tests: TestFiles) -> str:
@@ -137,19 +148,22 @@ TRUST_WRITABLE = "The tests were written with the code; change only the code her
 
 def repair_messages(
     approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
-    *, template: str, workspace: Path,
+    *, template: str, workspace: Path, shows: RequestShows | None = None,
 ) -> list[dict[str, str]]:
-    """The request of one round; every candidate of the round sends exactly this (shared prefix)."""
+    """The request of one round; every candidate of the round sends exactly this (shared prefix). `shows`: what it
+    shows beyond the code (settings `prompt.*`, the lines the failing tests ran); all but the ran lines by default."""
+    shows = shows or RequestShows()
     target = approach.target
     hints = where_defined(index, report, tests)
     values = {
-        "template": template, "failures": render_failures(report) + hints, "hints": hints,
+        "template": template, "failures": render_failures(report, in_words=shows.expected_actual) + hints,
+        "hints": hints,
         "spec": spec_text(index, report, tests),
         "path": target.path, "fence": language_of(target.path) or "",
         "feedback": kept_note([t.path for t in (target, *approach.also)], copy, tests) + approach.feedback,
         "trust": TRUST_WRITABLE if tests.writable else TRUST_SPEC,
     }
-    user = approach.form.prompt(approach, copy, index, report, tests, values, workspace)
+    user = approach.form.prompt(approach, copy, index, report, tests, values, workspace, shows=shows)
     return [{"role": "system", "content": render_prompt("system", workspace)}, {"role": "user", "content": user}]
 
 
@@ -167,17 +181,10 @@ def checks_text(checks: Sequence[Check], path: str) -> str:
     return "\n".join(parts)
 
 
-# pytest's rewritten assert: "assert 14.0 == -14\n +  where 14.0 = celsius_to_fahrenheit(-10)"
-_COMPARED = re.compile(r"^assert (?P<got>.+?) == (?P<want>.+)$\n\s*\+\s+where (?P=got) = (?P<call>.+)$", re.M)
-
-
 def _values(check: Check) -> str:
     """The comparison in words, when pytest showed it: which side the code gave and which the check expects."""
-    match = _COMPARED.search(tidy(check.message))
-    if match is None:
-        return ""
-    return (f"\nThat is: `{match['call'].strip()}` returned `{match['got'].strip()}`, and the check expects "
-            f"`{match['want'].strip()}`.")
+    said = compared(check.message, who="the check")
+    return f"\nThat is: {said}" if said else ""
 
 
 def where_defined(index: RepoIndex, report: TestReport, tests: TestFiles) -> str:

@@ -23,6 +23,7 @@ from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import DebugPlan, EditAction
 from greenloop.agent.prompting.files import render_prompt
+from greenloop.agent.prompting.shows import RequestShows
 from greenloop.agent.repair.approach import Approach, Form, ReplyRejected
 from greenloop.agent.repair.rung import LadderState, Rung
 from greenloop.agent.repair.splice import Target
@@ -67,7 +68,7 @@ class BlocksForm(Form):
     route = "blocks"
 
     def prompt(self, approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
-               values: dict[str, str], workspace: Path) -> str:
+               values: dict[str, str], workspace: Path, *, shows: RequestShows | None = None) -> str:
         values["code"] = (copy.read(approach.target.path) or "").rstrip("\n")
         return render_prompt("repair_blocks", workspace, **values)
 

@@ -18,6 +18,7 @@ from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import DebugPlan
 from greenloop.agent.prompting.files import render_prompt
+from greenloop.agent.prompting.shows import RequestShows
 from greenloop.agent.repair.approach import Approach, Form, ReplyRejected, ReplyUnchanged
 from greenloop.agent.repair.check_statements import DEFINITIONS_ONLY, Check, splice_checks
 from greenloop.agent.repair.file_form import FILE
@@ -54,7 +55,7 @@ class ChecksForm(Form):
         return CHECKS_PLEASE.format(count=len(self.checks))
 
     def prompt(self, approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
-               values: dict[str, str], workspace: Path) -> str:
+               values: dict[str, str], workspace: Path, *, shows: RequestShows | None = None) -> str:
         values |= {"checks": checks_text(self.checks, approach.target.path), "count": str(len(self.checks)),
                    "related": code_under_test(index, failing_test_targets(index, report, tests), tests)}
         return render_prompt("repair_checks", workspace, **values)

@@ -19,6 +19,7 @@ from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import Action, DebugPlan
 from greenloop.agent.prompting.files import render_prompt
+from greenloop.agent.prompting.shows import RequestShows, ran_text
 from greenloop.agent.repair.approach import (
     Approach,
     Form,
@@ -61,12 +62,16 @@ class FunctionForm(Form):
         return f"`{approach.target.name}`"
 
     def prompt(self, approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
-               values: dict[str, str], workspace: Path) -> str:
+               values: dict[str, str], workspace: Path, *, shows: RequestShows | None = None) -> str:
         target = approach.target
         rows = (copy.read(target.path) or "").splitlines()[target.start_line - 1 : target.end_line]
-        related = code_under_test(index, [target], tests) if approach.test else related_text(index, target, tests)
+        shows = shows or RequestShows()
+        related = (code_under_test(index, [target], tests) if approach.test
+                   else related_text(index, target, tests, docs=shows.callee_docs))
+        ran = "" if approach.test else ran_text(shows, copy, index, target.path, target.start_line, target.end_line,
+                                                 target.name)
         values |= {"symbol": target.symbol, "func": target.name, "start": str(target.start_line),
-                   "end": str(target.end_line), "code": "\n".join(rows), "related": related}
+                   "end": str(target.end_line), "code": "\n".join(rows), "related": ran + related}
         if approach.test:
             values["spec"] = ""  # the test is the code shown
         task = "repair_task_test" if approach.test else self.task

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import DebugPlan, InstallAction
+from greenloop.agent.prompting.shows import RequestShows
 from greenloop.agent.repair.approach import Approach, Form
 from greenloop.agent.repair.rung import LadderState, Rung
 from greenloop.agent.repair.rungs.blocks import BLOCKS
@@ -61,8 +62,8 @@ class InstallForm(Form):
         return approach.target.name
 
     def prompt(self, approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
-               values: dict[str, str], workspace: Path) -> str:
-        return BLOCKS.prompt(approach, copy, index, report, tests, values, workspace)  # measured, never sent
+               values: dict[str, str], workspace: Path, *, shows: RequestShows | None = None) -> str:
+        return BLOCKS.prompt(approach, copy, index, report, tests, values, workspace, shows=shows)  # measured, never sent
 
     def read(self, approach: Approach, copy: WorkingCopy, reply: str, is_test: Callable[[str], bool]) -> DebugPlan:
         packages = [self.package, *self.declared]

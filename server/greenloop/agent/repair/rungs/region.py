@@ -22,6 +22,7 @@ from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import DebugPlan
 from greenloop.agent.prompting.files import render_prompt
+from greenloop.agent.prompting.shows import RequestShows, ran_text
 from greenloop.agent.repair.approach import Approach, Form, ReplyRejected, ReplyUnchanged
 from greenloop.agent.repair.prompts import related_text
 from greenloop.agent.repair.region_edits import region_edits
@@ -55,12 +56,14 @@ class RegionForm(Form):
         return PLEASE.format(func=approach.target.name)
 
     def prompt(self, approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
-               values: dict[str, str], workspace: Path) -> str:
-        target = approach.target
+               values: dict[str, str], workspace: Path, *, shows: RequestShows | None = None) -> str:
+        target, shows = approach.target, shows or RequestShows()
         rows = _rows(copy, target)
+        ran = ran_text(shows, copy, index, target.path, target.start_line, target.end_line, target.name)
         values |= {"symbol": target.symbol, "func": target.name, "start": str(target.start_line),
-                   "end": str(target.end_line), "code": "\n".join(rows), "related": related_text(index, target, tests),
-                   "hot": hot_lines(copy, target, report)}
+                   "end": str(target.end_line), "code": "\n".join(rows),
+                   "related": related_text(index, target, tests, docs=shows.callee_docs),
+                   "hot": hot_lines(copy, target, report) + ran}
         return render_prompt("repair_region", workspace, **values)
 
     def read(self, approach: Approach, copy: WorkingCopy, reply: str, is_test: Callable[[str], bool]) -> DebugPlan:

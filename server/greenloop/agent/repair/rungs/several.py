@@ -22,6 +22,7 @@ from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import DebugPlan, EditAction, WriteAction
 from greenloop.agent.prompting.files import render_prompt
+from greenloop.agent.prompting.shows import RequestShows, ran_text
 from greenloop.agent.repair.approach import Approach, Form, ReplyRejected, ReplyUnchanged
 from greenloop.agent.repair.rung import LadderState, Rung, target_of
 from greenloop.agent.repair.splice import SpliceError, Target, Unchanged, splice
@@ -50,9 +51,12 @@ class SeveralForm(Form):
         return min(max(SEVERAL_TOKENS, need), max(cap, SEVERAL_TOKENS))
 
     def prompt(self, approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
-               values: dict[str, str], workspace: Path) -> str:
+               values: dict[str, str], workspace: Path, *, shows: RequestShows | None = None) -> str:
+        shows = shows or RequestShows()
         shown = [f"### `{t.symbol}` in `{t.path}` (lines {t.start_line}-{t.end_line})\n```{language_of(t.path) or ''}\n"
-                 + "\n".join(_rows(copy, t)) + "\n```" for t in targets(approach)]
+                 + "\n".join(_rows(copy, t)) + "\n```"
+                 + ran_text(shows, copy, index, t.path, t.start_line, t.end_line, t.name).rstrip("\n")
+                 for t in targets(approach)]
         values |= {"code": "\n\n".join(shown), "count": str(len(shown))}
         return render_prompt("repair_functions", workspace, **values)
 

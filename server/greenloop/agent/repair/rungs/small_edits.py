@@ -23,6 +23,7 @@ from typing import Literal
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import DebugPlan
+from greenloop.agent.prompting.shows import RequestShows
 from greenloop.agent.repair.approach import Approach, Form, stood_by_key
 from greenloop.agent.repair.file_form import FILE
 from greenloop.agent.repair.mutants import small_edits
@@ -59,7 +60,7 @@ class SmallEditsForm(Form):
         return self.replies[index - 1]
 
     def prompt(self, approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
-               values: dict[str, str], workspace: Path) -> str:
+               values: dict[str, str], workspace: Path, *, shows: RequestShows | None = None) -> str:
         raise NotImplementedError("small edits are asked of no model")
 
     def read(self, approach: Approach, copy: WorkingCopy, reply: str, is_test: Callable[[str], bool]) -> DebugPlan:
