@@ -4,11 +4,14 @@ failing test ran, each in the request when its data exists and its `prompt.*` se
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from greenloop.agent import FixRequest, fix
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.orchestration.describe import describe
 from greenloop.agent.prompting.material import PromptCodeBuilder
 from greenloop.agent.prompting.shows import RequestShows
 from greenloop.agent.repair.approach import Approach, Form
@@ -19,6 +22,7 @@ from greenloop.agent.repair.rungs.several import SEVERAL
 from greenloop.agent.repair.splice import Target
 from greenloop.settings import load_settings
 from greenloop_sandbox import Spectrum, TestFailure, TestLines, TestReport
+from tests.agent.conftest import collect, write_project
 
 ROOT = Path(__file__).resolve().parents[3]
 HELPERS = ('def scale(x, factor):\r\n    """Multiply x by\tfactor,\r\n    rounding nothing.\r\n\r\n    More."""\r\n'
@@ -136,3 +140,31 @@ def test_each_ablation_config_turns_off_its_item_alone() -> None:
         assert path.read_text().startswith("# "), path  # its first line says what it removes
         prompt = load_settings(None, {}, config_file=path).prompt.model_dump()
         assert prompt == {name: name != item for name in prompt}, path
+
+
+NORM = ('def norm(x):\n    """The number itself, as an int."""\n    return int(x)\n\n\n'
+        "def add(a, b):\n    total = norm(a)\n    return total - norm(b)\n")
+NORM_TEST = ("from calc import add, norm\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+             "def test_norm():\n    assert norm(4) == 4\n")
+NORM_RIGHT = "It subtracts.\n```python\ndef add(a, b):\n    total = norm(a)\n    return total + norm(b)\n```\n"
+
+
+@pytest.mark.docker
+async def test_a_fix_run_asks_with_what_its_settings_show_and_its_coverage_pass_measured(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the whole way: settings -> the run's builder -> the real coverage pass in Docker -> the request the model gets
+    shown = ["That is: `add(2, 3)` returned `-1`, and the test expects `5`.",
+             "- def norm(x):  (calc.py:1)\n  The number itself, as an int.\n",
+             "The failing tests ran these lines of `add` (numbered as in the file, where it starts at line 6):\n"
+             "- lines 7-8: `total = norm(a)` ... `return total - norm(b)`\n"]
+    for prompt, expected in [({}, shown), ({"expected_actual": False, "callee_docs": False, "executed_lines": False}, [])]:
+        ws = write_project(tmp_path / f"norm{len(expected)}", {"calc.py": NORM, "test_calc.py": NORM_TEST})
+        scripted_llm.script(NORM_RIGHT, step="repair_function")
+        settings = make_settings(ws, loop={"strategy": "candidates", "candidates": 1, "small_edits": 0}, prompt=prompt)
+        events, done = await collect(fix(FixRequest(ws), settings))
+        assert done.outcome == "green", "\n".join(describe(e) for e in events)
+        asked = scripted_llm.requests_for("repair_function")[-1].messages[-1]["content"]
+        assert "## The code to fix: `add` in `calc.py`" in asked
+        assert [item for item in shown if item in asked] == expected, asked
+        assert ("- def norm(x):  (calc.py:1)\n" in asked) and ("assert -1 == 5" in asked)  # as before, either way
