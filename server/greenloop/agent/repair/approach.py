@@ -93,7 +93,8 @@ class Form:
 
     def prompt(self, approach: Approach, copy: WorkingCopy, index: RepoIndex, report: TestReport, tests: TestFiles,
                values: dict[str, str], workspace: Path, *, shows: RequestShows | None = None) -> str:
-        """The round's user message, from the values every request shares (prompts.py)."""
+        """The round's user message, from the values every request shares (prompts.py); `shows`: what the request
+        shows beyond the code (settings `prompt.*`, the lines the failing tests ran: prompting/shows.py)."""
         raise NotImplementedError
 
     def read(self, approach: Approach, copy: WorkingCopy, reply: str, is_test: Callable[[str], bool]) -> DebugPlan:

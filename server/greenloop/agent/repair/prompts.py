@@ -2,8 +2,10 @@
 
 Every candidate of a round sends exactly these messages, so the model server reads the prompt
 once (its prefix cache). A function target shows the function with its line numbers and the
-signatures of what it calls and what calls it; a test target (tests written with the code) shows
-the test and the code it tests.
+signatures of what it calls (with their first doc lines) and what calls it; a test target (tests
+written with the code) shows the test and the code it tests. Each failure's failed comparison is said
+in words under it, and the lines of a shown function the failing tests ran are listed under its code
+(each by its `prompt.*` setting: docs/decisions/2026-12-informed-requests.md).
 """
 
 from __future__ import annotations
