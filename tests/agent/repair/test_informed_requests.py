@@ -3,6 +3,7 @@ failing test ran, each in the request when its data exists and its `prompt.*` se
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from greenloop.agent.orchestration.describe import describe
 from greenloop.agent.prompting.material import PromptCodeBuilder
 from greenloop.agent.prompting.shows import RequestShows
 from greenloop.agent.repair.approach import Approach, Form
+from greenloop.agent.repair.file_form import FileForm, whole_file
 from greenloop.agent.repair.prompts import repair_messages
 from greenloop.agent.repair.rungs.function import FUNCTION
 from greenloop.agent.repair.rungs.region import REGION
@@ -141,6 +143,14 @@ def test_each_ablation_config_turns_off_its_item_alone() -> None:
         prompt = load_settings(None, {}, config_file=path).prompt.model_dump()
         assert prompt == {name: name != item for name in prompt}, path
 
+
+async def test_a_whole_file_request_says_the_comparison_and_the_bare_baseline_does_not(tmp_path: Path) -> None:
+    copy = project(tmp_path)
+    builder = await builder_for(copy)
+    file = whole_file("calc.py", "the file")
+    assert SAID in asked(file, copy, builder, tmp_path)
+    bare = asked(replace(file, form=FileForm(bare=True)), copy, builder, tmp_path)  # the one-shot baseline
+    assert "That is:" not in bare and "assert 7 == 6" in bare
 
 NORM = ('def norm(x):\n    """The number itself, as an int."""\n    return int(x)\n\n\n'
         "def add(a, b):\n    total = norm(a)\n    return total - norm(b)\n")

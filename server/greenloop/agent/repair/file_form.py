@@ -29,7 +29,7 @@ from greenloop.agent.repair.approach import (
     ReplyUnchanged,
     keeps_checks,
 )
-from greenloop.agent.repair.prompts import code_under_test, failing_test_targets
+from greenloop.agent.repair.prompts import code_under_test, failing_test_targets, render_failures
 from greenloop.agent.repair.risk import functions, without_docstring
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import RepoIndex
@@ -56,6 +56,8 @@ class FileForm(Form):
             values |= {"code": source.rstrip("\n"), "spec": "", "related": code_under_test(index, in_file, tests)}
             return render_prompt("repair_test_file", workspace, **values)
         values["code"] = source.rstrip("\n")
+        if self.bare:  # the baseline stays bare: the failures as the runner printed them, nothing said about them
+            values["failures"] = render_failures(report, in_words=False) + values["hints"]
         return render_prompt("oneshot" if self.bare else "repair_file", workspace, **values)
 
     def read(self, approach: Approach, copy: WorkingCopy, reply: str, is_test: Callable[[str], bool]) -> DebugPlan:
