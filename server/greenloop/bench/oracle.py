@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from greenloop.agent.changes.strings import string_rows
 from greenloop.bench.oracle_fix import ReferenceFix
 
 ORACLE = "oracle"  # `--model oracle`: the bench starts the oracle and points every cell at its case
@@ -237,8 +238,10 @@ def _same(one: str, other: str) -> bool:
 
 
 def _flush(code: str) -> str:
-    """A def as shown in its class, moved to column 0 (a reply's function is spliced at the file's indentation)."""
+    """A def as shown in its class, moved to column 0 (a reply's function is spliced at the file's indentation),
+    a multi-line string's later lines as written (they are its content; splice.py keeps them so)."""
     rows = code.split("\n")
     first = next((row for row in rows if row.strip()), "")
     lead = first[: len(first) - len(first.lstrip())]
-    return "\n".join(row[len(lead):] if row.startswith(lead) else row for row in rows)
+    kept = string_rows("reply.py", code)
+    return "\n".join(row if i in kept else row[len(lead):] if row.startswith(lead) else row for i, row in enumerate(rows))

@@ -18,6 +18,8 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from greenloop.agent.changes.strings import string_rows
+
 _DEF_LINE = re.compile(r"^(?P<indent>[ \t]*)(?:async[ \t]+)?def[ \t]+(?P<name>\w+)[ \t]*\(")
 _IMPORT = re.compile(r"^(?:import |from \S+ import )")
 
@@ -115,7 +117,7 @@ class ReferenceFix:
                     mended = mended.replace(change.old, change.new)
                 elif not change.old and not mended.strip():
                     mended = change.new
-        return "\n".join((lead + row) if row.strip() else row for row in mended.split("\n")) if lead else mended
+        return "\n".join(_indented(mended, lead)) + "\n" * (len(mended) - len(mended.rstrip("\n"))) if lead else mended
 
     def shown(self, path: str, text: str, *, scope: str = "") -> list[DefFix]:
         """The fix's defs that `text` (a fragment of `path`) shows."""
@@ -300,7 +302,10 @@ def _def_row(lines: list[str], span: Span) -> int:
 
 
 def _indented(text: str, indent: str) -> list[str]:
-    return [(indent + row) if row.strip() else row for row in text.rstrip("\n").split("\n")]
+    """`text` moved to `indent`, but for a multi-line string's later lines (its content, as splice.py keeps them)."""
+    rows = text.rstrip("\n").split("\n")
+    kept = string_rows("fix.py", "\n".join(rows))
+    return [(indent + row) if row.strip() and i not in kept else row for i, row in enumerate(rows)]
 
 
 def _lead(rows: list[str]) -> str:
@@ -310,6 +315,7 @@ def _lead(rows: list[str]) -> str:
 
 
 def _dedented(rows: list[str]) -> str:
-    """`rows` without their first line's indentation (a docstring's lines at column 0 stay as they are)."""
+    """`rows` without their first line's indentation (a multi-line string's later lines stay as they are)."""
     lead = _lead(rows)
-    return "\n".join(row[len(lead):] if row.startswith(lead) else row for row in rows)
+    kept = string_rows("fix.py", "\n".join(rows))
+    return "\n".join(row[len(lead):] if row.startswith(lead) and i not in kept else row for i, row in enumerate(rows))

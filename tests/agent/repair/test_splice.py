@@ -80,3 +80,44 @@ def test_search_replace_blocks_are_read_from_plain_text() -> None:
     assert [(e.path, e.search, e.replace) for e in edits] == [
         ("calc.py", "    return a - b\n", "    return a + b\n"), ("calc.py", "x = 1\n", "x = 2\n")]
     assert parse_blocks("no blocks", "calc.py") == []
+
+
+def _constants(code: str, function: str) -> list[str]:
+    """The string constants in `function`'s body, as Python reads them."""
+    import ast
+    import textwrap
+
+    tree = ast.parse(textwrap.dedent(code)) if not code.startswith(" ") else ast.parse(code)
+    node = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == function)
+    return [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+WARNS = (
+    "class Bar:\n    def warn(self, n):\n        if n:\n            print('''first line\n"
+    "second at column 0\n   third at an odd indent\n\n        fifth at the method's body\n''')\n"
+    "        return f\"\"\"{n} total\n  counted\n\"\"\" + \"a \\\n  b\"\n"
+)
+
+
+@pytest.mark.parametrize("lead", ["", "    "])  # the method written at column 0, or inside its class
+def test_a_multi_line_strings_later_lines_keep_their_text_when_the_method_is_moved_to_its_class(lead: str) -> None:
+    source = "class Bar:\n    def warn(self, n):\n        return 1\n\n    def other(self):\n        return 2\n"
+    reply_def = WARNS.split("\n", 1)[1]
+    if not lead:  # at column 0: the code lines lose one step, the string's content stays as written
+        rows = reply_def.split("\n")
+        inside = {3, 4, 5, 6, 7, 9, 10, 11}  # the strings' later lines (0-based) of `reply_def`
+        reply_def = "\n".join(row if i in inside else row.removeprefix("    ") for i, row in enumerate(rows))
+    out = applied(source, splice(source, Target("bar.py", "Bar.warn", "method", 2, 3), f"```python\n{reply_def}```"))
+    assert _constants(out, "warn") == _constants(WARNS, "warn")
+    assert "    def other(self):" in out and out.count("def warn") == 1
+
+
+def test_a_region_block_found_at_another_indentation_keeps_a_strings_later_lines() -> None:
+    from greenloop.agent.repair.region_edits import region_edits
+
+    source = "class Bar:\n    def warn(self, n):\n        if n:\n            print('old')\n        return 1\n"
+    reply = ("```python\n<<<<<<< SEARCH\n    print('old')\n=======\n    print('''new\ncolumn 0\n      odd''')\n"
+             ">>>>>>> REPLACE\n```\n")
+    [edit] = region_edits(source, Target("bar.py", "Bar.warn", "method", 2, 5), reply)
+    out = source.replace(edit.search, edit.replace)
+    assert _constants(out, "warn") == ["new\ncolumn 0\n      odd"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from greenloop.agent.changes.strings import string_rows
 from greenloop.agent.changes.syntax import first_error, parse
 from greenloop.agent.plan import EditAction
 from greenloop.agent.repair.rungs.blocks import parse_blocks
@@ -93,7 +94,8 @@ def _applied(rows: list[str], search: str, replace: str, number: int, target: Ta
     if not at:
         at = _found(rows, wanted, exact=False)
         if len(at) == 1:  # found with other indentation: the new lines take the file's
-            new = _reindented(new, _lead_of(wanted), _lead_of(rows[at[0] : at[0] + len(wanted)]))
+            new = _reindented(new, _lead_of(wanted), _lead_of(rows[at[0] : at[0] + len(wanted)]),
+                              string_rows(target.path, "\n".join(new)))
     if len(at) > 1:
         raise SpliceError(f"block {number}'s SEARCH lines occur {len(at)} times in `{target.symbol}`: copy more lines "
                           "around the change so that they are found once")
@@ -140,11 +142,14 @@ def _lead_of(rows: list[str]) -> str:
     return _LEAD.match(first).group(0)  # type: ignore[union-attr]
 
 
-def _reindented(rows: list[str], theirs: str, ours: str) -> list[str]:
-    """Rows written at the reply's indentation (`theirs`), moved to the file's (`ours`)."""
+def _reindented(rows: list[str], theirs: str, ours: str, kept: frozenset[int]) -> list[str]:
+    """Rows written at the reply's indentation (`theirs`), moved to the file's (`ours`); the rows in `kept` (a
+    multi-line string's later lines: its content) as written."""
     out = []
-    for row in rows:
-        if not row.strip():
+    for i, row in enumerate(rows):
+        if i in kept:
+            out.append(row)
+        elif not row.strip():
             out.append("")
         elif row.startswith(theirs):
             out.append(ours + row[len(theirs) :])

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import tree_sitter as ts
 
+from greenloop.agent.changes.strings import string_rows
 from greenloop.agent.changes.syntax import first_error, parse
 from greenloop.agent.plan import EditAction
 
@@ -123,9 +124,9 @@ def splice(source: str, target: Target, reply: str) -> list[EditAction]:
     if _is_decorated(old) and not new_text.lstrip().startswith("@"):
         first = _definition_of(old).start_point[0]  # keep the file's decorators
     newline = "\r\n" if lines[first].endswith("\r\n") else "\n"
-    replacement = _indented(new_text, indent, newline)
+    replacement = _indented(target.path, new_text, indent, newline)
     if helpers and not indent:
-        replacement = _indented(helpers, indent, newline) + newline + replacement
+        replacement = _indented(target.path, helpers, indent, newline) + newline + replacement
     search = "".join(lines[first : last + 1])
     if _normal(replacement) == _normal(search):
         raise Unchanged(f"the reply's `{target.name}` is the same as the one in the file: it changes nothing")
@@ -157,15 +158,15 @@ def _from_reply(target: Target, reply: str) -> tuple[str, str, list[str]]:
                 broken = broken or f" (its code does not parse at line {first_error(target.path, block)})"
             continue
         if node.has_error:
-            bad = first_error(target.path, _text(block, node)) or 1
+            bad = first_error(target.path, _text(target.path, block, node)) or 1
             raise SpliceError(f"the reply's `{target.name}` does not parse (line {bad} of it)")
-        text = _text(block, node)
+        text = _text(target.path, block, node)
         helpers = [
-            _text(block, n) for n in tree.root_node.children
+            _text(target.path, block, n) for n in tree.root_node.children
             if n.type in DEFINITIONS | {"decorated_definition"} and n != node and not n.has_error
             and definition_name(n) != target.name and not _contains(n, node)
         ]
-        imports = [_text(block, n).strip() for n in tree.root_node.children if n.type in _IMPORTS]
+        imports = [_text(target.path, block, n).strip() for n in tree.root_node.children if n.type in _IMPORTS]
         return text, "\n\n".join(h.rstrip("\n") for h in helpers), imports
     if not has_code_block(reply) and not seen:
         raise SpliceError("the reply holds no code block, only prose")
@@ -188,21 +189,25 @@ def _definition_of(node: ts.Node) -> ts.Node:
     return node
 
 
-def _text(block: str, node: ts.Node) -> str:
-    """The node's whole lines, dedented by the node's own column."""
+def _text(path: str, block: str, node: ts.Node) -> str:
+    """The node's whole lines, dedented by the node's own column (a multi-line string's later lines as written)."""
     rows = block.split("\n")[node.start_point[0] : node.end_point[0] + 1]
     column = node.start_point[1]
     lead = rows[0][:column] if rows else ""
     if lead.strip():  # the node does not start its line (`x = 1; def f`): take it from its column
         rows[0] = rows[0][column:]
         lead = ""
-    out = [row[len(lead) :] if row.startswith(lead) else row.lstrip() for row in rows]
+    kept = string_rows(path, "\n".join(rows))
+    out = [row if i in kept else row[len(lead) :] if row.startswith(lead) else row.lstrip() for i, row in enumerate(rows)]
     return "\n".join(out).rstrip() + "\n"
 
 
-def _indented(text: str, indent: str, newline: str) -> str:
+def _indented(path: str, text: str, indent: str, newline: str) -> str:
+    """`text` moved to `indent`, line by line, but for a multi-line string's later lines: they are its content."""
     rows = text.rstrip("\n").split("\n")
-    return "".join((indent + row.rstrip("\r") if row.strip() else "") + newline for row in rows)
+    kept = string_rows(path, "\n".join(rows))
+    return "".join((row.rstrip("\r") if i in kept else indent + row.rstrip("\r") if row.strip() else "") + newline
+                   for i, row in enumerate(rows))
 
 
 def _normal(text: str) -> str:
