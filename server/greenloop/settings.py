@@ -379,7 +379,7 @@ class LoopSettings(_Section):
     rungs_off: list[str] = Field(
         default_factory=list,
         description="Rungs of the repair ladder not tried (for ablations), by name: \"settle\", \"install\", "
-        "\"broken file\", \"properties\", \"checks\", \"small edits\", \"function\", "
+        "\"missing name\", \"broken file\", \"properties\", \"checks\", \"small edits\", \"function\", "
         "\"hotter\", \"anew\", \"region\", \"blocks\", \"several\" (agent/repair/ladder.py); e.g. [\"hotter\"]. A name that is "
         "no rung ends the run with an error.",
     )

@@ -3,14 +3,26 @@ rebuilt exactly from the fix's defs and its changes outside defs, and each def a
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 import pytest
 
+from greenloop.agent.changes.testfiles import TestFiles
+from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.plan import EditAction
+from greenloop.agent.repair.approach import read_reply
+from greenloop.agent.repair.prompts import repair_messages
 from greenloop.agent.repair.region_edits import region_edits
+from greenloop.agent.repair.rung import LadderState
+from greenloop.agent.repair.rungs.missing_name import RUNG as MISSING_NAME
 from greenloop.agent.repair.splice import Target, splice
 from greenloop.bench.oracle import answer, hunks
 from greenloop.bench.oracle_fix import ReferenceFix, spans
 from greenloop.bench.oracle_server import reference_of
 from greenloop.bench.suites import load_suite, repo_root
+from greenloop.retrieval import RepoIndex
+from greenloop_sandbox import TestFailure, TestReport
 
 CASES = repo_root() / "benchmarks" / "data" / "realbugs" / "cases.jsonl"
 
@@ -153,3 +165,31 @@ def test_defs_of_one_name_and_header_shown_one_at_a_time_are_told_apart_by_their
     assert fix.mend("m.py", second, scope="main") == "def callback(i):\n    t.update(numeric(i.decode()) - t.n)\n"
     first = "def callback(i):\n    t.update(numeric(i))\n"
     assert fix.mend("m.py", first, scope="main") == "def callback(i):\n    t.update(numeric(i.decode()))\n"
+
+
+def test_a_request_to_add_a_name_the_tests_need_is_answered_with_the_fixs_change_of_that_module(tmp_path: Path) -> None:
+    """The rung "missing name" (rungs/missing_name.py) shows the module whole and asks for blocks: the oracle
+    answers with the developers' change outside defs there (cookiecutter-4 adds an exception class)."""
+    errors = 'class AppError(Exception):\n    """Base."""\n'
+    added = errors + '\n\nclass HookFailed(AppError):\n    """A hook failed."""\n'
+    ages = "import errors\n\n\ndef run(hook):\n    return hook()\n"
+    test = "import pytest\n\nimport errors\nfrom ages import run\n\n\ndef test_run():\n" \
+           "    pytest.raises(errors.HookFailed, run, lambda: 1)\n"
+    fix = ReferenceFix.of({"errors.py": errors, "ages.py": ages},
+                          {"errors.py": added, "ages.py": ages.replace("return hook()", "raise errors.HookFailed()")})
+    copy = WorkingCopy(tmp_path, {"errors.py": errors.encode(), "ages.py": ages.encode(),
+                                  "tests/test_ages.py": test.encode()})
+    report = TestReport(failed=1, failures=[TestFailure(
+        test_id="tests/test_ages.py::test_run", file="tests/test_ages.py", line=8,
+        message="AttributeError: module 'errors' has no attribute 'HookFailed'",
+        traceback="tests/test_ages.py:8: AttributeError")])
+    [asked] = MISSING_NAME.applies(LadderState([], report, copy, TestFiles()))
+    index = RepoIndex(workers=1)
+    asyncio.run(index.update(copy.files()))
+    messages = repair_messages(asked, copy, index, report, TestFiles(), template="python", workspace=tmp_path)
+    plan = read_reply(asked, copy, answer(fix, messages))
+    text = errors
+    for action in plan.actions:
+        assert isinstance(action, EditAction) and action.path == "errors.py" and text.count(action.search) == 1
+        text = text.replace(action.search, action.replace)
+    assert text == added

@@ -69,8 +69,8 @@ async def test_a_rung_put_in_a_copy_of_the_ladder_is_a_round_of_a_real_fix_run(
 ) -> None:
     standard = ladder.LADDER
     added = standard.with_rung(RUNG, before="function")
-    assert [e.name for e in added.rungs] == ["install", "broken file", "properties", "one line",
-                                             *[e.name for e in standard.rungs][3:]]
+    assert [e.name for e in added.rungs] == ["install", "missing name", "broken file", "properties", "one line",
+                                             *[e.name for e in standard.rungs][4:]]
     assert added.before_round == standard.before_round and added.on_green == standard.on_green  # the steps as they were
     monkeypatch.setattr(ladder, "LADDER", added)  # the one line of ladder.py
 

@@ -39,6 +39,7 @@ from greenloop.agent.repair.rungs import (
     function,
     hotter,
     install,
+    missing_name,
     oneshot,
     properties,
     region,
@@ -52,6 +53,7 @@ from greenloop_sandbox import TestReport
 
 ORDER: tuple[Rung, ...] = (
     install.RUNG,  # a module is not installed: it, with the declared requirements; no model
+    missing_name.RUNG,  # the tests use a name a project module lacks (defined nowhere): it, added to that file
     broken_file.RUNG,  # a source file does not load: that file whole
     properties.RUNG,  # a bound method compared: `@property` on it; no model
     function.RUNG,  # the top-ranked function, written again

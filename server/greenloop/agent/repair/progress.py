@@ -5,7 +5,9 @@ look the same by counts; the one whose tests stopped at a later line got more ch
 Lines are read in the round's starting state: a candidate that changed a test file (generation's
 own tests) has its lines mapped back through a line diff, so a line it inserted moves nothing.
 A module the state's failures said was missing that the candidate's no longer name is a step too:
-the tests got past that import (PySnooper's needs four packages; each stops collection alone).
+the tests got past that import (PySnooper's needs four packages; each stops collection alone). So is a
+name a project module lacked (`missing_names`) that the candidate's failures no longer name: the tests
+got past it to what they check (rungs/missing_name.py).
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from collections.abc import Mapping
 from greenloop_sandbox import TestReport
 from greenloop_sandbox.languages import languages
 
+# Python's words for a name a module lacks: an attribute read off the module, or a name imported from it
+_NO_ATTRIBUTE = re.compile(r"module '(?P<module>[\w.]+)' has no attribute '(?P<name>\w+)'")
+_NO_IMPORT = re.compile(r"cannot import name '(?P<name>\w+)' from '(?P<module>[\w.]+)'")
 Reached = Mapping[str, int]  # failing test id -> the line in its own file where it stopped (starting state)
 
 
@@ -58,7 +63,8 @@ def further(candidate: TestReport, cand_reached: Reached, state: TestReport, sta
     common = set(cand_reached) & set(state_reached)
     earlier = sum(cand_reached[t] < state_reached[t] for t in common)
     later = sum(cand_reached[t] > state_reached[t] for t in common)
-    return -earlier if earlier else later or int(bool(missing(state) - missing(candidate)))
+    got_past = missing(state) - missing(candidate) or missing_names(state) - missing_names(candidate)
+    return -earlier if earlier else later or int(bool(got_past))
 
 
 def missing(report: TestReport) -> set[str]:
@@ -69,4 +75,14 @@ def missing(report: TestReport) -> set[str]:
         for language in languages():
             if language.missing_module:
                 found.update(m.split(".")[0] for m in re.findall(language.missing_module, text))
+    return found
+
+
+def missing_names(report: TestReport) -> set[tuple[str, str]]:
+    """(module, name) for each name the report's failures say a module lacks (an attribute or an import)."""
+    found: set[tuple[str, str]] = set()
+    for failure in report.failures:
+        text = f"{failure.message}\n{failure.traceback}"
+        for pattern in (_NO_ATTRIBUTE, _NO_IMPORT):
+            found.update((m["module"], m["name"]) for m in pattern.finditer(text))
     return found

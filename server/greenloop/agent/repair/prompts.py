@@ -58,7 +58,8 @@ def render_failures(report: TestReport, *, in_words: bool = True) -> str:
 
 # python's "cannot import name 'X' from 'm'", node's "module './m.js' does not provide an export named 'X'"
 _MISSING_IMPORT = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'|"
-                             r"module '([^']+)' does not provide an export named '(\w+)'")
+                             r"module '([^']+)' does not provide an export named '(\w+)'|"
+                             r"module '(?P<owner>[\w.]+)' has no attribute '(?P<attribute>\w+)'")
 
 
 def _test_definitions(index: RepoIndex, report: TestReport, tests: TestFiles) -> list[Definition]:
@@ -190,12 +191,16 @@ def _values(check: Check) -> str:
 
 
 def where_defined(index: RepoIndex, report: TestReport, tests: TestFiles) -> str:
-    """For a name a failure says a module does not have: where the project defines it."""
+    """For a name a failure says a module does not have (imported from it, or read off it): where the project
+    defines it."""
     notes: list[str] = []
     for failure in report.failures:
         for match in _MISSING_IMPORT.finditer(f"{failure.message}\n{failure.traceback}"):
-            name, module = match.group(1) or match.group(4), match.group(2) or match.group(3)
+            name = match.group(1) or match.group(4) or match["attribute"]
+            module = match.group(2) or match.group(3) or match["owner"]
             found = [d for d in index.named(name) if not tests.is_test(d.path) and d.name == name][:2]
+            if not found and match["attribute"]:
+                continue  # an attribute read off any module (a package's too): said only when the project has it
             places = " and ".join(f"`{d.path}` (line {d.start_line})" for d in found)
             note = (f"`{name}` is not in `{module}`; it is defined in {places}." if places
                     else f"`{name}` is not defined anywhere in the project.")
