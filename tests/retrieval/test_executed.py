@@ -214,3 +214,23 @@ def test_line_scores_are_ochiai_per_line_of_one_file() -> None:
     assert scores[3] == 1.0 and scores[1] < scores[2] < scores[3]
     assert scores[1] == pytest.approx(1 / 3**0.5) and 4 not in scores
     assert line_scores(spectrum, "missing.py") == {}
+
+
+async def test_a_pass_is_asked_again_when_a_file_it_has_no_lines_for_changed_and_the_failures_with_it() -> None:
+    # cookiecutter-4: a class added to a module whose lines ran only at import; the test then runs on into the code
+    calls: list[list[str]] = []
+
+    async def run(ids: list[str]) -> Spectrum:
+        calls.append(ids)
+        return _spectrum({"mod.py": [3, 4]})
+
+    cache, index = SpectrumCache(run), RepoIndex()
+    await index.update({"mod.py": CODE, "errors.py": b"class Base(Exception):\n    pass\n", "test_mod.py": TEST})
+    stopped = [TestFailure(test_id="test_mod.py::test_outer", message="AttributeError: module 'errors' has no attribute 'X'")]
+    first = await cache.get(index, stopped)
+    on = [TestFailure(test_id="test_mod.py::test_outer", message="assert 2 == 3")]
+    assert await cache.get(index, on) is first and len(calls) == 1  # no file changed: the same pass
+    await index.update({"errors.py": b"class Base(Exception):\n    pass\n\n\nclass X(Base):\n    pass\n"})
+    assert await cache.get(index, stopped) is first and len(calls) == 1  # the same failures: nothing ran further
+    again = await cache.get(index, on)
+    assert again is not None and again is not first and len(calls) == 2

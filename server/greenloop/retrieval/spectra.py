@@ -8,7 +8,9 @@ was, since its line numbers would point at other code otherwise. When the
 state moves (a kept change to those files) the tests that still fail run
 further than before, into code the first pass never saw (a fix of two defs:
 the first one mended, the test now reaches the second), so the pass is asked
-again, at most `AFTER_MOVES` times a run. A pass in
+again, at most `AFTER_MOVES` times a run. So is a state whose failures are other than the pass ran
+for after any file changed, measured or not: a name added to a module whose lines ran only at import
+(outside every test's lines) lets the failing test run on into code it never reached. A pass in
 which no failing test ran (the tests did not load: a module was missing) is
 asked again, once, when the failures are no longer the ones it ran for: after
 an install the same tests run, and their coverage ranks the code.
@@ -37,6 +39,7 @@ class SpectrumCache:
         self.spectrum: Spectrum | None = None
         self._hashes: dict[str, str] = {}
         self._ran_for: set[tuple[str, str]] = set()  # the failures (id, message) the pass ran for
+        self._version = -1  # the index's version it ran at
         self._again = 1  # how many more passes a pass without a failing test may be followed by
         self._after_moves = AFTER_MOVES
 
@@ -47,10 +50,11 @@ class SpectrumCache:
         now = {(f.test_id, f.message) for f in failures}
         if self.spectrum is not None and not self.spectrum.failing and self._again and now != self._ran_for:
             self.spectrum, self._again = None, self._again - 1  # the tests may load now: measure them
-        elif self.spectrum is not None and self._after_moves and self._moved(index):
+        elif self.spectrum is not None and self._after_moves and (
+                self._moved(index) or (now != self._ran_for and index.version != self._version)):
             self.spectrum, self._after_moves = None, self._after_moves - 1  # the state moved: measure it
         if self.spectrum is None:
-            self._ran_for = now
+            self._ran_for, self._version = now, index.version
             ids = list(dict.fromkeys(f.test_id for f in failures))
             self.spectrum = await self._run(ids)
             if self.spectrum.note:
