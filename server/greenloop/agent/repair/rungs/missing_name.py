@@ -80,8 +80,9 @@ class MissingName(Rung):
 def _module_path(module: str, state: LadderState) -> str:
     """The project's (non-test) file of a dotted module name, "" when the project holds none."""
     stem = module.replace(".", "/")
+    paths = sorted(state.copy.paths(), key=len)  # the module at the root before one in a folder (`src/`)
     for candidate in (f"{stem}.py", f"{stem}/__init__.py"):
-        path = known_path(state.copy.paths(), candidate)
+        path = next((p for p in paths if p == candidate or p.endswith("/" + candidate)), "")
         if path and not state.tests.is_test(path):
             return path
     return ""
