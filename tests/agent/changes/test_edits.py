@@ -1,5 +1,7 @@
 """SEARCH/REPLACE matching: exact, whitespace-insensitive, near, ambiguous and missing."""
 
+import ast
+
 import pytest
 
 from greenloop.agent.changes.edits import EditMiss, apply_search_replace
@@ -55,3 +57,12 @@ def test_a_search_copied_from_the_report_is_named_as_such() -> None:
     with pytest.raises(EditMiss) as err:  # an ordinary miss gets no such note
         apply_search_replace(text, "    assert count('x y z w') == {'x': 3}\n", "")
     assert "shortens" not in str(err.value)
+
+
+def test_a_replacement_moved_to_the_files_indentation_keeps_a_multi_line_strings_later_lines() -> None:
+    text = "class Bar:\n    def warn(self):\n        print('old')\n        return 1\n"
+    replace = "print('''new\ncolumn 0\n      odd''')\nreturn 2\n"  # written at column 0: found by whitespace
+    result = apply_search_replace(text, "print('old')\nreturn 1\n", replace, "bar.py")
+    assert result.match == "whitespace"
+    strings = [n.value for n in ast.walk(ast.parse(result.text)) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    assert strings == ["new\ncolumn 0\n      odd"] and "        return 2\n" in result.text

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+import textwrap
+
 import pytest
 
 from greenloop.agent.changes.edits import apply_search_replace
+from greenloop.agent.repair.region_edits import region_edits
 from greenloop.agent.repair.rungs.blocks import parse_blocks
 from greenloop.agent.repair.splice import SpliceError, Target, splice
 
@@ -84,9 +88,6 @@ def test_search_replace_blocks_are_read_from_plain_text() -> None:
 
 def _constants(code: str, function: str) -> list[str]:
     """The string constants in `function`'s body, as Python reads them."""
-    import ast
-    import textwrap
-
     tree = ast.parse(textwrap.dedent(code)) if not code.startswith(" ") else ast.parse(code)
     node = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == function)
     return [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
@@ -113,8 +114,6 @@ def test_a_multi_line_strings_later_lines_keep_their_text_when_the_method_is_mov
 
 
 def test_a_region_block_found_at_another_indentation_keeps_a_strings_later_lines() -> None:
-    from greenloop.agent.repair.region_edits import region_edits
-
     source = "class Bar:\n    def warn(self, n):\n        if n:\n            print('old')\n        return 1\n"
     reply = ("```python\n<<<<<<< SEARCH\n    print('old')\n=======\n    print('''new\ncolumn 0\n      odd''')\n"
              ">>>>>>> REPLACE\n```\n")

@@ -100,7 +100,7 @@ def _apply_file_action(
             _reject(out, iteration, path, "the file does not exist; use a 'write' action to create it")
             return
         try:
-            result = apply_search_replace(before, action.search, action.replace)
+            result = apply_search_replace(before, action.search, action.replace, path)
         except EditMiss as exc:
             hint = _from_report(action.search, failures, copy)
             _reject(out, iteration, path, f"{exc}{hint}\nCurrent content of {path}:\n{_numbered(before)}")

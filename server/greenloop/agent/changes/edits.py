@@ -6,6 +6,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from greenloop.agent.changes.strings import string_rows
 from greenloop.agent.changes.text import lf_lines
 
 NEAR_MATCH_THRESHOLD = 0.86
@@ -21,8 +22,9 @@ class EditResult:
     match: str  # exact | whitespace | fuzzy
 
 
-def apply_search_replace(text: str, search: str, replace: str) -> EditResult:
-    """Replace the one place in `text` that `search` names, or raise EditMiss."""
+def apply_search_replace(text: str, search: str, replace: str, path: str = "") -> EditResult:
+    """Replace the one place in `text` that `search` names, or raise EditMiss. `path` (the file's) tells which
+    replacement lines continue a multi-line string: re-indenting keeps them as written (changes/strings.py)."""
     if not search.strip():
         raise EditMiss("the search text is empty; use a 'write' action to create or replace a whole file")
     count = text.count(search)
@@ -34,10 +36,10 @@ def apply_search_replace(text: str, search: str, replace: str) -> EditResult:
     search_lines = search.strip("\n").split("\n")
     hit = _whitespace_match(lines, search_lines)
     if hit is not None:
-        return EditResult(_splice(lines, hit, len(search_lines), search_lines, replace), "whitespace")
+        return EditResult(_splice(lines, hit, len(search_lines), search_lines, replace, path), "whitespace")
     start, size, ratio = _nearest_window(lines, search_lines)
     if ratio >= NEAR_MATCH_THRESHOLD:
-        return EditResult(_splice(lines, start, size, search_lines, replace), "fuzzy")
+        return EditResult(_splice(lines, start, size, search_lines, replace, path), "fuzzy")
     raise EditMiss(_did_you_mean(lines, start, size, ratio) + _copied_from_report(text, search))
 
 
@@ -69,11 +71,14 @@ def _nearest_window(lines: list[str], search_lines: list[str]) -> tuple[int, int
     return best
 
 
-def _splice(lines: list[str], start: int, size: int, search_lines: list[str], replace: str) -> str:
-    """Put `replace` where lines[start:start+size] were, re-indented like the file."""
+def _splice(lines: list[str], start: int, size: int, search_lines: list[str], replace: str, path: str = "") -> str:
+    """Put `replace` where lines[start:start+size] were, re-indented like the file (a multi-line string's
+    later lines as written: they are its content)."""
     old = lines[start : start + size]
     new_lines = replace.strip("\n").split("\n") if replace.strip() else []
-    new_lines = _tabs_like(old, _reindent(old, search_lines, new_lines))
+    kept = string_rows(path, "\n".join(new_lines)) if path else frozenset()
+    moved = _tabs_like(old, _reindent(old, search_lines, new_lines))
+    new_lines = [new_lines[i] if i in kept else row for i, row in enumerate(moved)]
     newline = "\n" if not old or old[-1].endswith("\n") else ""
     block = "\n".join(new_lines) + (newline if new_lines else "")
     return "".join(lines[:start]) + block + "".join(lines[start + size :])
