@@ -11,6 +11,7 @@ from typing import Any
 
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.event_sink import EventSink, Stamping
 from greenloop.agent.events import BudgetUsed, Done, Outcome
 from greenloop.agent.orchestration.budget import Budget
 from greenloop.agent.orchestration.history import History
@@ -79,6 +80,10 @@ class RunState:
     def stamp(self, event: Any) -> Any:
         event.run_id, event.at = self.run_id, round(time.monotonic() - self.started, 3)
         return event
+
+    def stamping(self, events: EventSink) -> EventSink:
+        """`events`, each event stamped first (the steps below the strategies emit theirs unstamped)."""
+        return Stamping(events, self.stamp)
 
     def tokens(self) -> int:
         usage = self.ports.llm.usage
