@@ -1,16 +1,13 @@
-"""The test-fix loop's entry: the tests run once, then the one driver (driver.py) runs the chosen strategy's rounds.
-
-The loop emits its events to a sink and returns its Done (`run_loop`); `fix_loop` is the stream a front end
-reads, made in the one place that bridges the two (event_sink.streamed)."""
+"""The test-fix loop's entry: the tests run once, then the one driver (driver.py) runs the chosen strategy's rounds."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.environment.step import EnvironmentStep
-from greenloop.agent.event_sink import EventSink, streamed
-from greenloop.agent.events import Done, Event, Message
+from greenloop.agent.event_sink import EventSink
+from greenloop.agent.events import Done, Message
 from greenloop.agent.orchestration.candidate_strategy import CandidateStrategy
 from greenloop.agent.orchestration.driver import Strategy, drive
 from greenloop.agent.orchestration.focus import Focus
@@ -21,23 +18,7 @@ from greenloop_sandbox import TestReport
 from greenloop_sandbox.offline import leave_out, needs_network
 
 
-def fix_loop(
-    state: RunState,
-    copy: WorkingCopy,
-    *,
-    test_ids: list[str] | None = None,
-    instruction: str | None = None,
-    focus: Focus | None = None,
-    interpreter: Mapping[str, str] | None = None,
-    interpreter_note: str = "",
-) -> AsyncIterator[Event]:
-    """The loop's events as they come, ending with exactly one Done (`run_loop`, streamed). Closing the stream or
-    cancelling its reader cancels the loop, and waits for what it started to stop."""
-    return streamed(lambda events: run_loop(state, copy, events, test_ids=test_ids, instruction=instruction,
-                                            focus=focus, interpreter=interpreter, interpreter_note=interpreter_note))
-
-
-async def run_loop(
+async def fix_loop(
     state: RunState,
     copy: WorkingCopy,
     events: EventSink,

@@ -1,7 +1,7 @@
 """The repair ladder: every step of a candidate round, in the order a round reads them, each with its hooks.
 
 A round (orchestration/candidate_strategy.py) is: the next step of the ladder -> its round -> the move. It
-reads the entries by their kind (step.py says when each runs, what its hooks need and what they yield):
+reads the entries by their kind (step.py says when each runs, what its hooks need and what they return):
 
 1. before the round: "settle" (settle.py), when the tests may change: value conflicts judged and the
    checks rewritten, no model candidates; a better state starts the ladder again.

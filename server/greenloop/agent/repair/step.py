@@ -10,7 +10,7 @@ where it belongs:
   (stood_by.py). Needs the approach and what the ledger keeps; after the round it names what to keep.
 - `AroundModel` ("before the model" / "after the model"): a round of no model, tested before the model's
   round or after it when that brought nothing better (rungs/small_edits.py). Needs the approach, the state's
-  report and the settings; yields the approach of its own round (None: none).
+  report and the settings; gives the approach of its own round (None: none).
 - `OnGreen` ("on a green"): a green that passed the gates, judged once more (second_look.py, own_round.py):
   the first that applies runs. Needs a `GreenContext`; emits events, returns the Green to keep.
 
