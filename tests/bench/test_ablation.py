@@ -15,7 +15,7 @@ from tests.bench.scripts import script
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.repair import ladder
-from greenloop.agent.repair.mutants import small_edits
+from greenloop.agent.repair.small_edit_candidates import small_edits
 from greenloop.agent.repair.splice import Target
 from greenloop.bench.configs import apply_config, load_config
 from greenloop.bench.state import BenchState, CellResult

@@ -243,11 +243,11 @@ class CandidateStrategy:
 
     async def _edits_round(self, iteration: int, inputs: RoundInputs, edits: Approach, report: TestReport,
                            events: EventSink) -> RoundResult:
-        """The small edits' round (no model, at most `loop.mutation_seconds`), its events and its end told."""
+        """The small edits' round (no model, at most `loop.small_edits_seconds`), its events and its end told."""
         state = self.state
         stamped = state.stamping(events)
         timed = replace(inputs, count=edits.form.count(edits, inputs.count),
-                        deadline=time.monotonic() + state.settings.loop.mutation_seconds)
+                        deadline=time.monotonic() + state.settings.loop.small_edits_seconds)
         result = await run_round(timed, edits, self.copy, report, stamped)
         state.ledger.record_tested(result.tested)
         stamped.emit(round_event(iteration, result))

@@ -25,7 +25,8 @@ from greenloop_sandbox import TestReport
 if TYPE_CHECKING:
     from greenloop.agent.repair.tried import Tried
 
-Route = str  # a form's name in the records: "function", "region", "file", "blocks", "install", "checks", "mutants", ... (one a form)
+Route = str  # a form's name in the records: "function", "region", "file", "blocks", "install", "checks", "small_edits", ... (one a form;
+# events.route_name reads a record's old name)
 CODE_PLEASE = "Now give the whole corrected {what} in one code block."
 
 

@@ -154,7 +154,7 @@ class _Round:
         if self.inputs.over_budget() is not None:
             self.ended = "budget"
             return True
-        return self.inputs.deadline is not None and time.monotonic() > self.inputs.deadline  # the mutants' time
+        return self.inputs.deadline is not None and time.monotonic() > self.inputs.deadline  # the small edits' time
 
     async def _finished(self, events: EventSink, all_of_them: bool) -> None:
         """The tested candidates' events, oldest first: while no sandbox is free, or each that is done (all of
