@@ -3,7 +3,7 @@
 
 A bench folder holds `.bench/results.jsonl` (one row per cell: outcome, the kept change's `kind`, the
 correctness verdict) and `.bench/runs.sqlite3` (each run's events). The events name no rung; a round is
-told by its events (agent/repair/round.py, orchestration/candidate_strategy.py):
+told by its events (agent/repair/candidate_round.py, orchestration/candidate_strategy.py):
 - `candidate_asked`/`candidate_tested` carry the round's form (`route`: "small_edits" for the small edits, "mutants" in older records) and,
   for a small edit, its kind (`change_kind`, a family of `loop.edits_off` or a refinement of one);
 - `round_ended` carries the approach's `why`, which each rung module words its own way (`RUNG_OF_WHY`);

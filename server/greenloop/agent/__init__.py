@@ -8,7 +8,7 @@ from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import ChangeSet, Done, Event, FileChange
 from greenloop.agent.orchestration.focus import Focus
 from greenloop.agent.orchestration.loop import fix_loop
-from greenloop.agent.orchestration.recorded_run import new_run_id
+from greenloop.agent.orchestration.run_lifecycle import new_run_id
 from greenloop.agent.orchestration.run_state import RunState
 from greenloop.agent.orchestration.session import FixRequest, apply_changes, fix, improve, run_tests
 from greenloop.agent.orchestration.test_items import TestItemsRun, list_tests, run_test_items

@@ -11,7 +11,7 @@ from greenloop.agent.generate.layouts import get_layout
 from greenloop.agent.generate.pipeline import Generation, Job
 from greenloop.agent.generate.planning import ask_questions, load_plan, render_answers
 from greenloop.agent.generate.request import GenerateRequest, check_names, check_out_dir, check_prompt
-from greenloop.agent.orchestration.recorded_run import RunScope, recorded_run
+from greenloop.agent.orchestration.run_lifecycle import RunScope, recorded_run
 from greenloop.agent.orchestration.run_state import RunState
 from greenloop.agent.ports import Ports
 from greenloop.llm import LLMClient, open_llm

@@ -26,10 +26,10 @@ from greenloop.agent.orchestration.driver import RoundEnd, Stop, Why
 from greenloop.agent.prompting.material import coverage_note
 from greenloop.agent.repair import ladder
 from greenloop.agent.repair.approach import Approach, with_feedback
+from greenloop.agent.repair.candidate_round import RoundInputs, RoundResult, run_round
 from greenloop.agent.repair.check_statements import failing_checks
+from greenloop.agent.repair.ladder_rung import LadderState
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
-from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
-from greenloop.agent.repair.rung import LadderState
 from greenloop.agent.repair.settle import round_event, sources_of_tests
 from greenloop.agent.repair.step import AroundModel, BeforeRound
 from greenloop.agent.repair.verdicts import code_notes, conflicts

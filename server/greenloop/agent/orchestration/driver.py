@@ -9,7 +9,7 @@ failed model call, no rounds left) and builds the run's one `Done`, which it ret
 `ending` only words that end (the `Stop`) and tidies up (the plan loop keeps its best state).
 Cancellation is the consumer closing the loop's stream (or cancelling its task): event_sink.streamed
 cancels the task the driver runs in, which reaches the round that is running, whose own `finally` stops
-what it started (round.py); no `Done` follows, the recorded run says it.
+what it started (candidate_round.py); no `Done` follows, the recorded run says it.
 """
 
 from __future__ import annotations

@@ -20,10 +20,10 @@ from greenloop.agent.event_sink import EventList, EventSink
 from greenloop.agent.events import Message
 from greenloop.agent.prompting.material import tidy
 from greenloop.agent.repair.approach import Approach
+from greenloop.agent.repair.candidate_round import RoundInputs, RoundResult
 from greenloop.agent.repair.gates import Gate, GateResult, check
 from greenloop.agent.repair.overfit_shapes import Evidence, evidence_of
 from greenloop.agent.repair.prompts import repair_messages
-from greenloop.agent.repair.round import RoundInputs, RoundResult
 from greenloop.agent.repair.rungs.small_edits import SmallEditsForm
 from greenloop.agent.repair.second_look import Green, GreenContext, green_of
 from greenloop.agent.repair.step import OnGreen

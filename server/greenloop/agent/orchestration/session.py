@@ -15,7 +15,7 @@ from greenloop.agent.event_sink import EventSink
 from greenloop.agent.events import ChangeSet, Done, Event, RunMode
 from greenloop.agent.orchestration.focus import Focus
 from greenloop.agent.orchestration.loop import fix_loop
-from greenloop.agent.orchestration.recorded_run import RunScope, recorded_run
+from greenloop.agent.orchestration.run_lifecycle import RunScope, recorded_run
 from greenloop.agent.orchestration.run_state import RunState
 from greenloop.agent.ports import Ports, choose_template, open_sandbox_for
 from greenloop.errors import GreenloopError

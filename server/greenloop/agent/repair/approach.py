@@ -2,7 +2,7 @@
 
 A form is how a rung asks and reads: the function written again, a whole file, SEARCH/REPLACE blocks,
 an install, the failing checks, small edits. Each lives in its rung's module (`rungs/`); the round
-(round.py), the prompt (prompts.py) and the loop ask the approach's form, never its route's name.
+(candidate_round.py), the prompt (prompts.py) and the loop ask the approach's form, never its route's name.
 The route is the form's name in the records (`CandidateAsked.route`, `repair_<route>` steps).
 """
 

@@ -23,8 +23,8 @@ from greenloop.agent.event_sink import EventSink
 from greenloop.agent.events import Message
 from greenloop.agent.repair.approach import Approach
 from greenloop.agent.repair.behaviour import alike
+from greenloop.agent.repair.candidate_round import RoundInputs, RoundResult, run_round
 from greenloop.agent.repair.overfit_shapes import Evidence
-from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
 from greenloop.agent.repair.second_look import (
     Green,
     GreenContext,

@@ -24,9 +24,9 @@ from greenloop.agent.event_sink import EventSink
 from greenloop.agent.events import Message
 from greenloop.agent.repair.approach import Approach, with_feedback
 from greenloop.agent.repair.behaviour import changes_on_passing_calls
+from greenloop.agent.repair.candidate_round import RoundInputs, RoundResult, run_round
 from greenloop.agent.repair.overfit_shapes import Evidence
 from greenloop.agent.repair.risk import normal_tree, risk
-from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
 from greenloop.settings import LoopSettings
 from greenloop_sandbox import TestReport
 

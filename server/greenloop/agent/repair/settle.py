@@ -19,9 +19,9 @@ from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.event_sink import EventSink
 from greenloop.agent.events import Message, RoundEnded, TestsRan
 from greenloop.agent.repair.answers import expression, verdict
+from greenloop.agent.repair.candidate_round import RoundInputs, RoundResult, run_round
 from greenloop.agent.repair.check_statements import failing_checks
-from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
-from greenloop.agent.repair.rungs.checks import given_rung
+from greenloop.agent.repair.rungs.failing_tests import given_rung
 from greenloop.agent.repair.value_conflict import Conflict, Judged, Side
 from greenloop.agent.repair.verdicts import (
     VERDICT_TOKENS,

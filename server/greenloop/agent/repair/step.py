@@ -5,7 +5,7 @@ where it belongs:
 
 - `BeforeRound` ("before the round"): may move the state before an approach is chosen, no model candidates
   (settle.py). Needs the run's state and what the ledger judged and tested; emits events, returns `Settled`.
-- a `Rung` (rung.py, "the order"): the approaches of the state, each rung's put in by its `place` hook.
+- a `Rung` (ladder_rung.py, "the order"): the approaches of the state, each rung's put in by its `place` hook.
 - `FreshLadder` ("a fresh ladder"): passes over approaches when the ladder starts again from the top
   (stood_by.py). Needs the approach and what the ledger keeps; after the round it names what to keep.
 - `AroundModel` ("before the model" / "after the model"): a round of no model, tested before the model's
@@ -28,7 +28,7 @@ from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.event_sink import EventSink
 from greenloop.agent.repair.answers import Side
 from greenloop.agent.repair.approach import Approach
-from greenloop.agent.repair.round import RoundResult
+from greenloop.agent.repair.candidate_round import RoundResult
 from greenloop.agent.repair.second_look import Green, GreenContext
 from greenloop.agent.repair.settle import Settled
 from greenloop.retrieval import Location

@@ -25,7 +25,7 @@ from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import DebugPlan
 from greenloop.agent.repair.approach import Approach, Form, stood_by_key
 from greenloop.agent.repair.file_form import FILE
-from greenloop.agent.repair.rung import UNSHOWN
+from greenloop.agent.repair.ladder_rung import UNSHOWN
 from greenloop.agent.repair.rungs.function import FUNCTION
 from greenloop.agent.repair.small_edit_candidates import small_edits
 from greenloop.agent.repair.splice import Target

@@ -20,7 +20,7 @@ from typing import Any
 
 from greenloop.agent.event_sink import EventSink, streamed
 from greenloop.agent.events import Done, Event, Message, RunMode, RunStarted
-from greenloop.agent.orchestration.recording import RunRecorder
+from greenloop.agent.orchestration.run_recorder import RunRecorder
 from greenloop.agent.ports import Ports, open_ports
 from greenloop.errors import GreenloopError
 from greenloop.settings import Settings

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from greenloop.agent.event_sink import EventSink
 from greenloop.agent.events import Done, Message, RunStarted
-from greenloop.agent.orchestration.recorded_run import Body, RunScope, recorded_run
+from greenloop.agent.orchestration.run_lifecycle import Body, RunScope, recorded_run
 from greenloop.errors import GreenloopError
 from greenloop.runs import RunStore
 from greenloop.settings import Settings
