@@ -21,7 +21,7 @@ from greenloop.bench.configs import apply_config, load_config
 from greenloop.bench.state import BenchState, CellResult
 from greenloop.bench.suites import load_suite
 from greenloop.retrieval import Location
-from greenloop.runs import RunStore
+from greenloop.run_records import RunStore
 from greenloop.settings import Settings
 from greenloop_sandbox import TestFailure, TestReport
 

@@ -40,7 +40,7 @@ class EventList:
 
 
 class Stamping:
-    """A sink that passes each event on to `sink` after `stamp` (the run's id and time: `RunState.stamp`)."""
+    """A sink that passes each event on to `sink` after `stamp` (the run's id and time: `RunContext.stamp`)."""
 
     def __init__(self, sink: EventSink, stamp: Callable[[Event], Event]) -> None:
         self.sink, self.stamp = sink, stamp

@@ -10,7 +10,7 @@ from greenloop.agent.event_sink import EventSink
 from greenloop.agent.events import Done, Message, RunStarted
 from greenloop.agent.orchestration.run_lifecycle import Body, RunScope, recorded_run
 from greenloop.errors import GreenloopError
-from greenloop.runs import RunStore
+from greenloop.run_records import RunStore
 from greenloop.settings import Settings
 from tests.agent.conftest import collect
 

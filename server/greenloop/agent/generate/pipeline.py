@@ -19,7 +19,7 @@ from greenloop.agent.generate.plan_doc import AcceptanceSection
 from greenloop.agent.generate.planning import make_plan, manifests
 from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan
 from greenloop.agent.orchestration.loop import fix_loop
-from greenloop.agent.orchestration.run_state import RunState
+from greenloop.agent.orchestration.run_context import RunContext
 from greenloop.agent.ports import Refused
 from greenloop.errors import GreenloopError
 
@@ -48,7 +48,7 @@ class Generation:
     """The state of one run after the ports are open."""
 
     job: Job
-    state: RunState
+    state: RunContext
     copy: WorkingCopy = field(init=False)
     known: dict[str, str] = field(default_factory=dict)  # every file's text so far
     iterations: int = 0

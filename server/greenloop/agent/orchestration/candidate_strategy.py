@@ -39,13 +39,13 @@ from greenloop_sandbox import TestReport
 from greenloop_sandbox.packages import package_name
 
 if TYPE_CHECKING:
-    from greenloop.agent.orchestration.run_state import RunState
+    from greenloop.agent.orchestration.run_context import RunContext
 
 
 class CandidateStrategy:
     """The candidate rounds (`loop.strategy = "candidates"`, and the one-shot baseline), driven by driver.py."""
 
-    def __init__(self, state: RunState, copy: WorkingCopy, test_ids: list[str] | None = None) -> None:
+    def __init__(self, state: RunContext, copy: WorkingCopy, test_ids: list[str] | None = None) -> None:
         loop = state.settings.loop
         if problem := ladder.unknown_rungs(loop.rungs_off):
             raise GreenloopError(problem)

@@ -24,7 +24,7 @@ from greenloop.llm import LLMError
 from greenloop_sandbox import TestReport
 
 if TYPE_CHECKING:
-    from greenloop.agent.orchestration.run_state import RunState
+    from greenloop.agent.orchestration.run_context import RunContext
 
 Found = Literal["green", "stuck", "error", "budget"]  # what a round found that ends the run
 Why = Literal["green", "stuck", "error", "budget", "model_error", "rounds"]  # why the driver ends the run
@@ -65,7 +65,7 @@ class Strategy(Protocol):
         ...
 
 
-async def drive(state: RunState, copy: WorkingCopy, report: TestReport, strategy: Strategy,
+async def drive(state: RunContext, copy: WorkingCopy, report: TestReport, strategy: Strategy,
                 events: EventSink) -> Done:
     """The strategy's rounds, their events to `events`; returns the run's one Done (not emitted: the caller's)."""
     max_it = strategy.max_iterations

@@ -31,7 +31,7 @@ from greenloop.llm import LLMError
 from greenloop_sandbox import TestReport
 
 if TYPE_CHECKING:
-    from greenloop.agent.orchestration.run_state import RunState
+    from greenloop.agent.orchestration.run_context import RunContext
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Gated:
     refused: RoundResult | None = None
 
 
-async def gated(state: RunState, inputs: RoundInputs, copy: WorkingCopy, report: TestReport, result: RoundResult,
+async def gated(state: RunContext, inputs: RoundInputs, copy: WorkingCopy, report: TestReport, result: RoundResult,
                 events: EventSink) -> Gated:
     """The gates for a green round, their events (stamped) to `events`: the Green (its slowdown in its risk), or
     the round refused, made "nothing better", when the change broke a passing test."""
@@ -62,7 +62,7 @@ async def gated(state: RunState, inputs: RoundInputs, copy: WorkingCopy, report:
     return Gated(green=replace(green, risk="; ".join(r for r in (green.risk, found.risk) if r)))
 
 
-async def judged(state: RunState, inputs: RoundInputs, copy: WorkingCopy, report: TestReport, green: Green,
+async def judged(state: RunContext, inputs: RoundInputs, copy: WorkingCopy, report: TestReport, green: Green,
                  events: EventSink) -> Green | None:
     """A green of a second look or an own round through the gates, their lines to `events`: kept (with its risk),
     or None."""
@@ -72,7 +72,7 @@ async def judged(state: RunState, inputs: RoundInputs, copy: WorkingCopy, report
     return replace(found, risk="; ".join(dict.fromkeys(r for r in (green.risk, found.risk) if r)), copied=green.copied)
 
 
-async def kept(state: RunState, inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport,
+async def kept(state: RunContext, inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport,
                green: Green, on_green: Sequence[OnGreen], events: EventSink, model_ran: bool = False) -> RoundResult:
     """A green that passed the gates, judged by the ladder's first step `on_green` that applies (a risky one:
     the model's second look; a small edit's: the model's own round; `model_ran`: the model's round on it came
@@ -123,7 +123,7 @@ def not_green(result: RoundResult, found: GateResult) -> RoundResult:
                    installs=())
 
 
-async def _check(state: RunState, inputs: RoundInputs, copy: WorkingCopy, report: TestReport,
+async def _check(state: RunContext, inputs: RoundInputs, copy: WorkingCopy, report: TestReport,
                  result: RoundResult) -> GateResult:
     loop, ledger = state.settings.loop, state.ledger
     if inputs.suite is None and report.cases:  # every run is the whole suite: its time is known
@@ -137,7 +137,7 @@ async def _check(state: RunState, inputs: RoundInputs, copy: WorkingCopy, report
     return found
 
 
-def _asking(state: RunState, inputs: RoundInputs, approach: Approach, copy: WorkingCopy,
+def _asking(state: RunContext, inputs: RoundInputs, approach: Approach, copy: WorkingCopy,
             report: TestReport) -> RoundInputs:
     """The round's inputs with the messages that ask `approach`."""
     return replace(inputs, messages=repair_messages(approach, copy, state.prompt_code.index, report, state.tests,

@@ -12,14 +12,14 @@ from greenloop.agent.orchestration.candidate_strategy import CandidateStrategy
 from greenloop.agent.orchestration.driver import Strategy, drive
 from greenloop.agent.orchestration.focus import Focus
 from greenloop.agent.orchestration.plan_strategy import PlanStrategy
-from greenloop.agent.orchestration.run_state import RunState
+from greenloop.agent.orchestration.run_context import RunContext
 from greenloop.agent.orchestration.tests_run import run_tests_on, tests_ran
 from greenloop_sandbox import TestReport
 from greenloop_sandbox.offline import leave_out, needs_network
 
 
 async def fix_loop(
-    state: RunState,
+    state: RunContext,
     copy: WorkingCopy,
     events: EventSink,
     *,

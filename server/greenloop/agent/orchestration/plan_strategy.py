@@ -39,7 +39,7 @@ from greenloop_sandbox import TestReport
 
 if TYPE_CHECKING:
     from greenloop.agent.orchestration.focus import Focus
-    from greenloop.agent.orchestration.run_state import RunState
+    from greenloop.agent.orchestration.run_context import RunContext
 
 EDIT_REPAIRS = 2  # rounds per iteration in which rejected actions go back to the model
 INVALID_PLANS_IN_A_ROW = 2  # then the loop ends with an error
@@ -62,7 +62,7 @@ GOAL_SECTION = (
 class PlanStrategy:
     """The DebugPlan rounds; with an instruction (improve), the first rounds carry out the request."""
 
-    def __init__(self, state: RunState, copy: WorkingCopy, report: TestReport, test_ids: list[str] | None,
+    def __init__(self, state: RunContext, copy: WorkingCopy, report: TestReport, test_ids: list[str] | None,
                  instruction: str | None, focus: Focus | None) -> None:
         self.state, self.copy, self.test_ids = state, copy, test_ids
         self.instruction, self.focus = instruction, focus
@@ -160,7 +160,7 @@ class _Step:
 
     def __init__(
         self,
-        state: RunState,
+        state: RunContext,
         copy: WorkingCopy,
         report: TestReport,
         iteration: int,
@@ -337,7 +337,7 @@ class _Step:
         self.state.history.add(self.attempt)
 
 
-def _messages(state: RunState, user: str) -> list[dict[str, str]]:
+def _messages(state: RunContext, user: str) -> list[dict[str, str]]:
     return [{"role": "system", "content": render_prompt("system", state.workspace)}, {"role": "user", "content": user}]
 
 

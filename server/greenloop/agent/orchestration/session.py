@@ -15,8 +15,8 @@ from greenloop.agent.event_sink import EventSink
 from greenloop.agent.events import ChangeSet, Done, Event, RunMode
 from greenloop.agent.orchestration.focus import Focus
 from greenloop.agent.orchestration.loop import fix_loop
+from greenloop.agent.orchestration.run_context import RunContext
 from greenloop.agent.orchestration.run_lifecycle import RunScope, recorded_run
-from greenloop.agent.orchestration.run_state import RunState
 from greenloop.agent.ports import Ports, choose_template, open_sandbox_for
 from greenloop.errors import GreenloopError
 from greenloop.settings import Settings
@@ -51,7 +51,7 @@ def _run(mode: RunMode, request: FixRequest, settings: Settings, ports: Ports | 
         copy = WorkingCopy.from_workspace(request.workspace, request.overlays)
         template = choose_template(settings, copy.files())
         async with run.ports(template) as live:
-            state = RunState(
+            state = RunContext(
                 settings=settings, ports=live, workspace=request.workspace, template=template, run_id=run.run_id,
                 started=run.started,
                 # tests are the spec; an improve request that is about tests may change them

@@ -34,7 +34,7 @@ from greenloop.llm import ContextOverflow, LLMError
 from greenloop_sandbox import TestReport
 
 if TYPE_CHECKING:
-    from greenloop.agent.orchestration.run_state import RunState
+    from greenloop.agent.orchestration.run_context import RunContext
 
 MAX_STEPS = 6  # rewrites tested one after another in one iteration
 # asked in turn until one decides: the value in plain words (decided 9 of 14 recorded conflicts, 1 wrong),
@@ -55,7 +55,7 @@ class Settled:
     tested: Mapping[int, str]
 
 
-async def settle(state: RunState, copy: WorkingCopy, report: TestReport, judged: Mapping[tuple[str, str, str], Side | None],
+async def settle(state: RunContext, copy: WorkingCopy, report: TestReport, judged: Mapping[tuple[str, str, str], Side | None],
                  iteration: int, seen: Mapping[int, str], events: EventSink) -> Settled:
     """Where the steps ended, their events (stamped) to `events`; `copy`, `judged` and `seen` stay as they are."""
     stamped = state.stamping(events)
@@ -91,7 +91,7 @@ async def settle(state: RunState, copy: WorkingCopy, report: TestReport, judged:
     return Settled(report, files, verdicts, tested)
 
 
-async def judge(state: RunState, found: list[Conflict], judged: Mapping[tuple[str, str, str], Side | None],
+async def judge(state: RunContext, found: list[Conflict], judged: Mapping[tuple[str, str, str], Side | None],
                 verdicts: Judged, events: EventSink, spec_holds: bool = False) -> None:
     """Ask, for each value conflict not `judged` before, what the call must give (verdicts.py), each answer
     put in `verdicts`; one Message says what was decided. A failed or too long request decides nothing,
@@ -159,7 +159,7 @@ class Settle:
     def applies(self, tests: TestFiles) -> bool:
         return tests.writable
 
-    async def run(self, state: RunState, copy: WorkingCopy, report: TestReport,
+    async def run(self, state: RunContext, copy: WorkingCopy, report: TestReport,
                   judged: Mapping[tuple[str, str, str], Side | None], iteration: int,
                   seen: Mapping[int, str], events: EventSink) -> Settled:
         return await settle(state, copy, report, judged, iteration, seen, events)

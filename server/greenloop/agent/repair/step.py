@@ -36,7 +36,7 @@ from greenloop.settings import LoopSettings
 from greenloop_sandbox import TestReport
 
 if TYPE_CHECKING:
-    from greenloop.agent.orchestration.run_state import RunState
+    from greenloop.agent.orchestration.run_context import RunContext
 
 When = Literal["before the round", "a fresh ladder", "before the model", "after the model", "on a green"]
 Scores = Callable[[str], dict[int, float]]  # a path's line scores (the coverage pass)
@@ -52,7 +52,7 @@ class BeforeRound(Protocol):
         """Whether it runs before this run's rounds."""
         ...
 
-    async def run(self, state: RunState, copy: WorkingCopy, report: TestReport,
+    async def run(self, state: RunContext, copy: WorkingCopy, report: TestReport,
                   judged: Mapping[tuple[str, str, str], Side | None], iteration: int,
                   seen: Mapping[int, str], events: EventSink) -> Settled:
         """Where it ended, its events (stamped) to `events`; `copy` stays as it is."""

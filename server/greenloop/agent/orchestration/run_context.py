@@ -1,4 +1,4 @@
-"""RunState: what one fix or improve run is given (settings, ports, workspace, ids), with its ledger of what changes."""
+"""RunContext: what one fix or improve run is given (settings, ports, workspace, ids), with its ledger of what changes."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ OFFERED = ("green", "no_tests")  # outcomes whose change set is offered to the p
 
 
 @dataclass(frozen=True)
-class RunState:
+class RunContext:
     """What one run is given (settings, ports, workspace, ids), frozen; what it changes is its `ledger`.
 
     Created by the session, shared with generation. `budget` (the clock) and `prompt_code` (retrieval's
