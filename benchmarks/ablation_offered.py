@@ -25,7 +25,7 @@ from pathlib import Path
 import realbugs
 from ablation_records import family_of
 from greenloop.agent.changes.syntax import parse
-from greenloop.agent.repair.mutants import small_edits
+from greenloop.agent.repair.small_edit_candidates import small_edits
 from greenloop.agent.repair.splice import Target, code_blocks, definition_node
 from greenloop.bench.suites import load_suite
 from greenloop.retrieval import parse_frames

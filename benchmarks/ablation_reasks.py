@@ -1,6 +1,6 @@
 """What asking the model again earns: each follow-up request of a candidate, by why it was asked, and what became of it.
 
-A candidate's request is asked again in the same conversation (agent/repair/round.py, approach.py) when the reply
+A candidate's request is asked again in the same conversation (agent/repair/candidate_round.py, approach.py) when the reply
 - was prose without code ("code please": `CODE_PLEASE`), or
 - gave a change already tested ("repeat": `TRIED_BEFORE`);
 until 0e87d75 also when it gave the code already in the file ("echo"; removed on these counts: decision
@@ -24,7 +24,7 @@ from typing import Any
 
 from ablation_records import _read_only_uri
 
-WHY = (  # what the follow-up says -> why it was asked (approach.py's CODE_PLEASE, round.py's TRIED_BEFORE)
+WHY = (  # what the follow-up says -> why it was asked (approach.py's CODE_PLEASE, candidate_round.py's TRIED_BEFORE)
     ("Now give the whole corrected", "code please"),
     ("is the code already in the file", "echo"),
     ("That change was tested already", "repeat"),

@@ -3,8 +3,8 @@
 
 A bench folder holds `.bench/results.jsonl` (one row per cell: outcome, the kept change's `kind`, the
 correctness verdict) and `.bench/runs.sqlite3` (each run's events). The events name no rung; a round is
-told by its events (agent/repair/round.py, orchestration/candidate_strategy.py):
-- `candidate_asked`/`candidate_tested` carry the round's form (`route`: "mutants" for the small edits) and,
+told by its events (agent/repair/candidate_round.py, orchestration/candidate_strategy.py):
+- `candidate_asked`/`candidate_tested` carry the round's form (`route`: "small_edits" for the small edits, "mutants" in older records) and,
   for a small edit, its kind (`change_kind`, a family of `loop.edits_off` or a refinement of one);
 - `round_ended` carries the approach's `why`, which each rung module words its own way (`RUNG_OF_WHY`);
 - a round that starts after a green candidate in the same run is the second look (second_look.py); its
@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from greenloop.agent.events import route_name
 from greenloop.agent.repair.edit_kinds import shape_and_family
+from greenloop.agent.repair.rungs.small_edits import SmallEditsForm
 from greenloop.bench.state import NOT_RUN, BenchState
 from greenloop.settings import EditFamily
 
@@ -93,7 +95,7 @@ def rung_of(why: str, route: str = "") -> str:
     for start, rung in RUNG_OF_WHY:
         if why.startswith(start):
             return rung
-    if route == "mutants":
+    if route == SmallEditsForm.route:
         return SMALL_EDITS
     return f"? {why or route}".strip()
 
@@ -144,7 +146,7 @@ class Round:
     @property
     def cut(self) -> bool:
         """A small-edits round that stopped before its last edit without a green (its time limit)."""
-        return self.route == "mutants" and self.asked < self.offered and not self.green
+        return self.route == SmallEditsForm.route and self.asked < self.offered and not self.green
 
 
 @dataclass
@@ -220,7 +222,7 @@ def rounds_of(events: Iterable[dict[str, Any]]) -> list[Round]:
     for ev in events:
         kind, at = ev.get("kind"), float(ev.get("at") or 0.0)
         if kind in ("candidate_asked", "candidate_tested"):
-            index, route = int(ev.get("index") or 0), str(ev.get("route") or "")
+            index, route = int(ev.get("index") or 0), route_name(str(ev.get("route") or ""))
             if current is None or current.ended or route != current.route or (
                     kind == "candidate_asked" and index <= max(current._asked_at, default=0)):
                 current = _opened(rounds, route, before, int(ev.get("iteration") or 0))
@@ -253,7 +255,7 @@ def _tested(round_: Round, ev: dict[str, Any], index: int, seconds: float) -> No
     tested, green = ev.get("status") == "tested", bool(ev.get("green"))
     round_.tested += tested
     round_.green += green
-    if round_.route == "mutants":
+    if round_.route == SmallEditsForm.route:
         kind = str(ev.get("change_kind") or "")
         round_.edits.append(SmallEdit(family_of(kind) or f"? {kind}", tested, green, max(0.0, seconds), index))
 
@@ -263,7 +265,7 @@ def _name_rungs(rounds: list[Round]) -> None:
     (a green round whose second look ran is told after it, with the same approach)."""
     for i, r in enumerate(rounds):
         why = r.why or next((later.why for later in rounds[i + 1:] if later.iteration == r.iteration and later.why), "")
-        r.rung = SECOND_LOOK if r.second_look and r.route != "mutants" else rung_of(why, r.route)
+        r.rung = SECOND_LOOK if r.second_look and r.route != SmallEditsForm.route else rung_of(why, r.route)
 
 
 def _events(store: Path, run_ids: list[str]) -> dict[str, list[dict[str, Any]]]:

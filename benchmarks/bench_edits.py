@@ -3,7 +3,7 @@
     python benchmarks/bench_edits.py [--sample 40] [--sample-seed 0] [--limit 200] [--write FILE]
                                      [--suite-file benchmarks/data/humanevalfix/humanevalfix-python.jsonl]
 
-The fix loop tries `agent.repair.mutants` before it asks a model (`loop.small_edits` of them, default 60).
+The fix loop tries `agent.repair.small_edit_candidates` before it asks a model (`loop.small_edits` of them, default 60).
 This measures that step without Docker or a model, in minutes: each task's buggy function gets its edits
 in the loop's order, each is spliced in as the loop splices it, and the task's tests run in a fresh
 python process on the host (one at a time, 10 s each) until the first edit that passes them all.
@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from greenloop.agent.changes.syntax import parse
-from greenloop.agent.repair.mutants import mutants
+from greenloop.agent.repair.small_edit_candidates import small_edit_replies
 from greenloop.agent.repair.splice import Target, definition_node, splice
 from greenloop.bench.suites import Task, load_suite
 from greenloop.retrieval import parse_frames
@@ -85,7 +85,7 @@ def _task(task: Task, limit: int) -> Row:
     target = Target(path, name, "function", node.start_point[0] + 1, node.end_point[0] + 1)
     tests = {p: c for p, c in task.files.items() if p != path}
     hot = _hot_lines(task.files, target)
-    replies = mutants(source, target, limit, hot)
+    replies = small_edit_replies(source, target, limit, hot)
     row.edits, row.hot = len(replies), len(hot)
     started = time.perf_counter()
     for rank, reply in enumerate(replies, start=1):

@@ -2,7 +2,7 @@
 
     nice -n 10 python benchmarks/bench_warm.py [--out FILE] [--hef N] [--edits N] [--cases ID,...] [--cpus N]
 
-Candidates are the small edits (`agent.repair.mutants.small_edits`) of each bug's function, no model:
+Candidates are the small edits (`agent.repair.small_edit_candidates.small_edits`) of each bug's function, no model:
 HumanEvalFix (all tasks packed in one repository, `humanevalfix_repo.py`; each candidate runs its task's
 test) and realbugs cases (each in its own sandbox with its requirements installed; each candidate runs the
 case's failing tests). Each candidate is synced to two Docker sandboxes of the same image, one with warm
@@ -33,7 +33,7 @@ from typing import Any
 import humanevalfix_repo
 import realbugs
 from greenloop.agent.changes.syntax import parse
-from greenloop.agent.repair.mutants import small_edits
+from greenloop.agent.repair.small_edit_candidates import small_edits
 from greenloop.agent.repair.splice import Target, code_blocks, definition_node
 from greenloop.bench.realbugs import unpack
 from greenloop.retrieval import parse_frames

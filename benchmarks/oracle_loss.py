@@ -34,7 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from greenloop.agent.events import route_name
 from greenloop.agent.repair.risk import normal_tree
+from greenloop.agent.repair.rungs.small_edits import SmallEditsForm
 from greenloop.bench.oracle import shown_defs
 from greenloop.bench.oracle_fix import ReferenceFix, spans
 from greenloop.bench.oracle_server import reference_of
@@ -136,7 +138,7 @@ def classify(result: dict[str, Any], record: Record, fix: ReferenceFix | None, t
     if len(seen) < len(set(truth)):
         return loss(CLASSES[6], f"shown {len(seen)} of {len(set(truth))}: {', '.join(sorted(seen))}")
     rejected = [e for e in record.events if e.get("kind") == "candidate_tested" and e.get("status") == "rejected"
-                and e.get("route") != "mutants" and _about(str(e.get("target", "")), truth)
+                and route_name(str(e.get("route") or "")) != SmallEditsForm.route and _about(str(e.get("target", "")), truth)
                 and not str(e.get("reason", "")).startswith("the same change as")]  # a repeat is no failure to apply
     if rejected:
         return loss(CLASSES[7], str(rejected[0].get("reason", ""))[:160])

@@ -2,7 +2,7 @@
 
     python benchmarks/realbugs_edits.py [--limit 60] [--ids youtube-dl-17,...] [--write FILE] [--coverage DIR]
 
-For each case whose fix changes one def, the def's small edits (`agent.repair.mutants`, with the lines of
+For each case whose fix changes one def, the def's small edits (`agent.repair.small_edit_candidates`, with the lines of
 the real failing output's traceback in that def as `hot`, as the loop passes them) are compared with the
 def after `fix.patch`: an edit whose text is the fixed def's (trailing spaces, blank lines and comment lines aside) is
 the developers' fix, found without a model. Tests are not run (a youtube-dl test run takes seconds, a
@@ -28,7 +28,7 @@ from pathlib import Path
 import realbugs
 import realbugs_coverage
 from greenloop.agent.changes.syntax import parse
-from greenloop.agent.repair.mutants import mutants
+from greenloop.agent.repair.small_edit_candidates import small_edit_replies
 from greenloop.agent.repair.splice import Target, code_blocks, definition_node
 from greenloop.retrieval import line_scores, parse_frames
 from greenloop_sandbox import Spectrum
@@ -104,11 +104,11 @@ def _case(case: realbugs.Case, limit: int, spectrum: Spectrum | None = None) -> 
     target = Target(truth.path, truth.symbol, "function", truth.start, truth.end)
     hot = {f.line for f in parse_frames(case.output, [truth.path])
            if f.path == truth.path and truth.start <= f.line <= truth.end}
-    replies = mutants(buggy[truth.path], target, limit, hot)
+    replies = small_edit_replies(buggy[truth.path], target, limit, hot)
     row.edits, row.hot = len(replies), len(hot)
     row.rank = _rank(replies, wanted)
     if spectrum is not None and spectrum.failing:
-        scored = mutants(buggy[truth.path], target, limit, hot, line_scores(spectrum, truth.path))
+        scored = small_edit_replies(buggy[truth.path], target, limit, hot, line_scores(spectrum, truth.path))
         row.cov = _rank(scored, wanted)
     elif spectrum is not None:
         row.note = "no failing test ran under coverage"

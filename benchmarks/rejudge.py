@@ -26,7 +26,7 @@ from greenloop.bench.correctness import Verdict, humanevalfix_verdict
 from greenloop.bench.realbugs import unpack
 from greenloop.bench.realbugs_run import verdict_in
 from greenloop.bench.suites import Task, load_suite
-from greenloop.runs import RunStore
+from greenloop.run_records import RunStore
 from greenloop.settings import Settings
 
 

@@ -30,8 +30,9 @@ def no_discovery(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def model_rounds_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests of the loop check what it does with the scripted model's replies, so the small edits tried
-    before any model is asked (`loop.mutants`, repair/mutants.py) are off unless a test's settings turn
-    them on (an environment variable: `greenloop` subprocesses and the LSP server inherit it)."""
+    before any model is asked (`loop.small_edits`, set by its old name; repair/small_edit_candidates.py) are
+    off unless a test's settings turn them on (an environment variable: `greenloop` subprocesses and the LSP
+    server inherit it)."""
     monkeypatch.setenv("GREENLOOP_LOOP__MUTANTS", "0")
 
 

@@ -326,7 +326,7 @@ class PromptSettings(_Section):
     )
 
 
-# The small edits' families (agent/repair/mutants.py), each of which `loop.edits_off` can turn off (ablations)
+# The small edits' families (agent/repair/small_edit_candidates.py), each of which `loop.edits_off` can turn off (ablations)
 EditFamily = Literal[
     "comparison", "logic operator", "logic operator everywhere",
     "constant", "bound", "arithmetic",
@@ -434,15 +434,6 @@ class LoopSettings(_Section):
                 data.setdefault(new, value)
         return data
 
-    @property
-    def mutants(self) -> int:
-        """The old name of `small_edits`, for code not yet moved to it."""
-        return self.small_edits
-
-    @property
-    def mutation_seconds(self) -> float:
-        """The old name of `small_edits_seconds`, for code not yet moved to it."""
-        return self.small_edits_seconds
 
 class GenerateSettings(_Section):
     """Generating a project from a prompt."""

@@ -75,8 +75,8 @@ async def fixed_by_edits(ws: Path, scripted_llm: Any, settings: Settings, wrong:
     events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", done.summary + done.evidence
     green = next(i for i, e in enumerate(events) if isinstance(e, CandidateTested) and e.green)
-    assert isinstance(events[green], CandidateTested) and events[green].route == "mutants"
-    assert all(e.route == "mutants" for e in events[:green] if isinstance(e, CandidateAsked))  # no model call before
+    assert isinstance(events[green], CandidateTested) and events[green].route == "small_edits"
+    assert all(e.route == "small_edits" for e in events[:green] if isinstance(e, CandidateAsked))  # no model call before
     assert done.changes.kind != "model" and done.changes.risk == "plausible", done.changes
     assert "the model's own round" in done.changes.risk_reason
     assert tree_bytes(ws) == before  # nothing on disk until the person accepts

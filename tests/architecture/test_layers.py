@@ -17,7 +17,7 @@ RULES: dict[str, tuple[tuple[str, ...], str]] = {
                                     "greenloop.bench"), "retrieval stands below the agent"),
     "server/greenloop/llm": (("greenloop.agent", "greenloop.retrieval", "greenloop.lsp", "greenloop.cli",
                               "greenloop.bench"), "the model client stands below the agent"),
-    "server/greenloop/runs": (("greenloop.agent", "greenloop.lsp", "greenloop.cli", "greenloop.bench"),
+    "server/greenloop/run_records": (("greenloop.agent", "greenloop.lsp", "greenloop.cli", "greenloop.bench"),
                               "run records know no front end"),
 }
 

@@ -15,13 +15,13 @@ from tests.bench.scripts import script
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.repair import ladder
-from greenloop.agent.repair.mutants import small_edits
+from greenloop.agent.repair.small_edit_candidates import small_edits
 from greenloop.agent.repair.splice import Target
 from greenloop.bench.configs import apply_config, load_config
 from greenloop.bench.state import BenchState, CellResult
 from greenloop.bench.suites import load_suite
 from greenloop.retrieval import Location
-from greenloop.runs import RunStore
+from greenloop.run_records import RunStore
 from greenloop.settings import Settings
 from greenloop_sandbox import TestFailure, TestReport
 

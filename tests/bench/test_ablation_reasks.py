@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tests.bench.scripts import script
 
-from greenloop.runs import RunStore
+from greenloop.run_records import RunStore
 
 FIXTURES = Path(__file__).parent / "fixtures" / "reasks"
 reasks = script("ablation_reasks")

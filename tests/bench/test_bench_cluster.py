@@ -30,7 +30,7 @@ from greenloop.bench.runner import state_dir
 from greenloop.bench.suites import load_suite, repo_root
 from greenloop.cli import main
 from greenloop.errors import GreenloopError
-from greenloop.runs import RunStore
+from greenloop.run_records import RunStore
 from greenloop.settings import Settings
 from greenloop_sandbox.engine import docker_client
 from greenloop_sandbox.reaper import list_containers

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from greenloop.bench import handoff
 from greenloop.bench.state import BenchState, CellResult
-from greenloop.runs import RunStore
-from greenloop.runs.bundle import merge_bundle, read_bundle
+from greenloop.run_records import RunStore
+from greenloop.run_records.bundle import merge_bundle, read_bundle
 
 
 def _remote_store(path: Path, run_id: str, *, finished: bool = True) -> None:

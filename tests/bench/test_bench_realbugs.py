@@ -20,7 +20,7 @@ from greenloop.bench.realbugs import TEST_TOOLS, expected_error
 from greenloop.bench.realbugs_run import not_red
 from greenloop.bench.runner import state_dir
 from greenloop.bench.suites import load_suite
-from greenloop.runs import RunStore
+from greenloop.run_records import RunStore
 from greenloop.settings import Settings
 from greenloop_sandbox import TestFailure, TestReport
 

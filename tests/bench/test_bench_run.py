@@ -19,7 +19,7 @@ from greenloop.bench import BenchOptions, CellResult, load_configs, run_bench, r
 from greenloop.bench.runner import state_dir
 from greenloop.bench.suites import load_suite, repo_root
 from greenloop.cli import main
-from greenloop.runs import RunStore
+from greenloop.run_records import RunStore
 from greenloop.settings import Settings
 
 CONFIGS = [repo_root() / "benchmarks" / "configs" / f"{name}.toml" for name in ("plain", "no-diagnosis")]

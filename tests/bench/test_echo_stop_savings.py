@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.bench.scripts import script
 
-from greenloop.runs.store import RunStore
+from greenloop.run_records.store import RunStore
 
 savings = script("echo_stop_savings")
 CODE = "def total(items):\n    result = 0\n    for item in items:\n        result += item\n    return result"

@@ -19,8 +19,8 @@ from greenloop.agent.plan import DebugPlan, EditAction, WriteAction
 from greenloop.agent.prompting.files import render_prompt
 from greenloop.agent.repair.approach import Approach, ReplyRejected, ReplyUnchanged, read_reply
 from greenloop.agent.repair.file_form import whole_file
+from greenloop.agent.repair.ladder_rung import LadderState
 from greenloop.agent.repair.prompts import render_failures, repair_messages
-from greenloop.agent.repair.rung import LadderState
 from greenloop.agent.repair.rungs.blocks import blocks_on
 from greenloop.agent.repair.rungs.function import FUNCTION
 from greenloop.agent.repair.rungs.region import REGION, WHY

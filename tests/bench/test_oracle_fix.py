@@ -12,9 +12,9 @@ from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import EditAction
 from greenloop.agent.repair.approach import read_reply
+from greenloop.agent.repair.ladder_rung import LadderState
 from greenloop.agent.repair.prompts import repair_messages
 from greenloop.agent.repair.region_edits import region_edits
-from greenloop.agent.repair.rung import LadderState
 from greenloop.agent.repair.rungs.missing_name import RUNG as MISSING_NAME
 from greenloop.agent.repair.splice import Target, splice
 from greenloop.bench.oracle import answer, hunks

@@ -12,7 +12,7 @@ from tests.bench.scripts import script
 from tests.bench.test_oracle import BUGGY, FIXED, PATH, case_folder, function, prompt, workspace
 
 from greenloop.agent.repair.approach import Approach
-from greenloop.runs import RunStore
+from greenloop.run_records import RunStore
 
 loss_table = script("oracle_loss")
 HALF = BUGGY.replace("return 3.14 * self.r\n", "return math.pi * self.r ** 2\n")

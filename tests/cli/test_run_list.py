@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from greenloop.cli.run_list import run_list_table
-from greenloop.runs import RunSummary
+from greenloop.run_records import RunSummary
 
 
 def summary(**kw: object) -> RunSummary:

@@ -9,7 +9,7 @@ import pytest
 
 from greenloop.agent.events import EnvironmentChanged, InstalledPackage
 from greenloop.cli import main
-from greenloop.runs import RunStore
+from greenloop.run_records import RunStore
 
 
 def test_runs_show_lists_every_install_with_its_origin_and_hash(

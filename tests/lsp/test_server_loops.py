@@ -115,7 +115,7 @@ async def test_fix_all_reports_progress_and_sends_an_edit_to_review(
             break
         await asyncio.sleep(0.1)
     assert runs.runs[0].id == result["runId"] and runs.runs[0].outcome == "green"
-    from greenloop.runs import RunStore
+    from greenloop.run_records import RunStore
 
     store = RunStore.open(tmp_path / "runs.sqlite3")
     try:

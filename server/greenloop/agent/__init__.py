@@ -8,8 +8,8 @@ from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import ChangeSet, Done, Event, FileChange
 from greenloop.agent.orchestration.focus import Focus
 from greenloop.agent.orchestration.loop import fix_loop
-from greenloop.agent.orchestration.recorded_run import new_run_id
-from greenloop.agent.orchestration.run_state import RunState
+from greenloop.agent.orchestration.run_context import RunContext
+from greenloop.agent.orchestration.run_lifecycle import new_run_id
 from greenloop.agent.orchestration.session import FixRequest, apply_changes, fix, improve, run_tests
 from greenloop.agent.orchestration.test_items import TestItemsRun, list_tests, run_test_items
 from greenloop.agent.plan import DebugPlan
@@ -24,7 +24,7 @@ __all__ = [
     "FixRequest",
     "Focus",
     "Ports",
-    "RunState",
+    "RunContext",
     "TestItemsRun",
     "WorkingCopy",
     "apply_changes",

@@ -4,13 +4,24 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from greenloop.agent.plan import DebugPlan
 
 RunMode = Literal["fix", "improve", "generate"]
 # "environment": the tests cannot run here as the project is (its environment, not its code; exit code 3)
 Outcome = Literal["green", "stuck", "budget", "cancelled", "error", "no_tests", "already_green", "environment"]
+
+
+OLD_ROUTES = {"mutants": "small_edits"}  # forms' names in records written before a rename -> their names now
+
+
+def route_name(route: str) -> str:
+    """A recorded form's name (`route`) as it is named now: old run stores and bench results keep the old one."""
+    return OLD_ROUTES.get(route, route)
+
+
+Route = Annotated[str, AfterValidator(route_name)]  # an event read from an old record gets the current name
 
 
 class _Event(BaseModel):
@@ -119,7 +130,7 @@ class CandidateAsked(_Event):
     iteration: int
     index: int  # 1-based within the round
     of: int  # candidates the round may ask for
-    route: str  # function | file | blocks | install
+    route: Route  # the form's name: function | region | file | blocks | install | checks | small_edits | ...
     target: str
     seed: int | None = None
     temperature: float = 0.0
@@ -131,7 +142,7 @@ class CandidateTested(_Event):
     kind: Literal["candidate_tested"] = "candidate_tested"
     iteration: int
     index: int
-    route: str
+    route: Route
     target: str
     seed: int | None = None
     temperature: float = 0.0
@@ -145,7 +156,7 @@ class CandidateTested(_Event):
     errors: int = 0
     green: bool = False
     tokens: int = 0
-    change_kind: str = ""  # a small edit's kind (mutants.py) or "model"
+    change_kind: str = ""  # a small edit's kind (small_edit_candidates.py) or "model"
     risk: str = ""  # why this green change is only plausible (risk.py); "" when nothing says so
 
 

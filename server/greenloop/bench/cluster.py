@@ -22,7 +22,7 @@ from typing import Any
 
 from greenloop.bench.state import CellResult
 from greenloop.errors import GreenloopError
-from greenloop.runs.bundle import Bundle, read_bundle
+from greenloop.run_records.bundle import Bundle, read_bundle
 from greenloop.settings import Settings
 
 log = logging.getLogger(__name__)

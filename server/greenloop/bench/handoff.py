@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from greenloop.bench.state import BenchState, CellResult
-from greenloop.runs.bundle import Bundle, merge_bundle
+from greenloop.run_records.bundle import Bundle, merge_bundle
 
 PENDING = "pending"
 

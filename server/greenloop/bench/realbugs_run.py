@@ -136,7 +136,7 @@ class _CallSink:
         self._store: Any = None
         self._run_id = ""
         if settings.runs.enabled and settings.runs.store:
-            from greenloop.runs import RunStore
+            from greenloop.run_records import RunStore
 
             self._store = RunStore.open(Path(settings.runs.store))
 

@@ -23,7 +23,7 @@ TOP_LEVEL = ("run_started", "environment", "iteration_started")  # the rest is i
 class EventPrinter:
     """One line per meaningful event; the diagnosis streams inline. Event text is never read as markup.
 
-    Small edits (route `mutants`, up to `loop.small_edits` of them, tested in seconds) are not a line each:
+    Small edits (route `small_edits`, up to `loop.small_edits` of them, tested in seconds) are not a line each:
     one line says they are tried, and a tested edit shows only when it passes more tests than the
     round's edits before it (the round's line gives the tally; the run store keeps every one).
     """

@@ -9,7 +9,7 @@ from __future__ import annotations
 from rich import box
 from rich.table import Column, Table
 
-from greenloop.runs import RunSummary
+from greenloop.run_records import RunSummary
 
 
 def run_list_table(runs: list[RunSummary], width: int = 80) -> Table:

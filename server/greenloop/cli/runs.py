@@ -19,8 +19,8 @@ from greenloop.agent.orchestration.describe import describe
 from greenloop.cli.common import settings_from_args
 from greenloop.cli.run_list import run_list_table
 from greenloop.errors import GreenloopError
-from greenloop.runs import VERDICTS, RunDetail, RunStore, StatsRow, record_verdict, store_path
-from greenloop.runs.stats import GROUP_COLUMNS
+from greenloop.run_records import VERDICTS, RunDetail, RunStore, StatsRow, record_verdict, store_path
+from greenloop.run_records.stats import GROUP_COLUMNS
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:

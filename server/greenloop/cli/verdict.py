@@ -41,7 +41,7 @@ def ask_verdict(
             console.print("[yellow]answer p, w, r, f or s[/]")
     if verdict == "skip":
         return
-    from greenloop.runs import record_verdict
+    from greenloop.run_records import record_verdict
 
     try:
         record_verdict(settings, workspace, run_id, verdict)

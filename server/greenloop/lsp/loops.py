@@ -26,7 +26,7 @@ from greenloop.lsp.protocol import (
     VERDICTS,
 )
 from greenloop.lsp.workspace_server import WorkspaceServer
-from greenloop.runs import record_verdict
+from greenloop.run_records import record_verdict
 from greenloop.settings import Settings
 from greenloop_sandbox.report import TestFailure
 

@@ -30,7 +30,7 @@ async def list_runs(ls: GreenloopServer, params: p.RunsParams | None) -> p.RunsR
 
 
 def _read(settings: Settings, ls: GreenloopServer, limit: int) -> p.RunsResult:
-    from greenloop.runs import RunStore, store_path
+    from greenloop.run_records import RunStore, store_path
 
     path = store_path(settings, ls.root)
     if not path.is_file():

@@ -197,7 +197,7 @@ def test_the_acceptance_file_stays_the_spec_where_the_other_tests_may_change() -
 
 
 def test_code_passing_the_acceptance_tests_is_not_traded_for_more_passing_generated_tests() -> None:
-    from greenloop.agent.repair.round import better
+    from greenloop.agent.repair.candidate_round import better
     from greenloop_sandbox import TestReport
     from greenloop_sandbox.report import TestFailure
 

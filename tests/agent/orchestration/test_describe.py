@@ -8,7 +8,7 @@ import typing
 from rich.console import Console
 
 from greenloop.agent import events as ev
-from greenloop.agent.orchestration.describe import describe, tone
+from greenloop.agent.orchestration.describe import describe, is_small_edit, tone
 from greenloop.agent.plan import DebugPlan
 from greenloop.cli.progress import EventPrinter
 from greenloop.lsp.progress import loop_event_params
@@ -138,3 +138,12 @@ def test_the_terminal_shows_the_other_green_change_beside_the_one_offered() -> N
     text = out.getvalue()
     assert "another green change (model) is shown beside it" in text
     assert text.index("another change that passes (model), not applied:") < text.index("+    return not a < b")
+
+
+def test_an_old_record_of_a_small_edit_reads_under_the_routes_name_now() -> None:
+    """Run stores and bench results written before the rename say route "mutants": read, it is "small_edits"."""
+    stored = {"kind": "candidate_tested", "iteration": 1, "index": 2, "route": "mutants", "target": "small edits of `f`",
+              "status": "tested"}
+    read = ev.CandidateTested.model_validate(stored)
+    assert read.route == "small_edits" and is_small_edit(read)
+    assert ev.route_name("mutants") == "small_edits" and ev.route_name("function") == "function"

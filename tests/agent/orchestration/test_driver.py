@@ -12,7 +12,7 @@ import pytest
 from greenloop.agent import FixRequest, fix
 from greenloop.agent.events import Done, Event
 from greenloop.agent.orchestration import driver
-from greenloop.agent.orchestration.run_state import RunState
+from greenloop.agent.orchestration.run_context import RunContext
 from tests.agent.conftest import FIX_ADD, plan
 from tests.support.scripted_llm import server_error
 
@@ -39,13 +39,13 @@ async def test_each_strategy_ends_in_exactly_one_done_made_by_the_driver(
     strategy: str, ending: str, outcome: str,
 ) -> None:
     makers: list[str] = []
-    made = RunState.done
+    made = RunContext.done
 
-    def done(self: RunState, *args: Any, **kwargs: Any) -> Done:
+    def done(self: RunContext, *args: Any, **kwargs: Any) -> Done:
         makers.append(inspect.stack()[1].function)
         return made(self, *args, **kwargs)
 
-    monkeypatch.setattr(RunState, "done", done)
+    monkeypatch.setattr(RunContext, "done", done)
     scripted_llm.script(*_replies(strategy, ending), step=STEP[strategy])
     loop = {"strategy": strategy, "candidates": 1, "mutants": 0, "max_iterations": 1, "diagnosis": False}
     settings = make_settings(calc_project, backend="local", loop=loop, retrieval={"coverage": False})

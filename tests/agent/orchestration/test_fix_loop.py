@@ -321,6 +321,24 @@ async def test_cancel_mid_iteration_leaves_no_container(
     assert "done" not in seen
 
 
+async def test_closing_the_stream_mid_iteration_stops_the_run_before_aclose_returns(
+    calc_project: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    client = docker.from_env()
+    label = {"label": f"greenloop.owner_pid={os.getpid()}"}  # this run's; the engine may be shared
+    before = {c.id for c in client.containers.list(all=True, filters=label)}
+    scripted_llm.script(slow(30, "thinking"), step="diagnosis")
+    events = fix(FixRequest(calc_project), make_settings(calc_project))
+    async with asyncio.timeout(120):
+        async for event in events:
+            if event.kind == "locations":
+                break
+        assert {c.id for c in client.containers.list(all=True, filters=label)} - before, "the run has a container"
+        await events.aclose()  # type: ignore[attr-defined]
+    after = {c.id for c in client.containers.list(all=True, filters=label)} - before
+    assert after == set()  # gone when aclose returned, not later
+
+
 @pytest.mark.parametrize(
     ("limits", "expect"),
     [

@@ -42,7 +42,7 @@ async def test_a_looping_function_is_asked_of_the_model_before_any_small_edit(
     # small edits first took 132 s to the first model call here; the fixed 15 s per test 553 s
     # (docs/benchmarks/hang-bitcount)
     assert asked and asked[0] - start < 90
-    assert not [e for e in events if isinstance(e, CandidateTested) and e.route == "mutants"]
+    assert not [e for e in events if isinstance(e, CandidateTested) and e.route == "small_edits"]
 
 
 async def test_the_small_edits_follow_a_model_round_that_leaves_the_code_looping(
@@ -56,9 +56,9 @@ async def test_the_small_edits_follow_a_model_round_that_leaves_the_code_looping
     assert done.outcome != "green"
     tested = [e for e in events if isinstance(e, CandidateTested) and e.iteration == 1 and e.status == "tested"]
     routes = [e.route for e in tested]
-    assert "mutants" in routes and routes[0] != "mutants", routes  # the model's candidate, then the edits
-    first_edit = routes.index("mutants")
-    assert all(r == "mutants" for r in routes[first_edit:]), routes
+    assert "small_edits" in routes and routes[0] != "small_edits", routes  # the model's candidate, then the edits
+    first_edit = routes.index("small_edits")
+    assert all(r == "small_edits" for r in routes[first_edit:]), routes
     edits = tested[first_edit:]
     # each edit's report has all 9 tests: one ran to its 1 s limit, the others say why they were not run
     assert len(edits) >= 6 and all(e.passed + e.failed + e.errors == 9 for e in edits)

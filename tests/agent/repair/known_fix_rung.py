@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from greenloop.agent.repair.approach import Approach
-from greenloop.agent.repair.rung import LadderState, Rung
+from greenloop.agent.repair.ladder_rung import LadderState, Rung
 from greenloop.agent.repair.rungs.blocks import blocks_on
 
 REPLY = "calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n"

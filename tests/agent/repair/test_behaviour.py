@@ -12,7 +12,7 @@ from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.ports import SandboxPort, open_sandbox_for
 from greenloop.agent.repair.approach import Approach
 from greenloop.agent.repair.behaviour import PROBE_DIR, changes_on_passing_calls
-from greenloop.agent.repair.round import RoundResult, Tried
+from greenloop.agent.repair.candidate_round import RoundResult, Tried
 from greenloop.agent.repair.rungs.function import FUNCTION
 from greenloop.agent.repair.second_look import Green, choose
 from greenloop.agent.repair.splice import Target

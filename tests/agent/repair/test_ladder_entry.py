@@ -19,7 +19,7 @@ from greenloop.agent.plan import DebugPlan, EditAction
 from greenloop.agent.prompting.shows import RequestShows
 from greenloop.agent.repair import ladder
 from greenloop.agent.repair.approach import Approach, Form, ReplyRejected
-from greenloop.agent.repair.rung import LadderState, Rung, target_of
+from greenloop.agent.repair.ladder_rung import LadderState, Rung, target_of
 from greenloop.retrieval import RepoIndex
 from greenloop_sandbox import TestReport
 from tests.agent.conftest import CALC_TEST, collect

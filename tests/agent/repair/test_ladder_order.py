@@ -69,7 +69,7 @@ async def test_a_rung_turned_off_is_not_tried_and_a_wrong_name_is_a_clear_error(
     off = {"candidates": 1, "max_iterations": 1, "rungs_off": ["small edits"]}
     events, done = await collect(fix(FixRequest(calc_project), make_settings(calc_project, backend="local", loop=off)))
     assert done.outcome == "budget"  # without its small edits, `a - b` is asked of the model, which gets it wrong
-    assert not any(isinstance(e, CandidateAsked) and e.route == "mutants" for e in events)
+    assert not any(isinstance(e, CandidateAsked) and e.route == "small_edits" for e in events)
     assert len(scripted_llm.requests_for("repair_function")) == 1
 
     wrong = {"rungs_off": ["hoter"]}

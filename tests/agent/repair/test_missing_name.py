@@ -11,7 +11,7 @@ from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import EditAction
 from greenloop.agent.repair.approach import ReplyRejected, read_reply
-from greenloop.agent.repair.rung import LadderState
+from greenloop.agent.repair.ladder_rung import LadderState
 from greenloop.agent.repair.rungs.missing_name import RUNG
 from greenloop_sandbox import TestFailure, TestReport
 

@@ -29,8 +29,8 @@ async def run(tmp_path: Path, scripted_llm: Any, make_settings: Any, *replies: A
     events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", done.summary + done.evidence
     green = next(i for i, e in enumerate(events) if isinstance(e, CandidateTested) and e.green)
-    assert events[green].route == "mutants"  # the small edit went green first, before any model call
-    assert all(e.route == "mutants" for e in events[:green] if isinstance(e, CandidateAsked))
+    assert events[green].route == "small_edits"  # the small edit went green first, before any model call
+    assert all(e.route == "small_edits" for e in events[:green] if isinstance(e, CandidateAsked))
     return events, done
 
 

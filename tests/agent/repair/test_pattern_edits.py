@@ -9,15 +9,15 @@ from typing import Any
 import pytest
 
 from greenloop.agent.changes.syntax import parse
-from greenloop.agent.repair.mutants import mutants
 from greenloop.agent.repair.pattern_edits import pattern_edits
+from greenloop.agent.repair.small_edit_candidates import small_edit_replies
 from greenloop.agent.repair.splice import Target, code_blocks
 from tests.agent.conftest import fixed_by_edits, write_project
 
 
 def replies(source: str, name: str, path: str = "m.py", limit: int = 1000) -> list[str]:
     lines = source.count("\n")
-    return [code_blocks(r)[0] for r in mutants(source, Target(path, name, "function", 1, lines), limit)]
+    return [code_blocks(r)[0] for r in small_edit_replies(source, Target(path, name, "function", 1, lines), limit)]
 
 
 def edited(source: str, path: str = "m.py") -> list[str]:

@@ -3,7 +3,7 @@
 The model never writes these tests: it lists the examples (JSON), examples.py keeps those the request
 states, and `render_acceptance` writes them from a template, one parametrized test per function and
 kind (a value, an exception). The fix loop treats the file as the specification even where it may
-edit the project's other tests (RunState.spec_tests).
+edit the project's other tests (RunContext.spec_tests).
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from greenloop.agent.changes.syntax import first_error
-from greenloop.agent.generate.checks import add_missing_imports, check_test_file, import_hints, without_copies
 from greenloop.agent.generate.examples import Acceptance
 from greenloop.agent.generate.fixtures import drop_fixture_imports
 from greenloop.agent.generate.interfaces import outline_code_blocks
@@ -24,6 +23,12 @@ from greenloop.agent.generate.sense import problem as sense_problem
 from greenloop.agent.generate.shadowed import unshadow
 from greenloop.agent.generate.submodules import point_at_classes
 from greenloop.agent.generate.unbound import import_unbound
+from greenloop.agent.generate.written_tests import (
+    add_missing_imports,
+    check_test_file,
+    import_hints,
+    without_copies,
+)
 from greenloop.agent.prompting.code_reply import extract_code
 from greenloop.agent.prompting.files import render_prompt
 from greenloop.errors import GreenloopError

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.event_sink import EventSink
 from greenloop.agent.events import Done, EnvironmentChanged, Event, Message, Outcome
 from greenloop.agent.generate.acceptance import acceptance_path, ask_examples, render_acceptance
 from greenloop.agent.generate.examples import Acceptance
@@ -19,7 +19,7 @@ from greenloop.agent.generate.plan_doc import AcceptanceSection
 from greenloop.agent.generate.planning import make_plan, manifests
 from greenloop.agent.generate.project_plan import PlannedFile, ProjectPlan
 from greenloop.agent.orchestration.loop import fix_loop
-from greenloop.agent.orchestration.run_state import RunState
+from greenloop.agent.orchestration.run_context import RunContext
 from greenloop.agent.ports import Refused
 from greenloop.errors import GreenloopError
 
@@ -48,7 +48,7 @@ class Generation:
     """The state of one run after the ports are open."""
 
     job: Job
-    state: RunState
+    state: RunContext
     copy: WorkingCopy = field(init=False)
     known: dict[str, str] = field(default_factory=dict)  # every file's text so far
     iterations: int = 0
@@ -63,39 +63,34 @@ class Generation:
         event: Event = self.state.stamp(Message(text=text, level=level))
         return event
 
-    async def run(self) -> AsyncIterator[Event]:
-        """Every event of the run; ends with exactly one Done."""
+    async def run(self, events: EventSink) -> Done:
+        """The run, every event to `events`; returns its one Done."""
         try:
             plan = self.job.plan
-            async for event in self._examples():
-                yield event
+            await self._examples(events)
             if plan is None:
                 interfaces = await write_interfaces(
                     self.state.ports.llm, self.job.layout, self.job.request, self.job.out_dir
                 )
-                yield self.note(f"Interfaces: {count_modules(interfaces)} module(s); planning the files")
+                events.emit(self.note(f"Interfaces: {count_modules(interfaces)} module(s); planning the files"))
                 plan = await self._plan_step(interfaces)
             job = self.job
             saved = save_plan(job.out_dir, plan, job.layout.name, job.request, source=job.plan_file,
                               acceptance=self._section(plan))
-            yield self.note(f"Plan: {_describe(plan)}; saved as {saved}")
-            async for event in self._install(plan):
-                yield event
+            events.emit(self.note(f"Plan: {_describe(plan)}; saved as {saved}"))
+            await self._install(plan, events)
             steps = small_steps(plan) if self.job.small_steps else [list(plan.components)]
             for i, components in enumerate(steps, 1):
-                async for event in self._build(plan, components, i, len(steps)):
-                    yield event
+                await self._build(plan, components, i, len(steps), events)
                 if self.last is None or self.last.outcome not in GREEN:
                     break
         except BudgetStop as exc:
-            yield self._finish(None, error=f"Stopped: {exc}", outcome="budget")
-            return
+            return self._finish(None, error=f"Stopped: {exc}", outcome="budget")
         except GreenloopError as exc:
-            yield self._finish(None, error=str(exc))
-            return
-        yield self._finish(plan)
+            return self._finish(None, error=str(exc))
+        return self._finish(plan)
 
-    async def _examples(self) -> AsyncIterator[Event]:
+    async def _examples(self, events: EventSink) -> None:
         """The request's examples (acceptance tests): the edited plan's, else asked of the model and checked."""
         job = self.job
         if job.acceptance is not None:
@@ -105,7 +100,7 @@ class Generation:
         found, dropped = len(self.acceptance.examples), len(self.acceptance.dropped)
         if found or dropped:
             left = f"; {dropped} dropped (the request does not state them, see the plan)" if dropped else ""
-            yield self.note(f"Acceptance: {found} example(s) from the request become tests the loop keeps{left}")
+            events.emit(self.note(f"Acceptance: {found} example(s) from the request become tests the loop keeps{left}"))
 
     def _section(self, plan: ProjectPlan) -> AcceptanceSection | None:
         """What plan.md shows of the acceptance tests (nothing for a template without them)."""
@@ -139,29 +134,27 @@ class Generation:
             small_steps=job.small_steps,
         )
 
-    async def _install(self, plan: ProjectPlan) -> AsyncIterator[Event]:
+    async def _install(self, plan: ProjectPlan, events: EventSink) -> None:
         if not plan.packages:
             return
-        yield self.note(f"Installing {', '.join(plan.packages)} in the sandbox")
+        events.emit(self.note(f"Installing {', '.join(plan.packages)} in the sandbox"))
         result = await self.state.ports.sandbox.install(plan.packages)
         detail = " ".join(plan.packages)
         if isinstance(result, Refused):  # a spec the sandbox will not take: said, like a failed install
             ok, output, what = False, f"refused: {result.reason}", f"was refused ({result.reason})"
         else:
             ok, output, what = result.ok, (result.stdout + result.stderr)[-2000:], "failed"
-        yield self.state.stamp(
+        events.emit(self.state.stamp(
             EnvironmentChanged(iteration=0, action="install", detail=detail, ok=ok, output=output)
-        )
+        ))
         if ok:
             self.state.ledger.environment_changed(plan.packages)
         else:
-            yield self.note(
-                f"Installing {detail} {what}; the fix loop will see the import errors.", "warning"
-            )
+            events.emit(self.note(f"Installing {detail} {what}; the fix loop will see the import errors.", "warning"))
 
     async def _build(
-        self, plan: ProjectPlan, components: list[str], step: int, steps: int
-    ) -> AsyncIterator[Event]:
+        self, plan: ProjectPlan, components: list[str], step: int, steps: int, events: EventSink
+    ) -> None:
         """Files, then tests, then the fix loop for some components (all of them outside small steps)."""
         specs = [f for f in plan.files if f.component in components]
         label = f"component {step}/{steps} '{components[0]}'" if self.job.small_steps else "the project"
@@ -172,21 +165,17 @@ class Generation:
                 self._keep(path, text)
         for kind, group in (("source files", sources), ("tests", tests)):
             if group:
-                yield self.note(f"Writing {len(group)} {kind} of {label}")
-                async for event in self._write(plan, group):
-                    yield event
+                events.emit(self.note(f"Writing {len(group)} {kind} of {label}"))
+                await self._write(plan, group, events)
         if step == steps and (wrote := self._write_acceptance(plan)) is not None:
-            yield wrote
-        yield self.note(f"Running the tests of {label}" + (" and the earlier ones" if step > 1 else ""))
-        async for event in fix_loop(self.state, self.copy):
-            if isinstance(event, Done):
-                self.last = event
-                self.iterations += event.iterations
-                self.built += components
-            else:
-                yield event
+            events.emit(wrote)
+        events.emit(self.note(f"Running the tests of {label}" + (" and the earlier ones" if step > 1 else "")))
+        done = await fix_loop(self.state, self.copy, events)
+        self.last = done
+        self.iterations += done.iterations
+        self.built += components
 
-    async def _write(self, plan: ProjectPlan, group: list[PlannedFile]) -> AsyncIterator[Event]:
+    async def _write(self, plan: ProjectPlan, group: list[PlannedFile], events: EventSink) -> None:
         settings = self.state.settings
         writer = FileWriter(
             llm=self.state.ports.llm,
@@ -206,7 +195,7 @@ class Generation:
             raise BudgetStop(why)
         async for path, text in write_files(writer, group, known, settings.generate.parallel_files):
             self._keep(path, text)
-            yield self.note(f"Wrote {path} ({len(text.splitlines())} lines)")
+            events.emit(self.note(f"Wrote {path} ({len(text.splitlines())} lines)"))
         for path, text in repoint_packages([f.path for f in group], known).items():
             self._keep(path, text)
 

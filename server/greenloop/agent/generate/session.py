@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from greenloop.agent.events import Event
+from greenloop.agent.event_sink import EventSink
+from greenloop.agent.events import Done, Event
 from greenloop.agent.generate.layouts import get_layout
 from greenloop.agent.generate.pipeline import Generation, Job
 from greenloop.agent.generate.planning import ask_questions, load_plan, render_answers
 from greenloop.agent.generate.request import GenerateRequest, check_names, check_out_dir, check_prompt
-from greenloop.agent.orchestration.recorded_run import RunScope, recorded_run
-from greenloop.agent.orchestration.run_state import RunState
+from greenloop.agent.orchestration.run_context import RunContext
+from greenloop.agent.orchestration.run_lifecycle import RunScope, recorded_run
 from greenloop.agent.ports import Ports
 from greenloop.llm import LLMClient, open_llm
 from greenloop.settings import Settings
@@ -75,15 +76,14 @@ async def clarify(
 
 
 def _run(job: Job, settings: Settings, ports: Ports | None) -> AsyncIterator[Event]:
-    async def body(run: RunScope) -> AsyncIterator[Event]:
+    async def body(run: RunScope, events: EventSink) -> Done:
         async with run.ports(job.layout.name) as live:
-            state = RunState(
+            state = RunContext(
                 settings=settings, ports=live, workspace=job.out_dir, template=job.layout.name, run_id=run.run_id,
                 started=run.started, goal=job.request,
                 tests_writable=True,  # the tests are the model's own, written in this run: they may be wrong
             )
-            async for event in Generation(job, state).run():
-                yield event
+            return await Generation(job, state).run(events)
 
     request = {
         "template": job.layout.name,

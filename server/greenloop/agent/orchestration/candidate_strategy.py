@@ -7,31 +7,30 @@ over), the steps beside the model's round (small edits, before it or after it), 
 (kept_green.py), then the first step on a green that applies (second look, own round). Its `RoundResult`
 is the move: better moves the state and starts the ladder again from the top; nothing better keeps the
 state and takes the ladder's next approach, telling the model what the best failed candidate gave. The
-round ends with a `RoundEnd` value (green, stuck when the ladder is spent, cut by the budget); the driver
-decides the run's end and `ending` words it.
+round returns a `RoundEnd` value (green, stuck when the ladder is spent, cut by the budget) and emits its
+events to the sink it is given (event_sink.py); the driver decides the run's end and `ending` words it.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from greenloop.agent.changes.declared import declared_packages
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.events import Event, LocationsFound, Message, TestsRan
+from greenloop.agent.event_sink import EventSink
+from greenloop.agent.events import LocationsFound, Message, TestsRan
 from greenloop.agent.orchestration import kept_green
 from greenloop.agent.orchestration.driver import RoundEnd, Stop, Why
 from greenloop.agent.prompting.material import coverage_note
 from greenloop.agent.repair import ladder
 from greenloop.agent.repair.approach import Approach, with_feedback
+from greenloop.agent.repair.candidate_round import RoundInputs, RoundResult, run_round
 from greenloop.agent.repair.check_statements import failing_checks
+from greenloop.agent.repair.ladder_rung import LadderState
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
-from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
-from greenloop.agent.repair.rung import LadderState
-from greenloop.agent.repair.second_look import Green
-from greenloop.agent.repair.settle import Settled, round_event, sources_of_tests
+from greenloop.agent.repair.settle import round_event, sources_of_tests
 from greenloop.agent.repair.step import AroundModel, BeforeRound
 from greenloop.agent.repair.verdicts import code_notes, conflicts
 from greenloop.errors import GreenloopError
@@ -40,13 +39,13 @@ from greenloop_sandbox import TestReport
 from greenloop_sandbox.packages import package_name
 
 if TYPE_CHECKING:
-    from greenloop.agent.orchestration.run_state import RunState
+    from greenloop.agent.orchestration.run_context import RunContext
 
 
 class CandidateStrategy:
     """The candidate rounds (`loop.strategy = "candidates"`, and the one-shot baseline), driven by driver.py."""
 
-    def __init__(self, state: RunState, copy: WorkingCopy, test_ids: list[str] | None = None) -> None:
+    def __init__(self, state: RunContext, copy: WorkingCopy, test_ids: list[str] | None = None) -> None:
         loop = state.settings.loop
         if problem := ladder.unknown_rungs(loop.rungs_off):
             raise GreenloopError(problem)
@@ -59,25 +58,24 @@ class CandidateStrategy:
         self.feedback: dict[bool, str] = {}  # the last failed round's feedback, per target kind (a test or code)
         self.report: TestReport | None = None  # the state's tests as this strategy last moved them
 
-    def ending(self, why: Why, iteration: int, report: TestReport, detail: str) -> Iterator[Event | Stop]:
+    def ending(self, why: Why, iteration: int, report: TestReport, detail: str, events: EventSink) -> Stop:
         report = self.report or report
         if why == "green":
-            yield Stop("green", f"The tests pass ({report.summary()}).", iteration)
-        elif why == "stuck":  # the ladder is spent: this round asked nothing
-            yield Stop("stuck", f"Stopped: every approach was tried ({report.summary()}).", iteration - 1, detail)
-        elif why == "budget":
-            yield Stop("budget", f"Stopped: {detail}; {report.summary()}.", iteration, detail)
-        elif why == "model_error":
-            yield Stop("error", f"Stopped in round {iteration}: the model call failed; {report.summary()}.",
-                       iteration - 1, detail)
-        else:
-            state = self.state
-            moved = self.copy.changed_paths() or state.ledger.packages or state.ledger.commands  # an install: no file
-            unchanged = "" if moved else " No candidate was better than the code as it was."
-            yield Stop("budget", f"Stopped after {iteration} rounds; {report.summary()}.{unchanged}", iteration, detail)
+            return Stop("green", f"The tests pass ({report.summary()}).", iteration)
+        if why == "stuck":  # the ladder is spent: this round asked nothing
+            return Stop("stuck", f"Stopped: every approach was tried ({report.summary()}).", iteration - 1, detail)
+        if why == "budget":
+            return Stop("budget", f"Stopped: {detail}; {report.summary()}.", iteration, detail)
+        if why == "model_error":
+            return Stop("error", f"Stopped in round {iteration}: the model call failed; {report.summary()}.",
+                        iteration - 1, detail)
+        state = self.state
+        moved = self.copy.changed_paths() or state.ledger.packages or state.ledger.commands  # an install: no file
+        unchanged = "" if moved else " No candidate was better than the code as it was."
+        return Stop("budget", f"Stopped after {iteration} rounds; {report.summary()}.{unchanged}", iteration, detail)
 
-    async def next_round(self, iteration: int, report: TestReport) -> AsyncIterator[Event | RoundEnd]:
-        """One round's events, then its RoundEnd: settle, the ladder's approach, its round, the move."""
+    async def next_round(self, iteration: int, report: TestReport, events: EventSink) -> RoundEnd:
+        """One round, its events to `events`: settle, the ladder's approach, its round, the move."""
         state, copy = self.state, self.copy
         self.report = report
         measured = state.prompt_code.spectra.spectrum
@@ -85,55 +83,34 @@ class CandidateStrategy:
         for before in self.ladder.before_round:
             if not before.applies(state.tests):
                 continue
-            async for settled in self._before(before, iteration, report):  # no model candidates
-                if isinstance(settled, TestReport):
-                    report = settled
-                else:
-                    yield settled
+            report = await self._before(before, iteration, report, events)  # no model candidates
             if report is not self.report:  # the state moved: the ladder starts again, retrieval looks again
                 self.report, self.step, self.feedback = report, 0, {}
                 if report.green:
-                    yield state.budget_event(iteration)
-                    yield RoundEnd(report, "green")
-                    return
+                    events.emit(state.budget_event(iteration))
+                    return RoundEnd(report, "green")
                 code = await state.prompt_code.build(copy, report.failures)
         if (spectrum := state.prompt_code.spectra.spectrum) is not None and spectrum is not measured:
-            yield state.stamp(Message(text=coverage_note(spectrum)))
-        yield state.stamp(LocationsFound(iteration=iteration, locations=[loc.to_json() for loc in code.locations],
-                                         context_tokens=code.tokens))
-        chosen: tuple[Approach, list[dict[str, str]]] | None = None
-        async for item in self._approach(self._steps(report, code.locations), report):
-            if isinstance(item, tuple):
-                chosen = item
-            else:
-                yield item
+            events.emit(state.stamp(Message(text=coverage_note(spectrum))))
+        events.emit(state.stamp(LocationsFound(iteration=iteration, locations=[loc.to_json() for loc in code.locations],
+                                               context_tokens=code.tokens)))
+        chosen = await self._approach(self._steps(report, code.locations), report, events)
         if chosen is None:  # the ladder is spent
             evidence = "; ".join(self.spent) or "no code outside the tests was found to change"
-            yield RoundEnd(report, "stuck", evidence)
-            return
+            return RoundEnd(report, "stuck", evidence)
         approach, messages = chosen
-        result: RoundResult | None = None
-        async for event in self._round(iteration, approach, messages, code.locations, report):
-            if isinstance(event, RoundResult):
-                result = event
-            else:
-                yield event
-        assert result is not None  # run_round always ends with its result
-        async for end in self._after(iteration, approach, result, report):
-            yield end
+        result = await self._round(iteration, approach, messages, code.locations, report, events)
+        return self._after(iteration, approach, result, report, events)
 
-    async def _before(self, step: BeforeRound, iteration: int, report: TestReport) -> AsyncIterator[Event | TestReport]:
-        """A step before the round (settle.py), recorded in the ledger; then the report reached (last)."""
+    async def _before(self, step: BeforeRound, iteration: int, report: TestReport, events: EventSink) -> TestReport:
+        """A step before the round (settle.py), recorded in the ledger; returns the report reached."""
         ledger = self.state.ledger
-        async for settled in step.run(self.state, self.copy, report, ledger.judged, iteration, ledger.tested):
-            if isinstance(settled, Settled):
-                ledger.record_judged(settled.judged)
-                ledger.record_tested(settled.tested)
-                if settled.files is not None:
-                    self.copy.restore(settled.files)
-                yield settled.report
-            else:
-                yield settled
+        settled = await step.run(self.state, self.copy, report, ledger.judged, iteration, ledger.tested, events)
+        ledger.record_judged(settled.judged)
+        ledger.record_tested(settled.tested)
+        if settled.files is not None:
+            self.copy.restore(settled.files)
+        return settled.report
 
     def _steps(self, report: TestReport, locations: list[Location]) -> list[Approach]:
         """The ladder for this state (ladder.py), each approach with what the model is told of earlier rounds."""
@@ -153,9 +130,9 @@ class CandidateStrategy:
         steps = self.ladder.approaches(LadderState(locations, report, copy, state.tests, spec, checks, tuple(declared)))
         return [with_feedback(s, self.feedback.get(s.test, "") + ("" if s.test else notes)) for s in steps]
 
-    async def _approach(self, steps: list[Approach], report: TestReport
-                        ) -> AsyncIterator[Event | tuple[Approach, list[dict[str, str]]]]:
-        """This round's approach and its messages (last; none when the ladder is spent). A fresh ladder skips
+    async def _approach(self, steps: list[Approach], report: TestReport, events: EventSink
+                        ) -> tuple[Approach, list[dict[str, str]]] | None:
+        """This round's approach and its messages (None when the ladder is spent). A fresh ladder skips
         what the model stood by; an approach whose request cannot fit the model's window is passed over."""
         state, copy = self.state, self.copy
         if self.step == 0:  # a fresh ladder (the first, or after a move): what the model stood by is not asked first
@@ -170,19 +147,21 @@ class CandidateStrategy:
             llm = state.ports.llm
             limit = approach.form.reply_limit(approach, copy, llm.settings.max_tokens)
             if await llm.fits(messages, step=f"repair_{approach.route}", max_tokens=limit):
-                yield approach, messages
-                return
+                return approach, messages
             self.spent.append(f"{approach.label} ({approach.why}): its request is longer than the model's context "
                               "window")
-            yield state.stamp(Message(text=f"Passed over {approach.label} ({approach.why}): its request is longer "
-                                           "than the model's context window; the next approach is asked instead."))
+            events.emit(state.stamp(Message(text=f"Passed over {approach.label} ({approach.why}): its request is "
+                                                 "longer than the model's context window; the next approach is asked "
+                                                 "instead.")))
             self.step += 1
+        return None
 
     async def _round(self, iteration: int, approach: Approach, messages: list[dict[str, str]],
-                     locations: list[Location], report: TestReport) -> AsyncIterator[Event | RoundResult]:
-        """The round's events, then the result the state may move to (last): the small edits first (the
+                     locations: list[Location], report: TestReport, events: EventSink) -> RoundResult:
+        """The result the state may move to, the round's events to `events`: the small edits first (the
         approach's own round follows unless they move), then a green through the gates and judged (kept_green.py)."""
         state, copy, oneshot = self.state, self.copy, self.oneshot
+        stamped = state.stamping(events)
         loop, ledger = state.settings.loop, state.ledger
         inputs = RoundInputs(
             llm=state.ports.llm, sandbox=state.ports.sandbox, tests=state.tests, messages=messages,
@@ -192,78 +171,54 @@ class CandidateStrategy:
             suite=self.test_ids,
         )
         result: RoundResult | None = None
-        judged = _Gated()  # what the gates made of this round's green (kept_green.py)
+        judged = kept_green.Gated()  # what the gates made of this round's green (kept_green.py)
         beside, edits = self._beside_model(approach, locations, report)
         model_first = beside is not None and beside.when == "after the model"
         if edits is not None and not model_first:  # tested without the model
-            async for item in self._edits_round(iteration, inputs, edits, report):
-                if isinstance(item, RoundResult):
-                    result = item if item.moved or item.ended == "budget" else None
-                else:
-                    yield item
+            first = await self._edits_round(iteration, inputs, edits, report, events)
+            result = first if first.moved or first.ended == "budget" else None
             if result is not None and result.ended == "green":
-                async for event in self._gated(inputs, report, result, judged):
-                    yield event
+                judged = await self._gated(inputs, report, result, events)
                 result = None if judged.refused else result  # a small edit that broke a test: the model's turn
         if result is None:
-            async for item in run_round(inputs, approach, copy, report):
-                if isinstance(item, RoundResult):
-                    ledger.record_tested(item.tested)
-                    result = item
-                else:
-                    yield state.stamp(item)
-            assert result is not None  # run_round always ends with its result
+            result = await run_round(inputs, approach, copy, report, stamped)
+            ledger.record_tested(result.tested)
             if result.ended == "green" and not oneshot:
-                async for event in self._gated(inputs, report, result, judged):
-                    yield event
+                judged = await self._gated(inputs, report, result, events)
                 result = judged.refused or result
-        told = False  # the kept round's event was yielded already
+        told = False  # the kept round's event was emitted already
         if edits is not None and model_first and not result.moved and result.ended not in ("green", "budget"):
-            yield state.stamp(round_event(iteration, result))  # the model's round, told before the edits'
+            stamped.emit(round_event(iteration, result))  # the model's round, told before the edits'
             told = True
-            async for item in self._edits_round(iteration, inputs, edits, report):
-                if isinstance(item, RoundResult):
-                    result = item if item.moved or item.ended == "budget" else result
-                else:
-                    yield item
+            after = await self._edits_round(iteration, inputs, edits, report, events)
+            result = after if after.moved or after.ended == "budget" else result
             if result.ended == "green":
-                async for event in self._gated(inputs, report, result, judged):
-                    yield event
+                judged = await self._gated(inputs, report, result, events)
                 result = judged.refused or result
         if judged.green is not None:
-            async for item in kept_green.kept(state, inputs, approach, copy, report, judged.green, self.ladder.on_green,
-                                              model_ran=told):
-                if isinstance(item, RoundResult):
-                    result = item
-                else:
-                    yield state.stamp(item)
+            result = await kept_green.kept(state, inputs, approach, copy, report, judged.green, self.ladder.on_green,
+                                           stamped, model_ran=told)
         if result.approach is not edits and not told:  # the small edits' round was told already
-            yield state.stamp(round_event(iteration, result))
-        yield result
+            stamped.emit(round_event(iteration, result))
+        return result
 
-    async def _gated(self, inputs: RoundInputs, report: TestReport, result: RoundResult, judged: _Gated
-                     ) -> AsyncIterator[Event]:
-        """A green round through the gates (kept_green.gated): its events; `judged` gets the Green, or the round
+    async def _gated(self, inputs: RoundInputs, report: TestReport, result: RoundResult, events: EventSink
+                     ) -> kept_green.Gated:
+        """A green round through the gates (kept_green.gated), their events to `events`: the Green, or the round
         as nothing better (a refused one is recorded as what it gave, so a model proposing it again is told)."""
-        judged.green = judged.refused = None
-        async for item in kept_green.gated(self.state, inputs, self.copy, report, result):
-            if isinstance(item, Green):
-                judged.green = item
-            elif isinstance(item, RoundResult):
-                judged.refused = item
-                if item.best is not None:
-                    fork = self.copy.fork()
-                    fork.restore(result.files or {})
-                    self.state.ledger.record_tested({fork.fingerprint(): item.best.feedback})
-            else:
-                yield self.state.stamp(item)
+        judged = await kept_green.gated(self.state, inputs, self.copy, report, result, events)
+        if judged.refused is not None and judged.refused.best is not None:
+            fork = self.copy.fork()
+            fork.restore(result.files or {})
+            self.state.ledger.record_tested({fork.fingerprint(): judged.refused.best.feedback})
+        return judged
 
-    async def _after(self, iteration: int, approach: Approach, result: RoundResult, report: TestReport
-                     ) -> AsyncIterator[Event | RoundEnd]:
-        """The state moved to the round's best, or the ladder's next rung; then the RoundEnd (last)."""
+    def _after(self, iteration: int, approach: Approach, result: RoundResult, report: TestReport,
+               events: EventSink) -> RoundEnd:
+        """The state moved to the round's best, or the ladder's next rung; returns the RoundEnd."""
         state, ledger = self.state, self.state.ledger
         if (cold := state.ports.sandbox.warm_notice()) is not None:  # runs went cold (warm.py): said once per run
-            yield state.stamp(Message(text=cold, level="info"))
+            events.emit(state.stamp(Message(text=cold, level="info")))
         for fresh in self.ladder.fresh:
             if (key := fresh.keeps(result)) is not None:
                 ledger.stand_by(key)
@@ -271,35 +226,33 @@ class CandidateStrategy:
             self.copy.restore(result.files)
             ledger.environment_changed(result.packages, result.commands, result.installs)
             report = self.report = result.report
-            yield state.stamp(TestsRan(iteration=iteration, passed=report.passed, failed=report.failed,
-                                       errors=report.errors, skipped=report.skipped,
-                                       failures=[f.model_dump() for f in report.failures], duration=report.duration))
+            events.emit(state.stamp(TestsRan(iteration=iteration, passed=report.passed, failed=report.failed,
+                                             errors=report.errors, skipped=report.skipped,
+                                             failures=[f.model_dump() for f in report.failures],
+                                             duration=report.duration)))
             self.step, self.feedback = 0, {}
         else:
             self.spent.append(f"round {iteration}: {approach.label} ({approach.why}): {_tally(result)}")
             self.step += 1
             self.feedback[approach.test] = _feedback_text(approach, result)  # a diff of code says nothing to a test
-        yield state.budget_event(iteration)
+        events.emit(state.budget_event(iteration))
         if result.ended == "green" or report.green:
-            yield RoundEnd(report, "green")
-        elif result.ended == "budget":  # its candidates were cut by the budget: the driver ends the run
-            yield RoundEnd(report, "budget")
-        else:
-            yield RoundEnd(report)
+            return RoundEnd(report, "green")
+        if result.ended == "budget":  # its candidates were cut by the budget: the driver ends the run
+            return RoundEnd(report, "budget")
+        return RoundEnd(report)
 
-    async def _edits_round(self, iteration: int, inputs: RoundInputs, edits: Approach, report: TestReport
-                           ) -> AsyncIterator[Event | RoundResult]:
-        """The small edits' round (no model, at most `loop.mutation_seconds`): its events, told, then its result."""
+    async def _edits_round(self, iteration: int, inputs: RoundInputs, edits: Approach, report: TestReport,
+                           events: EventSink) -> RoundResult:
+        """The small edits' round (no model, at most `loop.small_edits_seconds`), its events and its end told."""
         state = self.state
+        stamped = state.stamping(events)
         timed = replace(inputs, count=edits.form.count(edits, inputs.count),
-                        deadline=time.monotonic() + state.settings.loop.mutation_seconds)
-        async for item in run_round(timed, edits, self.copy, report):
-            if isinstance(item, RoundResult):
-                state.ledger.record_tested(item.tested)
-                yield state.stamp(round_event(iteration, item))
-                yield item
-            else:
-                yield state.stamp(item)
+                        deadline=time.monotonic() + state.settings.loop.small_edits_seconds)
+        result = await run_round(timed, edits, self.copy, report, stamped)
+        state.ledger.record_tested(result.tested)
+        stamped.emit(round_event(iteration, result))
+        return result
 
     def _beside_model(self, approach: Approach, locations: list[Location], report: TestReport
                       ) -> tuple[AroundModel | None, Approach | None]:
@@ -320,14 +273,6 @@ class CandidateStrategy:
         if key is not None:
             ledger.tried_small_edits(key)
         return step, edits
-
-
-@dataclass
-class _Gated:
-    """What the gates made of a round's green: the Green to judge, or the round refused (not green)."""
-
-    green: Green | None = None
-    refused: RoundResult | None = None
 
 
 def _tally(result: RoundResult) -> str:

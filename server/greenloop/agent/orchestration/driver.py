@@ -1,29 +1,30 @@
 """The one loop driver: it owns the iterations, the budget, model errors and the run's one `Done`.
 
 A strategy (`candidate_strategy.py`: candidates and the one-shot baseline; `plan_strategy.py`: the
-DebugPlan loop) fills each round: `next_round` yields the round's events and ends with one frozen
-`RoundEnd`, a value: the state's test report after the round and what the round found that may end the
-run (green, stuck, an error, its candidates cut by the budget). The driver alone decides whether and why
-the run ends (`Why`: those findings, the budget before a round, a failed model call, no rounds left) and
-builds the run's one `Done`; the strategy's `ending` only words that end (the `Stop`) and tidies up
-(the plan loop keeps its best state). Cancellation
-is the consumer closing the generator (or cancelling its task): it reaches the round that is running,
-whose own `finally` stops what it started (round.py); no `Done` follows, the recorded run says it.
+DebugPlan loop) fills each round: `next_round` emits the round's events to the sink it is given
+(event_sink.py) and returns one frozen `RoundEnd`, a value: the state's test report after the round and
+what the round found that may end the run (green, stuck, an error, its candidates cut by the budget). The
+driver alone decides whether and why the run ends (`Why`: those findings, the budget before a round, a
+failed model call, no rounds left) and builds the run's one `Done`, which it returns; the strategy's
+`ending` only words that end (the `Stop`) and tidies up (the plan loop keeps its best state).
+Cancellation is the consumer closing the loop's stream (or cancelling its task): event_sink.streamed
+cancels the task the driver runs in, which reaches the round that is running, whose own `finally` stops
+what it started (candidate_round.py); no `Done` follows, the recorded run says it.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.events import Event, IterationStarted, Message, Outcome
+from greenloop.agent.event_sink import EventSink
+from greenloop.agent.events import Done, IterationStarted, Message, Outcome
 from greenloop.llm import LLMError
 from greenloop_sandbox import TestReport
 
 if TYPE_CHECKING:
-    from greenloop.agent.orchestration.run_state import RunState
+    from greenloop.agent.orchestration.run_context import RunContext
 
 Found = Literal["green", "stuck", "error", "budget"]  # what a round found that ends the run
 Why = Literal["green", "stuck", "error", "budget", "model_error", "rounds"]  # why the driver ends the run
@@ -54,48 +55,37 @@ class Strategy(Protocol):
 
     max_iterations: int
 
-    def next_round(self, iteration: int, report: TestReport) -> AsyncIterator[Event | RoundEnd]:
-        """The round's events, then its RoundEnd (always last)."""
+    async def next_round(self, iteration: int, report: TestReport, events: EventSink) -> RoundEnd:
+        """The round, its events (stamped) to `events`; returns its RoundEnd."""
         ...
 
-    def ending(self, why: Why, iteration: int, report: TestReport, detail: str) -> Iterator[Event | Stop]:
-        """The events of the end the driver decided (`iteration`: the round it ended in, or the rounds done before
-        one that did not start), then its Stop (last)."""
+    def ending(self, why: Why, iteration: int, report: TestReport, detail: str, events: EventSink) -> Stop:
+        """The words of the end the driver decided (`iteration`: the round it ended in, or the rounds done before
+        one that did not start), its events (stamped) to `events`."""
         ...
 
 
-async def drive(state: RunState, copy: WorkingCopy, report: TestReport, strategy: Strategy) -> AsyncIterator[Event]:
-    """Yield the strategy's rounds' events, ending with exactly one Done."""
+async def drive(state: RunContext, copy: WorkingCopy, report: TestReport, strategy: Strategy,
+                events: EventSink) -> Done:
+    """The strategy's rounds, their events to `events`; returns the run's one Done (not emitted: the caller's)."""
     max_it = strategy.max_iterations
-    ending: Iterator[Event | Stop] | None = None
+    stop: Stop | None = None
     for iteration in range(1, max_it + 1):
         if (why := state.over_budget()) is not None:
-            ending = strategy.ending("budget", iteration - 1, report, why)
+            stop = strategy.ending("budget", iteration - 1, report, why, events)
             break
-        yield state.stamp(IterationStarted(iteration=iteration, max_iterations=max_it))
-        end: RoundEnd | None = None
+        events.emit(state.stamp(IterationStarted(iteration=iteration, max_iterations=max_it)))
         try:
-            async for item in strategy.next_round(iteration, report):
-                if isinstance(item, RoundEnd):
-                    end = item
-                else:
-                    yield item
+            end = await strategy.next_round(iteration, report, events)
         except LLMError as exc:  # the model server failed for good: what the run reached is kept
-            yield state.stamp(Message(text=f"The model call failed: {exc}", level="error"))
-            ending = strategy.ending("model_error", iteration, report, str(exc))
+            events.emit(state.stamp(Message(text=f"The model call failed: {exc}", level="error")))
+            stop = strategy.ending("model_error", iteration, report, str(exc), events)
             break
-        if end is None:
-            raise RuntimeError("a strategy's round ended without its RoundEnd")
         report = end.report
         if end.found is not None:
             detail = (state.over_budget() or "budget") if end.found == "budget" else end.evidence
-            ending = strategy.ending(end.found, iteration, report, detail)
+            stop = strategy.ending(end.found, iteration, report, detail, events)
             break
-    if ending is None:
-        ending = strategy.ending("rounds", max_it, report, "max iterations reached")
-    for last in ending:
-        if isinstance(last, Stop):
-            yield state.done(copy, last.outcome, last.summary, last.iterations, last.evidence)
-            return
-        yield last
-    raise RuntimeError("a strategy's ending gave no Stop")
+    if stop is None:
+        stop = strategy.ending("rounds", max_it, report, "max iterations reached", events)
+    return state.done(copy, stop.outcome, stop.summary, stop.iterations, stop.evidence)

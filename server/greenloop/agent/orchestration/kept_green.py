@@ -11,18 +11,19 @@ edit's the model's own round); the ledger keeps the green chosen, why, and the o
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.events import Event, Message
+from greenloop.agent.event_sink import EventList, EventSink
+from greenloop.agent.events import Message
 from greenloop.agent.prompting.material import tidy
 from greenloop.agent.repair.approach import Approach
+from greenloop.agent.repair.candidate_round import RoundInputs, RoundResult
 from greenloop.agent.repair.gates import Gate, GateResult, check
 from greenloop.agent.repair.overfit_shapes import Evidence, evidence_of
 from greenloop.agent.repair.prompts import repair_messages
-from greenloop.agent.repair.round import RoundInputs, RoundResult
 from greenloop.agent.repair.rungs.small_edits import SmallEditsForm
 from greenloop.agent.repair.second_look import Green, GreenContext, green_of
 from greenloop.agent.repair.step import OnGreen
@@ -30,56 +31,57 @@ from greenloop.llm import LLMError
 from greenloop_sandbox import TestReport
 
 if TYPE_CHECKING:
-    from greenloop.agent.orchestration.run_state import RunState
+    from greenloop.agent.orchestration.run_context import RunContext
 
 
-async def gated(state: RunState, inputs: RoundInputs, copy: WorkingCopy, report: TestReport, result: RoundResult
-                ) -> AsyncIterator[Event | Green | RoundResult]:
-    """The gates for a green round: events, then the Green (its slowdown in its risk), or the round made
-    "nothing better" when the change broke a passing test."""
+@dataclass(frozen=True)
+class Gated:
+    """What the gates made of a green round: the Green to judge, or the round refused (not green)."""
+
+    green: Green | None = None
+    refused: RoundResult | None = None
+
+
+async def gated(state: RunContext, inputs: RoundInputs, copy: WorkingCopy, report: TestReport, result: RoundResult,
+                events: EventSink) -> Gated:
+    """The gates for a green round, their events (stamped) to `events`: the Green (its slowdown in its risk), or
+    the round refused, made "nothing better", when the change broke a passing test."""
     green = green_of(result, copy, evidence(copy, report))
     started = time.monotonic()
     found = await _check(state, inputs, copy, report, result)
     if found.ran:
-        yield state.stamp(Message(text=f"The gates ran {found.ran} test run(s) on the green change in "
-                                       f"{time.monotonic() - started:.1f} s.", level="info"))
+        events.emit(state.stamp(Message(text=f"The gates ran {found.ran} test run(s) on the green change in "
+                                             f"{time.monotonic() - started:.1f} s.", level="info")))
     for note in found.notes:
-        yield state.stamp(Message(text=note, level="warning"))
+        events.emit(state.stamp(Message(text=note, level="warning")))
     if found.broken:
         said = ", ".join(found.broken[:5]) + (f" and {len(found.broken) - 5} more" if len(found.broken) > 5 else "")
-        yield state.stamp(Message(text=f"A {green.kind} turns the failing tests green but breaks {said}, which "
-                                       "passed before: it is not green; the loop goes on.", level="warning"))
-        yield not_green(result, found)
-        return
-    yield replace(green, risk="; ".join(r for r in (green.risk, found.risk) if r))
+        events.emit(state.stamp(Message(text=f"A {green.kind} turns the failing tests green but breaks {said}, which "
+                                             "passed before: it is not green; the loop goes on.", level="warning")))
+        return Gated(refused=not_green(result, found))
+    return Gated(green=replace(green, risk="; ".join(r for r in (green.risk, found.risk) if r)))
 
 
-async def judged(state: RunState, inputs: RoundInputs, copy: WorkingCopy, report: TestReport, green: Green
-                 ) -> tuple[Green | None, list[Event]]:
-    """A green of a second look or an own round through the gates: kept (with its risk), or None; the lines said."""
-    events: list[Event] = []
-    kept: Green | None = None
-    async for item in gated(state, inputs, copy, report, green.result):
-        if isinstance(item, Green):
-            kept = replace(item, risk="; ".join(dict.fromkeys(r for r in (green.risk, item.risk) if r)),
-                           copied=green.copied)
-        elif not isinstance(item, RoundResult):
-            events.append(item)
-    return kept, events
+async def judged(state: RunContext, inputs: RoundInputs, copy: WorkingCopy, report: TestReport, green: Green,
+                 events: EventSink) -> Green | None:
+    """A green of a second look or an own round through the gates, their lines to `events`: kept (with its risk),
+    or None."""
+    found = (await gated(state, inputs, copy, report, green.result, events)).green
+    if found is None:  # refused by the gates
+        return None
+    return replace(found, risk="; ".join(dict.fromkeys(r for r in (green.risk, found.risk) if r)), copied=green.copied)
 
 
-async def kept(state: RunState, inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport,
-               green: Green, on_green: Sequence[OnGreen], model_ran: bool = False) -> AsyncIterator[Event | RoundResult]:
+async def kept(state: RunContext, inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport,
+               green: Green, on_green: Sequence[OnGreen], events: EventSink, model_ran: bool = False) -> RoundResult:
     """A green that passed the gates, judged by the ladder's first step `on_green` that applies (a risky one:
     the model's second look; a small edit's: the model's own round; `model_ran`: the model's round on it came
-    first and gave no green, hangs-model-first). Yields the events, then the round to keep; the ledger keeps
-    what the change set says."""
-    told: list[Event] = []
+    first and gave no green, hangs-model-first). Its events go to `events` (the gates' lines on the step's own
+    greens after the step's); returns the round to keep; the ledger keeps what the change set says."""
+    told = EventList()
 
     async def judge(other: Green) -> Green | None:
-        found, lines = await judged(state, inputs, copy, report, other)
-        told.extend(lines)
-        return found
+        return await judged(state, inputs, copy, report, other, told)
 
     small = green.result.approach.route == SmallEditsForm.route
     spent = state.over_budget() is not None
@@ -90,22 +92,17 @@ async def kept(state: RunState, inputs: RoundInputs, approach: Approach, copy: W
     try:
         for step in on_green:
             if step.applies(context):
-                async for looked in step.run(context):
-                    if isinstance(looked, Green):
-                        green = looked
-                    else:
-                        yield looked
+                green = await step.run(context, events)
                 break
     except LLMError as exc:  # the green stays; only the model's round is lost
-        yield Message(text=f"The model's round failed: {exc}", level="warning")
+        events.emit(Message(text=f"The model's round failed: {exc}", level="warning"))
         green = replace(green, risk=green.risk or ("a small edit not checked against the model's own fix (its "
                                                    "round failed)" if small else ""),
                         reason="the only green change: the model could not be asked again")
-    for line in told:
-        yield line
+    told.tell(events)
     state.ledger.chose(green.kind, green.risk, green.reason or "the first change that made the tests pass",
                        green.beside)
-    yield green.result
+    return green.result
 
 
 def evidence(copy: WorkingCopy, report: TestReport) -> Evidence:
@@ -126,7 +123,7 @@ def not_green(result: RoundResult, found: GateResult) -> RoundResult:
                    installs=())
 
 
-async def _check(state: RunState, inputs: RoundInputs, copy: WorkingCopy, report: TestReport,
+async def _check(state: RunContext, inputs: RoundInputs, copy: WorkingCopy, report: TestReport,
                  result: RoundResult) -> GateResult:
     loop, ledger = state.settings.loop, state.ledger
     if inputs.suite is None and report.cases:  # every run is the whole suite: its time is known
@@ -140,7 +137,7 @@ async def _check(state: RunState, inputs: RoundInputs, copy: WorkingCopy, report
     return found
 
 
-def _asking(state: RunState, inputs: RoundInputs, approach: Approach, copy: WorkingCopy,
+def _asking(state: RunContext, inputs: RoundInputs, approach: Approach, copy: WorkingCopy,
             report: TestReport) -> RoundInputs:
     """The round's inputs with the messages that ask `approach`."""
     return replace(inputs, messages=repair_messages(approach, copy, state.prompt_code.index, report, state.tests,

@@ -1,6 +1,6 @@
 """The ledger: everything one run changes as it goes, changed only through its methods.
 
-The run's frozen context (`RunState`: settings, ports, ids) holds one. A round is handed what it
+The run's frozen context (`RunContext`: settings, ports, ids) holds one. A round is handed what it
 reads of the ledger (a mapping, a set) and returns what it found; the strategy records that here.
 """
 

@@ -1,21 +1,21 @@
 """The plan strategy's rounds (`loop.strategy = "plan"`, and every improve run): diagnose, plan, apply, rerun.
 
 Each iteration is one `_Step` (the model's diagnosis and JSON DebugPlan, applied to the working copy with
-up to EDIT_REPAIRS repairs of rejected actions), then the tests again, driven by driver.py. A change that
-loses tests is undone; a run that ends red keeps its best state (best.py).
+up to EDIT_REPAIRS repairs of rejected actions), then the tests again, driven by driver.py; events go to the
+sink each call is given (event_sink.py). A change that loses tests is undone; a run that ends red keeps its
+best state (best.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
 
 from greenloop.agent.changes.actions import ApplyOutcome, apply_plan
 from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.event_sink import EventSink
 from greenloop.agent.events import (
     Diagnosis,
     DiagnosisDelta,
-    Event,
     LocationsFound,
     Message,
     Outcome,
@@ -39,7 +39,7 @@ from greenloop_sandbox import TestReport
 
 if TYPE_CHECKING:
     from greenloop.agent.orchestration.focus import Focus
-    from greenloop.agent.orchestration.run_state import RunState
+    from greenloop.agent.orchestration.run_context import RunContext
 
 EDIT_REPAIRS = 2  # rounds per iteration in which rejected actions go back to the model
 INVALID_PLANS_IN_A_ROW = 2  # then the loop ends with an error
@@ -62,7 +62,7 @@ GOAL_SECTION = (
 class PlanStrategy:
     """The DebugPlan rounds; with an instruction (improve), the first rounds carry out the request."""
 
-    def __init__(self, state: RunState, copy: WorkingCopy, report: TestReport, test_ids: list[str] | None,
+    def __init__(self, state: RunContext, copy: WorkingCopy, report: TestReport, test_ids: list[str] | None,
                  instruction: str | None, focus: Focus | None) -> None:
         self.state, self.copy, self.test_ids = state, copy, test_ids
         self.instruction, self.focus = instruction, focus
@@ -74,64 +74,62 @@ class PlanStrategy:
             self.best.offer(report, copy, 0)
         self.before: dict[str, bytes] = {}  # the files as the running round found them
 
-    def ending(self, why: Why, iteration: int, report: TestReport, detail: str) -> Iterator[Event | Stop]:
+    def ending(self, why: Why, iteration: int, report: TestReport, detail: str, events: EventSink) -> Stop:
         if why == "green":
-            return iter([Stop(*_success(report, self.instruction), iteration)])
+            return Stop(*_success(report, self.instruction), iteration)
         if why == "stuck":
             return self._stop(report, "stuck", "Stopped: the model repeats an attempt that did not work.", iteration,
-                              detail)
+                              events, detail)
         if why == "error":
             msg = "The model did not return a valid plan; nothing was changed by this iteration."
-            return self._stop(report, "error", msg, iteration, detail)
+            return self._stop(report, "error", msg, iteration, events, detail)
         if why == "budget":
-            return self._stop(report, "budget", f"Stopped: {detail}.", iteration, detail)
+            return self._stop(report, "budget", f"Stopped: {detail}.", iteration, events, detail)
         if why == "model_error":
             self.copy.restore(self.before)  # this iteration's changes were never tested
             summary = f"Stopped in iteration {iteration}: the model call failed"
-            return self._stop(report, "error", summary, iteration - 1, detail, tests=True)
-        return self._stop(report, "budget", f"Stopped after {iteration} iterations", iteration, detail, tests=True)
+            return self._stop(report, "error", summary, iteration - 1, events, detail, tests=True)
+        return self._stop(report, "budget", f"Stopped after {iteration} iterations", iteration, events, detail,
+                          tests=True)
 
-    def _stop(self, report: TestReport, outcome: Outcome, summary: str, iterations: int, evidence: str = "",
-              tests: bool = False) -> Iterator[Event | Stop]:
+    def _stop(self, report: TestReport, outcome: Outcome, summary: str, iterations: int, events: EventSink,
+              evidence: str = "", tests: bool = False) -> Stop:
         kept, note = self.best.keep(self.copy, report)
         if note:
-            yield self.state.stamp(Message(text=note, level="warning"))
-        yield Stop(outcome, f"{summary}; {kept.summary()}." if tests else summary, iterations, evidence)
+            events.emit(self.state.stamp(Message(text=note, level="warning")))
+        return Stop(outcome, f"{summary}; {kept.summary()}." if tests else summary, iterations, evidence)
 
-    async def next_round(self, iteration: int, report: TestReport) -> AsyncIterator[Event | RoundEnd]:
-        """One iteration's events, then its RoundEnd."""
+    async def next_round(self, iteration: int, report: TestReport, events: EventSink) -> RoundEnd:
+        """One iteration, its events to `events`; returns its RoundEnd."""
         state, copy, instruction = self.state, self.copy, self.instruction
         step = _Step(state, copy, report, iteration, instruction, self.focus, self.instruction_done)
         self.before = before = copy.files()
-        async for event in step.run():
-            yield event
+        await step.run(events)
         if step.stuck is not None:
-            yield RoundEnd(report, "stuck", step.stuck)
-            return
+            return RoundEnd(report, "stuck", step.stuck)
         self.invalid_in_a_row = self.invalid_in_a_row + 1 if step.plan is None else 0
         if self.invalid_in_a_row >= INVALID_PLANS_IN_A_ROW:
-            yield RoundEnd(report, "error", step.error)
-            return
+            return RoundEnd(report, "error", step.error)
         fixing = self.instruction_done  # not carrying out a request (which may be to remove tests)
         self.instruction_done = self.instruction_done or step.changed_files
         undone = ""
         if step.changed:
             rerun = await run_tests_on(state, copy, self.test_ids)
-            yield tests_ran(state, iteration, rerun)
+            events.emit(tests_ran(state, iteration, rerun))
             undone = _tests_lost(report, rerun) if fixing else ""
             if undone:  # the files go back; the earlier report still says what fails
                 copy.restore(before)
-                yield state.stamp(Message(text=f"Iteration {iteration}'s change was undone: {undone}.", level="warning"))
+                events.emit(state.stamp(Message(text=f"Iteration {iteration}'s change was undone: {undone}.",
+                                                level="warning")))
             else:
                 report = rerun
                 if self.instruction_done:
                     self.best.offer(report, copy, iteration)
         step.record_outcome(report, undone)
-        yield state.budget_event(iteration)
+        events.emit(state.budget_event(iteration))
         if self.instruction_done and (report.green or (report.total == 0 and instruction)):
-            yield RoundEnd(report, "green")
-            return
-        yield RoundEnd(report)
+            return RoundEnd(report, "green")
+        return RoundEnd(report)
 
 
 def _tests_lost(before: TestReport, after: TestReport) -> str:
@@ -162,7 +160,7 @@ class _Step:
 
     def __init__(
         self,
-        state: RunState,
+        state: RunContext,
         copy: WorkingCopy,
         report: TestReport,
         iteration: int,
@@ -180,18 +178,17 @@ class _Step:
         self.attempt = Attempt(iteration=iteration, failing=_failing_line(report), diagnosis="", actions=[])
         self._before = copy.fingerprint()
 
-    async def run(self) -> AsyncIterator[Event]:
+    async def run(self, events: EventSink) -> None:
         state = self.state
         code = await state.prompt_code.build(self.copy, self.report.failures)
         locations = [loc.to_json() for loc in code.locations]
-        yield state.stamp(LocationsFound(iteration=self.iteration, locations=locations, context_tokens=code.tokens))
+        events.emit(state.stamp(LocationsFound(iteration=self.iteration, locations=locations,
+                                               context_tokens=code.tokens)))
         values = self._prompt_values(code.text)
         if state.settings.loop.diagnosis and self.instruction_done:
-            async for event in self._diagnose(values):
-                yield event
+            await self._diagnose(values, events)
         messages = self._plan_messages(values)
-        async for event in self._plan_and_apply(messages):
-            yield event
+        await self._plan_and_apply(messages, events)
 
     def _prompt_values(self, code_text: str) -> dict[str, str]:
         history = self.state.history.render() if self.state.settings.loop.history else ""
@@ -213,17 +210,17 @@ class _Step:
             "diagnosis": "",
         }
 
-    async def _diagnose(self, values: dict[str, str]) -> AsyncIterator[Event]:
+    async def _diagnose(self, values: dict[str, str], events: EventSink) -> None:
         messages = _messages(self.state, render_prompt("diagnose", self.state.workspace, **values))
         parts: list[str] = []
         limit = min(DIAGNOSIS_TOKENS, self.state.settings.llm.max_tokens)
         async for delta in self.state.ports.llm.stream(messages, step="diagnosis", max_tokens=limit):
             parts.append(delta)
-            yield self.state.stamp(DiagnosisDelta(iteration=self.iteration, text=delta))
+            events.emit(self.state.stamp(DiagnosisDelta(iteration=self.iteration, text=delta)))
         text = "".join(parts).strip()
         self.attempt.diagnosis = text
         values["diagnosis"] = DIAGNOSIS_SECTION.format(text=text) if text else ""
-        yield self.state.stamp(Diagnosis(iteration=self.iteration, text=text))
+        events.emit(self.state.stamp(Diagnosis(iteration=self.iteration, text=text)))
 
     def _plan_messages(self, values: dict[str, str]) -> list[dict[str, str]]:
         if self.instruction and not self.instruction_done:
@@ -231,7 +228,7 @@ class _Step:
             return _messages(self.state, render_prompt("improve", self.state.workspace, **values))
         return _messages(self.state, render_prompt("plan", self.state.workspace, **values))
 
-    async def _plan_and_apply(self, messages: list[dict[str, str]]) -> AsyncIterator[Event]:
+    async def _plan_and_apply(self, messages: list[dict[str, str]], events: EventSink) -> None:
         state = self.state
         rejected = ""  # signature of the plan the last repair request was about
         outcome = ApplyOutcome()
@@ -242,19 +239,18 @@ class _Step:
                 if round_ == 0:
                     raise
                 # a 201-line test file shown with the repair took the embedded model past its 8,192 tokens
-                yield state.stamp(Message(text="The repair request would not fit the model's context window; "
-                                             "no more repairs in this iteration.", level="warning"))
+                events.emit(state.stamp(Message(text="The repair request would not fit the model's context window; "
+                                                     "no more repairs in this iteration.", level="warning")))
                 return
             except StructuredOutputError as exc:
                 self.error = str(exc)
                 self.attempt.actions.append("(no valid plan)")
-                yield state.stamp(Message(text=f"The model's plan was not valid: {exc}", level="warning"))
+                events.emit(state.stamp(Message(text=f"The model's plan was not valid: {exc}", level="warning")))
                 return
             if plan_signature(plan) == rejected:  # asked to repair, it sent the same actions back
-                yield state.stamp(Message(text="The model sent the rejected actions back unchanged; "
-                                             "no more repairs in this iteration.", level="warning"))
-                async for event in self._rewrite(outcome):
-                    yield event
+                events.emit(state.stamp(Message(text="The model sent the rejected actions back unchanged; "
+                                                     "no more repairs in this iteration.", level="warning")))
+                await self._rewrite(outcome, events)
                 return
             if round_ == 0:
                 self.plan = plan
@@ -262,19 +258,18 @@ class _Step:
                 earlier = state.history.repeat_of(failure_signature(self.report), plan_signature(plan), self.iteration)
                 if earlier is not None:
                     self.stuck = self._stuck_evidence(earlier, plan)
-                    yield state.stamp(PlanMade(iteration=self.iteration, plan=plan))
+                    events.emit(state.stamp(PlanMade(iteration=self.iteration, plan=plan)))
                     return
-            yield state.stamp(PlanMade(iteration=self.iteration, plan=plan))
+            events.emit(state.stamp(PlanMade(iteration=self.iteration, plan=plan)))
             outcome = await apply_plan(plan, self.copy, state.ports.sandbox, self.iteration, self.report.failures,
                                        state.tests)
             self._absorb(plan, outcome)
             for event in outcome.events:
-                yield state.stamp(event)
+                events.emit(state.stamp(event))
             if not outcome.problems or (state.over_budget() is not None):
                 return
             if round_ == EDIT_REPAIRS:
-                async for event in self._rewrite(outcome):
-                    yield event
+                await self._rewrite(outcome, events)
                 return
             problems = "\n".join(outcome.problems)
             rejected = plan_signature(plan)
@@ -284,7 +279,7 @@ class _Step:
                 {"role": "user", "content": render_prompt("edit_repair", state.workspace, problems=problems)},
             ]
 
-    async def _rewrite(self, outcome: ApplyOutcome) -> AsyncIterator[Event]:
+    async def _rewrite(self, outcome: ApplyOutcome, events: EventSink) -> None:
         """The small files whose edits still miss, written whole by the model (`loop.rewrite_lines`)."""
         state = self.state
         limit = state.settings.loop.rewrite_lines
@@ -295,23 +290,23 @@ class _Step:
         for path, problems in files.items():
             if state.over_budget() is not None:
                 return
-            yield state.stamp(Message(text=f"The edits to {path} did not apply; asking for the whole file."))
+            events.emit(state.stamp(Message(text=f"The edits to {path} did not apply; asking for the whole file.")))
             try:
                 action = await rewrite(state.ports.llm, self.copy, state.workspace, path, problems, values)
             except ContextOverflow:
-                yield state.stamp(Message(text=f"The whole of {path} would not fit the model's context window; "
-                                             "it is not rewritten.", level="warning"))
+                events.emit(state.stamp(Message(text=f"The whole of {path} would not fit the model's context window; "
+                                                     "it is not rewritten.", level="warning")))
                 continue
             if isinstance(action, str):
-                yield state.stamp(Message(text=f"The model's rewrite of {path} was not usable: {action}.",
-                                        level="warning"))
+                events.emit(state.stamp(Message(text=f"The model's rewrite of {path} was not usable: {action}.",
+                                                level="warning")))
                 continue
             plan = DebugPlan(diagnosis=f"The whole of {path}, written again.", actions=[action])
-            yield state.stamp(PlanMade(iteration=self.iteration, plan=plan))
+            events.emit(state.stamp(PlanMade(iteration=self.iteration, plan=plan)))
             applied = await apply_plan(plan, self.copy, state.ports.sandbox, self.iteration, tests=state.tests)
             self._absorb(plan, applied)
             for event in applied.events:
-                yield state.stamp(event)
+                events.emit(state.stamp(event))
 
     def _absorb(self, plan: DebugPlan, outcome: ApplyOutcome) -> None:
         self.attempt.actions.extend(describe_action(a) for a in plan.actions)
@@ -342,7 +337,7 @@ class _Step:
         self.state.history.add(self.attempt)
 
 
-def _messages(state: RunState, user: str) -> list[dict[str, str]]:
+def _messages(state: RunContext, user: str) -> list[dict[str, str]]:
     return [{"role": "system", "content": render_prompt("system", state.workspace)}, {"role": "user", "content": user}]
 
 

@@ -11,11 +11,12 @@ from pathlib import Path
 from greenloop.agent.changes.paths import safe_relpath
 from greenloop.agent.changes.text import exact_text
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.events import ChangeSet, Event, RunMode
+from greenloop.agent.event_sink import EventSink
+from greenloop.agent.events import ChangeSet, Done, Event, RunMode
 from greenloop.agent.orchestration.focus import Focus
 from greenloop.agent.orchestration.loop import fix_loop
-from greenloop.agent.orchestration.recorded_run import RunScope, recorded_run
-from greenloop.agent.orchestration.run_state import RunState
+from greenloop.agent.orchestration.run_context import RunContext
+from greenloop.agent.orchestration.run_lifecycle import RunScope, recorded_run
 from greenloop.agent.ports import Ports, choose_template, open_sandbox_for
 from greenloop.errors import GreenloopError
 from greenloop.settings import Settings
@@ -46,21 +47,20 @@ def improve(request: FixRequest, settings: Settings, *, ports: Ports | None = No
 
 
 def _run(mode: RunMode, request: FixRequest, settings: Settings, ports: Ports | None) -> AsyncIterator[Event]:
-    async def body(run: RunScope) -> AsyncIterator[Event]:
+    async def body(run: RunScope, events: EventSink) -> Done:
         copy = WorkingCopy.from_workspace(request.workspace, request.overlays)
         template = choose_template(settings, copy.files())
         async with run.ports(template) as live:
-            state = RunState(
+            state = RunContext(
                 settings=settings, ports=live, workspace=request.workspace, template=template, run_id=run.run_id,
                 started=run.started,
                 # tests are the spec; an improve request that is about tests may change them
                 tests_writable=mode == "improve" and "test" in (request.instruction or "").lower(),
             )
-            async for event in fix_loop(
-                state, copy, test_ids=request.test_ids, instruction=request.instruction, focus=request.focus,
+            return await fix_loop(
+                state, copy, events, test_ids=request.test_ids, instruction=request.instruction, focus=request.focus,
                 interpreter=request.interpreter, interpreter_note=request.interpreter_note,
-            ):
-                yield event
+            )
 
     return recorded_run(settings, mode, request.workspace, body, ports=ports)
 

@@ -9,16 +9,16 @@ from greenloop.agent.events import TestsRan
 from greenloop_sandbox import TestReport
 
 if TYPE_CHECKING:
-    from greenloop.agent.orchestration.run_state import RunState
+    from greenloop.agent.orchestration.run_context import RunContext
 
 
-async def run_tests_on(state: RunState, copy: WorkingCopy, test_ids: list[str] | None) -> TestReport:
+async def run_tests_on(state: RunContext, copy: WorkingCopy, test_ids: list[str] | None) -> TestReport:
     """Sync the working copy into the sandbox (changed files only) and run the tests."""
     await state.ports.sandbox.sync(copy.files(), copy.deleted())
     return await state.ports.sandbox.run_tests(test_ids, timeout=state.settings.sandbox.test_timeout)
 
 
-def tests_ran(state: RunState, iteration: int, report: TestReport) -> TestsRan:
+def tests_ran(state: RunContext, iteration: int, report: TestReport) -> TestsRan:
     return state.stamp(
         TestsRan(
             iteration=iteration,

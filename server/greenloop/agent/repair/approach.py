@@ -2,7 +2,7 @@
 
 A form is how a rung asks and reads: the function written again, a whole file, SEARCH/REPLACE blocks,
 an install, the failing checks, small edits. Each lives in its rung's module (`rungs/`); the round
-(round.py), the prompt (prompts.py) and the loop ask the approach's form, never its route's name.
+(candidate_round.py), the prompt (prompts.py) and the loop ask the approach's form, never its route's name.
 The route is the form's name in the records (`CandidateAsked.route`, `repair_<route>` steps).
 """
 
@@ -26,7 +26,8 @@ from greenloop_sandbox import TestReport
 if TYPE_CHECKING:
     from greenloop.agent.repair.tried import Tried
 
-Route = str  # a form's name in the records: "function", "region", "file", "blocks", "install", "checks", "mutants", ... (one a form)
+Route = str  # a form's name in the records: "function", "region", "file", "blocks", "install", "checks", "small_edits", ... (one a form;
+# events.route_name reads a record's old name)
 CODE_PLEASE = "Now give the whole corrected {what} in one code block."
 
 

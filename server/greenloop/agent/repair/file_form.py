@@ -1,7 +1,7 @@
 """The whole-file form: a file written again, the reply's code block for it replacing it (code_reply.py).
 
 Asked by the rungs that want a file whole: a source file that does not load (rungs/broken_file.py), the
-one-shot baseline (rungs/oneshot.py) and a failing test file written in this run (rungs/checks.py). A
+one-shot baseline (rungs/oneshot.py) and a failing test file written in this run (rungs/failing_tests.py). A
 python file written again keeps the text of every function whose code it left as it was (a small model
 rewrites docstrings' blank lines and the file's last lines in passing), the blank lines between them, and
 the file's own ending, so the diff shows the change it means. A reply that is the file as it is, so read,

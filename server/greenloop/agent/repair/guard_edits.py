@@ -2,7 +2,7 @@
 (python, on the lines the failure went through).
 
 The repair templates for two of the most common runtime errors in python (`TypeError` on `None`,
-`AttributeError`); `mutants` orders them among the other edits. (A `try` around what the failure
+`AttributeError`); `small_edits` orders them among the other edits. (A `try` around what the failure
 raised was a third until 2026-11-29: removed by the ablation, docs/decisions/2026-11-ablation.md.)
 """
 

@@ -1,14 +1,14 @@
 """The repair ladder: every step of a candidate round, in the order a round reads them, each with its hooks.
 
 A round (orchestration/candidate_strategy.py) is: the next step of the ladder -> its round -> the move. It
-reads the entries by their kind (step.py says when each runs, what its hooks need and what they yield):
+reads the entries by their kind (step.py says when each runs, what its hooks need and what they return):
 
 1. before the round: "settle" (settle.py), when the tests may change: value conflicts judged and the
    checks rewritten, no model candidates; a better state starts the ladder again.
 2. the order: the rungs of ORDER, first to last; a round that brings nothing better moves one rung on, a
    better state starts again from the top. Each rung is one module in `rungs/` (when it applies, what it
    asks, how it reads a reply, its form); its `place` hook puts its approaches in (after the rungs before
-   it; the failing checks right after the first: rungs/checks.py).
+   it; the failing checks right after the first: rungs/failing_tests.py).
 3. a fresh ladder: the stood-by skip (stood_by.py): what the model gave back unchanged is not asked first.
 4. beside the model's round: "small edits" (rungs/small_edits.py) of the function or file asked about, once
    per function and state: before the model's round, or after it when a failing test hung.
@@ -30,12 +30,12 @@ from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.repair import own_round, second_look, settle, stood_by
 from greenloop.agent.repair.approach import Approach
 from greenloop.agent.repair.check_statements import Check
-from greenloop.agent.repair.rung import LadderState, Rung
+from greenloop.agent.repair.ladder_rung import LadderState, Rung
 from greenloop.agent.repair.rungs import (
     anew,
     blocks,
     broken_file,
-    checks,
+    failing_tests,
     function,
     hotter,
     install,
@@ -62,7 +62,7 @@ ORDER: tuple[Rung, ...] = (
     region.RUNG,  # a long top function: the lines to change, in place of the whole def asked above
     blocks.RUNG,  # SEARCH/REPLACE blocks on the top file
     several.RUNG,  # the top-ranked functions together, several of them changed in one reply
-    checks.RUNG,  # tests that may change: the failing checks, placed right after the first rung (its `place`)
+    failing_tests.RUNG,  # tests that may change: the failing checks, placed right after the first rung (its `place`)
 )
 ONESHOT: tuple[Rung, ...] = (oneshot.RUNG,)  # `loop.strategy = "oneshot"`: the baseline's one rung
 

@@ -14,16 +14,17 @@ not end within `loop.own_round_seconds` is stopped: the run says so, and the sma
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import Coroutine
 from dataclasses import replace
-from typing import Literal
+from typing import Any, Literal
 
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.events import Event, Message
+from greenloop.agent.event_sink import EventSink
+from greenloop.agent.events import Message
 from greenloop.agent.repair.approach import Approach
 from greenloop.agent.repair.behaviour import alike
+from greenloop.agent.repair.candidate_round import RoundInputs, RoundResult, run_round
 from greenloop.agent.repair.overfit_shapes import Evidence
-from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
 from greenloop.agent.repair.second_look import (
     Green,
     GreenContext,
@@ -43,31 +44,26 @@ ALIKE = ("the model's own round made a change written otherwise that gives the s
 
 
 async def own_round(inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport, small: Green,
-                    seconds: float, judge: Judge | None = None, evidence: Evidence | None = None
-                    ) -> AsyncIterator[Event | Green]:
-    """The model's round on `approach` (no hint), within `seconds`; yields its events, then the Green to offer."""
-    other: RoundResult | None = None
+                    seconds: float, events: EventSink, judge: Judge | None = None, evidence: Evidence | None = None
+                    ) -> Green:
+    """The model's round on `approach` (no hint), within `seconds`, its events to `events`; returns the Green to
+    offer."""
     fork = copy.fork()
     fork.restore(small.result.files or {})
     made = fork.fingerprint()  # the small edit's change: a model candidate making it again is tested, not refused
     inputs = replace(inputs, seen={k: v for k, v in inputs.seen.items() if k != made})
-    async for item in _within(run_round(inputs, approach, copy, report), seconds):
-        if isinstance(item, RoundResult):
-            other = item
-        elif item is None:  # out of time
-            yield Message(text=f"The model's own round on the same failure did not end in {seconds:g} s "
-                               "(loop.own_round_seconds): the small edit is offered as plausible.", level="warning")
-            yield replace(small, risk=small.risk or f"the model was too slow to check it against ({seconds:g} s)",
-                          reason="the only green change: the model's own round did not end in time")
-            return
-        else:
-            yield item
+    other = await _within(run_round(inputs, approach, copy, report, events), seconds)
+    if other is None:  # out of time: the round was cancelled, its own `finally` stopped its tests
+        events.emit(Message(text=f"The model's own round on the same failure did not end in {seconds:g} s "
+                                 "(loop.own_round_seconds): the small edit is offered as plausible.", level="warning"))
+        return replace(small, risk=small.risk or f"the model was too slow to check it against ({seconds:g} s)",
+                       reason="the only green change: the model's own round did not end in time")
     model: Green | None = None
-    if other is not None and other.ended == "green":
+    if other.ended == "green":
         model = green_of(other, copy, evidence)
         if judge is not None:
             model = await judge(model)
-    yield await decide(inputs, copy, report, small, model)
+    return await decide(inputs, copy, report, small, model)
 
 
 async def decide(inputs: RoundInputs | None, copy: WorkingCopy, report: TestReport, small: Green,
@@ -100,38 +96,15 @@ async def _alike(inputs: RoundInputs, copy: WorkingCopy, report: TestReport, sma
         return await alike(box, copy.files(), model.result.files, small.result.files, failing) is True
 
 
-async def _within(items: AsyncIterator[Event | RoundResult], seconds: float
-                  ) -> AsyncIterator[Event | RoundResult | None]:
-    """`items` as they come, until `seconds` have passed (then None, last, and the round is cancelled)."""
-    queue: asyncio.Queue[tuple[Event | RoundResult | None, BaseException | None]] = asyncio.Queue()
-
-    async def pump() -> None:
-        try:
-            async for item in items:
-                await queue.put((item, None))
-        except Exception as exc:  # handed to the reader, raised there
-            await queue.put((None, exc))
-            return
-        await queue.put((None, None))
-
-    task = asyncio.create_task(pump())
-    loop = asyncio.get_running_loop()
-    end = loop.time() + seconds
+async def _within(round_: Coroutine[Any, Any, RoundResult], seconds: float) -> RoundResult | None:
+    """The round's result, or None when it did not end within `seconds` (it is cancelled, and awaited)."""
     try:
-        while True:
-            try:
-                item, error = await asyncio.wait_for(queue.get(), timeout=max(0.0, end - loop.time()))
-            except TimeoutError:
-                yield None
-                return
-            if error is not None:
-                raise error
-            if item is None:
-                return
-            yield item
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        async with asyncio.timeout(seconds) as limit:
+            return await round_
+    except TimeoutError:
+        if not limit.expired():  # raised inside the round, not the time running out
+            raise
+        return None
 
 
 class OwnRound:
@@ -144,19 +117,18 @@ class OwnRound:
     def applies(self, g: GreenContext) -> bool:
         return g.small and g.loop.own_round
 
-    async def run(self, g: GreenContext) -> AsyncIterator[Event | Green]:
+    async def run(self, g: GreenContext, events: EventSink) -> Green:
         green = g.green
         if g.model_ran:  # the model's round came first, and gave no green
-            yield replace(green, risk=green.risk or NO_GREEN, reason="the only green change")
-        elif g.asked:
-            yield Message(text=f"A {green.kind} makes the tests pass: before it is offered, the model gets its own "
-                               "round on the same failure.")
-            async for looked in own_round(g.ask(g.approach), g.approach, g.copy, g.report, green,
-                                          g.loop.own_round_seconds, g.judge, g.evidence):
-                yield looked
-        else:  # no model round to compare with: the small edit is only plausible
-            why = "the budget is spent" if g.budget_spent else f"no model is asked about {g.approach.label}"
-            yield replace(green, risk=green.risk or f"a small edit not checked against the model's own fix ({why})")
+            return replace(green, risk=green.risk or NO_GREEN, reason="the only green change")
+        if g.asked:
+            events.emit(Message(text=f"A {green.kind} makes the tests pass: before it is offered, the model gets its "
+                                     "own round on the same failure."))
+            return await own_round(g.ask(g.approach), g.approach, g.copy, g.report, green, g.loop.own_round_seconds,
+                                   events, g.judge, g.evidence)
+        # no model round to compare with: the small edit is only plausible
+        why = "the budget is spent" if g.budget_spent else f"no model is asked about {g.approach.label}"
+        return replace(green, risk=green.risk or f"a small edit not checked against the model's own fix ({why})")
 
 
 STEP = OwnRound()

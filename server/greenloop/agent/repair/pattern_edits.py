@@ -13,7 +13,7 @@ e.g. MutRex). The edits, in this order (the kinds with fewer edits first), each 
 An edit of text the pattern repeats is also offered made everywhere at once.
 
 Patterns: python raw strings with a pattern character, strings passed to `re.*` / `regex.*`, and
-JavaScript regex literals. Offsets are bytes of the file, as `mutants` takes them.
+JavaScript regex literals. Offsets are bytes of the file, as `small_edits` takes them.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ _LEAD = re.compile(r"[ \t]*")
 def region_edits(source: str, target: Target, reply: str) -> list[EditAction]:
     """The edit that applies the reply's blocks to `target`'s lines in `source`; SpliceError says why there is none."""
     reply = reply.replace("\r\n", "\n")
-    # a block given twice counts once: unfenced blocks are asked again for a code block (round.py), and the
+    # a block given twice counts once: unfenced blocks are asked again for a code block (candidate_round.py), and the
     # two replies are read together
     blocks = list({(b.path, b.search, b.replace): b for b in parse_blocks(reply, target.path)}.values())
     if not blocks:

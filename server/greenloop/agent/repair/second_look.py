@@ -15,17 +15,18 @@ the smaller change. The records keep both.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.events import Event, Message
+from greenloop.agent.event_sink import EventSink
+from greenloop.agent.events import Message
 from greenloop.agent.repair.approach import Approach, with_feedback
 from greenloop.agent.repair.behaviour import changes_on_passing_calls
+from greenloop.agent.repair.candidate_round import RoundInputs, RoundResult, run_round
 from greenloop.agent.repair.overfit_shapes import Evidence
 from greenloop.agent.repair.risk import normal_tree, risk
-from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
 from greenloop.settings import LoopSettings
 from greenloop_sandbox import TestReport
 
@@ -89,18 +90,13 @@ def hinted(approach: Approach, first: Green) -> Approach:
 
 
 async def second_look(inputs: RoundInputs, hinted: Approach, copy: WorkingCopy, report: TestReport,
-                      first: Green, judge: Judge | None = None, evidence: Evidence | None = None
-                      ) -> AsyncIterator[Event | Green]:
-    """The model's round with the risky green as a hint (`inputs.messages` ask `hinted`); yields its
-    events, then the Green the loop keeps (a green the gates refuse, `judge`, is none)."""
-    other: RoundResult | None = None
-    async for item in run_round(inputs, hinted, copy, report):
-        if isinstance(item, RoundResult):
-            other = item
-        else:
-            yield item
+                      first: Green, events: EventSink, judge: Judge | None = None, evidence: Evidence | None = None
+                      ) -> Green:
+    """The model's round with the risky green as a hint (`inputs.messages` ask `hinted`), its events to
+    `events`; returns the Green the loop keeps (a green the gates refuse, `judge`, is none)."""
+    other = await run_round(inputs, hinted, copy, report, events)
     greens = [first]
-    if other is not None and other.ended == "green":
+    if other.ended == "green":
         looked: Green | None = green_of(other, copy, evidence)
         hint = diff_of(first)
         if looked is not None and other.best is not None and keeps(other.best.diff, hint):  # the hint copied
@@ -112,7 +108,7 @@ async def second_look(inputs: RoundInputs, hinted: Approach, copy: WorkingCopy, 
             greens.append(looked)
     chosen = choose(greens, copy, await behaviour(inputs, greens, copy, report))
     others = [g for g in greens if g.result is not chosen.result and not g.copied]
-    yield replace(chosen, beside=(others[0].kind, diff_of(others[0])) if others else ("", ""))
+    return replace(chosen, beside=(others[0].kind, diff_of(others[0])) if others else ("", ""))
 
 
 async def behaviour(inputs: RoundInputs, greens: list[Green], copy: WorkingCopy,
@@ -196,12 +192,11 @@ class SecondLook:
     def applies(self, g: GreenContext) -> bool:
         return bool(g.green.risk) and g.approach.form.second_look and g.asked and g.loop.second_look
 
-    async def run(self, g: GreenContext) -> AsyncIterator[Event | Green]:
-        yield Message(text=f"A {g.green.kind} makes the tests pass, but it {g.green.risk}: the model is asked once "
-                           "more, shown that change.")
+    async def run(self, g: GreenContext, events: EventSink) -> Green:
+        events.emit(Message(text=f"A {g.green.kind} makes the tests pass, but it {g.green.risk}: the model is asked "
+                                 "once more, shown that change."))
         again = hinted(g.approach, g.green)
-        async for looked in second_look(g.ask(again), again, g.copy, g.report, g.green, g.judge, g.evidence):
-            yield looked
+        return await second_look(g.ask(again), again, g.copy, g.report, g.green, events, g.judge, g.evidence)
 
 
 STEP = SecondLook()

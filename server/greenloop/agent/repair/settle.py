@@ -10,17 +10,18 @@ to MAX_STEPS times. A step that is not better ends it; the round then runs as be
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.events import Event, Message, RoundEnded, TestsRan
+from greenloop.agent.event_sink import EventSink
+from greenloop.agent.events import Message, RoundEnded, TestsRan
 from greenloop.agent.repair.answers import expression, verdict
+from greenloop.agent.repair.candidate_round import RoundInputs, RoundResult, run_round
 from greenloop.agent.repair.check_statements import failing_checks
-from greenloop.agent.repair.round import RoundInputs, RoundResult, run_round
-from greenloop.agent.repair.rungs.checks import given_rung
+from greenloop.agent.repair.rungs.failing_tests import given_rung
 from greenloop.agent.repair.value_conflict import Conflict, Judged, Side
 from greenloop.agent.repair.verdicts import (
     VERDICT_TOKENS,
@@ -33,7 +34,7 @@ from greenloop.llm import ContextOverflow, LLMError
 from greenloop_sandbox import TestReport
 
 if TYPE_CHECKING:
-    from greenloop.agent.orchestration.run_state import RunState
+    from greenloop.agent.orchestration.run_context import RunContext
 
 MAX_STEPS = 6  # rewrites tested one after another in one iteration
 # asked in turn until one decides: the value in plain words (decided 9 of 14 recorded conflicts, 1 wrong),
@@ -54,9 +55,10 @@ class Settled:
     tested: Mapping[int, str]
 
 
-async def settle(state: RunState, copy: WorkingCopy, report: TestReport, judged: Mapping[tuple[str, str, str], Side | None],
-                 iteration: int, seen: Mapping[int, str]) -> AsyncIterator[Event | Settled]:
-    """Yield the steps' events, then where they ended (always last); `copy`, `judged` and `seen` stay as they are."""
+async def settle(state: RunContext, copy: WorkingCopy, report: TestReport, judged: Mapping[tuple[str, str, str], Side | None],
+                 iteration: int, seen: Mapping[int, str], events: EventSink) -> Settled:
+    """Where the steps ended, their events (stamped) to `events`; `copy`, `judged` and `seen` stay as they are."""
+    stamped = state.stamping(events)
     work, files = copy.fork(), None
     verdicts: Judged = {}
     tested: dict[int, str] = {}
@@ -64,8 +66,7 @@ async def settle(state: RunState, copy: WorkingCopy, report: TestReport, judged:
         sources = sources_of_tests(work, state.tests)
         checks = failing_checks(report, sources, state.tests)
         found = conflicts(checks, sources)
-        async for event in judge(state, found, {**judged, **verdicts}, verdicts, state.tests.spec_holds(report)):
-            yield state.stamp(event)
+        await judge(state, found, {**judged, **verdicts}, verdicts, stamped, state.tests.spec_holds(report))
         given = given_reply(checks, {**judged, **verdicts}, found)
         if not given or state.over_budget() is not None:
             break
@@ -75,29 +76,23 @@ async def settle(state: RunState, copy: WorkingCopy, report: TestReport, judged:
             test_timeout=state.settings.sandbox.test_timeout, iteration=iteration,
             subset=state.ports.sandbox.template.selects_tests, seen={**seen, **tested},
         )
-        result: RoundResult | None = None
-        async for item in run_round(inputs, given_rung(checks, given), work, report):
-            if isinstance(item, RoundResult):
-                result = item
-            else:
-                yield state.stamp(item)
-        assert result is not None  # run_round always ends with its result
+        result = await run_round(inputs, given_rung(checks, given), work, report, stamped)
         tested.update(result.tested)
-        yield state.stamp(round_event(iteration, result))
+        stamped.emit(round_event(iteration, result))
         if not (result.moved and result.files is not None and result.report is not None):
             break
         work.restore(result.files)
         files, report = result.files, result.report
-        yield state.stamp(TestsRan(iteration=iteration, passed=report.passed, failed=report.failed,
-                                   errors=report.errors, skipped=report.skipped,
-                                   failures=[f.model_dump() for f in report.failures], duration=report.duration))
+        stamped.emit(TestsRan(iteration=iteration, passed=report.passed, failed=report.failed,
+                              errors=report.errors, skipped=report.skipped,
+                              failures=[f.model_dump() for f in report.failures], duration=report.duration))
         if report.green:
             break
-    yield Settled(report, files, verdicts, tested)
+    return Settled(report, files, verdicts, tested)
 
 
-async def judge(state: RunState, found: list[Conflict], judged: Mapping[tuple[str, str, str], Side | None],
-                verdicts: Judged, spec_holds: bool = False) -> AsyncIterator[Event]:
+async def judge(state: RunContext, found: list[Conflict], judged: Mapping[tuple[str, str, str], Side | None],
+                verdicts: Judged, events: EventSink, spec_holds: bool = False) -> None:
     """Ask, for each value conflict not `judged` before, what the call must give (verdicts.py), each answer
     put in `verdicts`; one Message says what was decided. A failed or too long request decides nothing,
     except where the acceptance tests pass (`spec_holds`): the code does what the request states, so an
@@ -135,7 +130,7 @@ async def judge(state: RunState, found: list[Conflict], judged: Mapping[tuple[st
                                               else "the check's value: the code is told" if side == "test"
                                               else "neither value: nothing decided"))
     basis = "the request" if state.goal.strip() else "its name and docstring"
-    yield Message(text=f"Worked out what {len(said)} checked call(s) must give, by {basis}: " + "; ".join(said))
+    events.emit(Message(text=f"Worked out what {len(said)} checked call(s) must give, by {basis}: " + "; ".join(said)))
 
 
 def sources_of_tests(copy: WorkingCopy, tests: TestFiles) -> dict[str, str]:
@@ -164,10 +159,10 @@ class Settle:
     def applies(self, tests: TestFiles) -> bool:
         return tests.writable
 
-    def run(self, state: RunState, copy: WorkingCopy, report: TestReport,
-            judged: Mapping[tuple[str, str, str], Side | None], iteration: int,
-            seen: Mapping[int, str]) -> AsyncIterator[Event | Settled]:
-        return settle(state, copy, report, judged, iteration, seen)
+    async def run(self, state: RunContext, copy: WorkingCopy, report: TestReport,
+                  judged: Mapping[tuple[str, str, str], Side | None], iteration: int,
+                  seen: Mapping[int, str], events: EventSink) -> Settled:
+        return await settle(state, copy, report, judged, iteration, seen, events)
 
 
 STEP = Settle()

@@ -4,30 +4,31 @@ A round of the candidate strategy reads the ladder (ladder.py) in this order, an
 where it belongs:
 
 - `BeforeRound` ("before the round"): may move the state before an approach is chosen, no model candidates
-  (settle.py). Needs the run's state and what the ledger judged and tested; yields events, then `Settled`.
-- a `Rung` (rung.py, "the order"): the approaches of the state, each rung's put in by its `place` hook.
+  (settle.py). Needs the run's state and what the ledger judged and tested; emits events, returns `Settled`.
+- a `Rung` (ladder_rung.py, "the order"): the approaches of the state, each rung's put in by its `place` hook.
 - `FreshLadder` ("a fresh ladder"): passes over approaches when the ladder starts again from the top
   (stood_by.py). Needs the approach and what the ledger keeps; after the round it names what to keep.
 - `AroundModel` ("before the model" / "after the model"): a round of no model, tested before the model's
   round or after it when that brought nothing better (rungs/small_edits.py). Needs the approach, the state's
-  report and the settings; yields the approach of its own round (None: none).
+  report and the settings; gives the approach of its own round (None: none).
 - `OnGreen` ("on a green"): a green that passed the gates, judged once more (second_look.py, own_round.py):
-  the first that applies runs. Needs a `GreenContext`; yields events, then the Green to keep.
+  the first that applies runs. Needs a `GreenContext`; emits events, returns the Green to keep.
 
-Every entry has a `name` (what `loop.rungs_off` turns off; "" for one that is not turned off by name).
+Every entry has a `name` (what `loop.rungs_off` turns off; "" for one that is not turned off by name). A hook that
+runs a round takes the event sink (event_sink.py) and returns its result as a value.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.events import Event
+from greenloop.agent.event_sink import EventSink
 from greenloop.agent.repair.answers import Side
 from greenloop.agent.repair.approach import Approach
-from greenloop.agent.repair.round import RoundResult
+from greenloop.agent.repair.candidate_round import RoundResult
 from greenloop.agent.repair.second_look import Green, GreenContext
 from greenloop.agent.repair.settle import Settled
 from greenloop.retrieval import Location
@@ -35,7 +36,7 @@ from greenloop.settings import LoopSettings
 from greenloop_sandbox import TestReport
 
 if TYPE_CHECKING:
-    from greenloop.agent.orchestration.run_state import RunState
+    from greenloop.agent.orchestration.run_context import RunContext
 
 When = Literal["before the round", "a fresh ladder", "before the model", "after the model", "on a green"]
 Scores = Callable[[str], dict[int, float]]  # a path's line scores (the coverage pass)
@@ -51,10 +52,10 @@ class BeforeRound(Protocol):
         """Whether it runs before this run's rounds."""
         ...
 
-    def run(self, state: RunState, copy: WorkingCopy, report: TestReport,
-            judged: Mapping[tuple[str, str, str], Side | None], iteration: int,
-            seen: Mapping[int, str]) -> AsyncIterator[Event | Settled]:
-        """Its events, then where it ended (last); `copy` stays as it is."""
+    async def run(self, state: RunContext, copy: WorkingCopy, report: TestReport,
+                  judged: Mapping[tuple[str, str, str], Side | None], iteration: int,
+                  seen: Mapping[int, str], events: EventSink) -> Settled:
+        """Where it ended, its events (stamped) to `events`; `copy` stays as it is."""
         ...
 
 
@@ -99,8 +100,8 @@ class OnGreen(Protocol):
     def applies(self, green: GreenContext) -> bool:
         ...
 
-    def run(self, green: GreenContext) -> AsyncIterator[Event | Green]:
-        """Its events, then the Green to keep (last)."""
+    async def run(self, green: GreenContext, events: EventSink) -> Green:
+        """The Green to keep, its events (not stamped) to `events`."""
         ...
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Literal
 
 from greenloop.agent.repair.approach import Approach, stood_by_key
-from greenloop.agent.repair.round import RoundResult
+from greenloop.agent.repair.candidate_round import RoundResult
 
 
 class StoodBy:

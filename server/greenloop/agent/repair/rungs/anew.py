@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.repair.approach import Approach
-from greenloop.agent.repair.rung import LadderState, Rung, target_of
+from greenloop.agent.repair.ladder_rung import LadderState, Rung, target_of
 from greenloop.agent.repair.rungs.function import FunctionForm
 from greenloop.agent.repair.splice import Target
 

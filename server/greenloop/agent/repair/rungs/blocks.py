@@ -25,7 +25,7 @@ from greenloop.agent.plan import DebugPlan, EditAction
 from greenloop.agent.prompting.files import render_prompt
 from greenloop.agent.prompting.shows import RequestShows
 from greenloop.agent.repair.approach import Approach, Form, ReplyRejected
-from greenloop.agent.repair.rung import LadderState, Rung
+from greenloop.agent.repair.ladder_rung import LadderState, Rung
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import RepoIndex
 from greenloop_sandbox import TestReport

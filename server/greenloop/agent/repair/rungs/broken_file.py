@@ -6,8 +6,8 @@ import re
 
 from greenloop.agent.repair.approach import Approach
 from greenloop.agent.repair.file_form import whole_file
+from greenloop.agent.repair.ladder_rung import LadderState, Rung
 from greenloop.agent.repair.places import known_path
-from greenloop.agent.repair.rung import LadderState, Rung
 from greenloop.retrieval import language_of
 
 _BROKEN = ("SyntaxError", "IndentationError", "ImportError", "NameError: name", "TabError")

@@ -27,8 +27,8 @@ from greenloop.agent.repair.approach import (
     ReplyUnchanged,
     keeps_checks,
 )
+from greenloop.agent.repair.ladder_rung import LadderState, Rung, target_of
 from greenloop.agent.repair.prompts import code_under_test, related_text
-from greenloop.agent.repair.rung import LadderState, Rung, target_of
 from greenloop.agent.repair.splice import SpliceError, Unchanged, closed_blocks, splice
 from greenloop.retrieval import RepoIndex
 from greenloop.tokens import count_text

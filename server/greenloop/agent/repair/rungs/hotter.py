@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from greenloop.agent.repair.approach import Approach
-from greenloop.agent.repair.rung import LadderState, Rung, target_of
+from greenloop.agent.repair.ladder_rung import LadderState, Rung, target_of
 from greenloop.agent.repair.rungs.function import FUNCTION
 
 HOTTER = 0.3

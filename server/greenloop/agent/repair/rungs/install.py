@@ -19,7 +19,7 @@ from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import DebugPlan, InstallAction
 from greenloop.agent.prompting.shows import RequestShows
 from greenloop.agent.repair.approach import Approach, Form
-from greenloop.agent.repair.rung import LadderState, Rung
+from greenloop.agent.repair.ladder_rung import LadderState, Rung
 from greenloop.agent.repair.rungs.blocks import BLOCKS
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import RepoIndex

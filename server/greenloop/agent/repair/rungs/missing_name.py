@@ -23,9 +23,9 @@ from greenloop.agent.plan import DebugPlan
 from greenloop.agent.prompting.files import render_prompt
 from greenloop.agent.prompting.shows import RequestShows
 from greenloop.agent.repair.approach import Approach, Form, ReplyRejected
+from greenloop.agent.repair.ladder_rung import FILE_ROUTE_LINES, LadderState, Rung
 from greenloop.agent.repair.places import known_path
 from greenloop.agent.repair.progress import missing_names
-from greenloop.agent.repair.rung import FILE_ROUTE_LINES, LadderState, Rung
 from greenloop.agent.repair.rungs.blocks import parse_blocks
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import RepoIndex, language_of, outline

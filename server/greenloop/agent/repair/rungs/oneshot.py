@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from greenloop.agent.repair.approach import Approach
 from greenloop.agent.repair.file_form import FileForm, whole_file
-from greenloop.agent.repair.rung import LadderState, Rung
+from greenloop.agent.repair.ladder_rung import LadderState, Rung
 
 
 class Oneshot(Rung):

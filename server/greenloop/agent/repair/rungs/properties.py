@@ -17,7 +17,7 @@ from collections.abc import Callable
 from greenloop.agent.changes.syntax import parse
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.repair.approach import Approach
-from greenloop.agent.repair.rung import LadderState, Rung
+from greenloop.agent.repair.ladder_rung import LadderState, Rung
 from greenloop.agent.repair.rungs.blocks import blocks_on
 from greenloop.agent.repair.splice import unique_prefix
 from greenloop_sandbox import TestReport

@@ -24,9 +24,9 @@ from greenloop.agent.plan import DebugPlan
 from greenloop.agent.prompting.files import render_prompt
 from greenloop.agent.prompting.shows import RequestShows, ran_text
 from greenloop.agent.repair.approach import Approach, Form, ReplyRejected, ReplyUnchanged
+from greenloop.agent.repair.ladder_rung import LadderState, Rung, target_of
 from greenloop.agent.repair.prompts import related_text
 from greenloop.agent.repair.region_edits import region_edits
-from greenloop.agent.repair.rung import LadderState, Rung, target_of
 from greenloop.agent.repair.rungs.function import FunctionForm
 from greenloop.agent.repair.splice import SpliceError, Target, Unchanged
 from greenloop.retrieval import RepoIndex, parse_frames

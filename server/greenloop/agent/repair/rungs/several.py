@@ -24,7 +24,7 @@ from greenloop.agent.plan import DebugPlan, EditAction, WriteAction
 from greenloop.agent.prompting.files import render_prompt
 from greenloop.agent.prompting.shows import RequestShows, ran_text
 from greenloop.agent.repair.approach import Approach, Form, ReplyRejected, ReplyUnchanged
-from greenloop.agent.repair.rung import LadderState, Rung, target_of
+from greenloop.agent.repair.ladder_rung import LadderState, Rung, target_of
 from greenloop.agent.repair.splice import SpliceError, Target, Unchanged, splice
 from greenloop.retrieval import Location, RepoIndex, language_of
 from greenloop.tokens import count_text

@@ -1,7 +1,7 @@
 """Rung "small edits": before the model is asked about a function (or a file), its small edits, asked of no model.
 
 Once per function and state, up to `loop.small_edits` small edits of the function the round asks about
-(mutants.py, guard_edits.py, pattern_edits.py: an operator, a constant, a twin like min/max, a
+(small_edit_candidates.py, guard_edits.py, pattern_edits.py: an operator, a constant, a twin like min/max, a
 statement or a name too many) are tested in the same iteration, for at most `loop.small_edits_seconds`;
 for a whole file (code that does not load: a `NameError`), those of the top-ranked function in it.
 Edits on the lines the failures' tracebacks go through come first, then those on the lines the
@@ -26,9 +26,9 @@ from greenloop.agent.plan import DebugPlan
 from greenloop.agent.prompting.shows import RequestShows
 from greenloop.agent.repair.approach import Approach, Form, stood_by_key
 from greenloop.agent.repair.file_form import FILE
-from greenloop.agent.repair.mutants import small_edits
-from greenloop.agent.repair.rung import UNSHOWN
+from greenloop.agent.repair.ladder_rung import UNSHOWN
 from greenloop.agent.repair.rungs.function import FUNCTION
+from greenloop.agent.repair.small_edit_candidates import small_edits
 from greenloop.agent.repair.splice import Target
 from greenloop.retrieval import Location, RepoIndex, parse_frames
 from greenloop.settings import LoopSettings
@@ -42,9 +42,9 @@ NAME = "small edits"
 class SmallEditsForm(Form):
     """The small edits' replies, each known before the round; read as a function's reply."""
 
-    replies: tuple[str, ...] = ()  # the candidates (mutants.py), asked of no model
+    replies: tuple[str, ...] = ()  # the candidates (small_edit_candidates.py), asked of no model
     kinds: tuple[str, ...] = ()  # the kind of each (risk.py)
-    route = "mutants"
+    route = "small_edits"
     more_passing_only = True
 
     def label(self, approach: Approach) -> str:

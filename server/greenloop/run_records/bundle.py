@@ -11,8 +11,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from greenloop.runs import schema
-from greenloop.runs.store import _store_error
+from greenloop.run_records import schema
+from greenloop.run_records.store import _store_error
 
 Bundle = dict[str, list[dict[str, Any]]]
 TABLES = ("runs", "events", "calls", "execs")  # children carry run_id; their seq is renumbered by the target

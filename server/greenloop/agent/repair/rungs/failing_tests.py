@@ -22,8 +22,8 @@ from greenloop.agent.prompting.shows import RequestShows
 from greenloop.agent.repair.approach import Approach, Form, ReplyRejected, ReplyUnchanged
 from greenloop.agent.repair.check_statements import DEFINITIONS_ONLY, Check, splice_checks
 from greenloop.agent.repair.file_form import FILE
+from greenloop.agent.repair.ladder_rung import FILE_ROUTE_LINES, LadderState, Rung
 from greenloop.agent.repair.prompts import checks_text, code_under_test, failing_test_targets
-from greenloop.agent.repair.rung import FILE_ROUTE_LINES, LadderState, Rung
 from greenloop.agent.repair.rungs.function import FUNCTION
 from greenloop.agent.repair.rungs.region import REGION
 from greenloop.agent.repair.salvage import rewritten_code

@@ -26,7 +26,7 @@ class RunRecorder:
         if not settings.runs.enabled:
             return
         try:
-            from greenloop.runs import RunStore, store_path
+            from greenloop.run_records import RunStore, store_path
 
             self._store = RunStore.open(store_path(settings, workspace))
         except GreenloopError as exc:

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from greenloop.agent.generate.checks import add_missing_imports, check_test_file, without_copies
 from greenloop.agent.generate.layouts import NODE, PYTHON, RUST
+from greenloop.agent.generate.written_tests import add_missing_imports, check_test_file, without_copies
 
 PY_CODE = {"wc/core.py": "def count_words(text):\n    return len(text.split())\n", "pyproject.toml": "[project]\n"}
 JS_CODE = {"src/words.js": "function countWords(t) {\n  return t.split(' ').length;\n}\nmodule.exports = { countWords };\n"}

@@ -1,4 +1,4 @@
-"""RunState: what one fix or improve run is given (settings, ports, workspace, ids), with its ledger of what changes."""
+"""RunContext: what one fix or improve run is given (settings, ports, workspace, ids), with its ledger of what changes."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.event_sink import EventSink, Stamping
 from greenloop.agent.events import BudgetUsed, Done, Outcome
 from greenloop.agent.orchestration.budget import Budget
 from greenloop.agent.orchestration.history import History
@@ -24,7 +25,7 @@ OFFERED = ("green", "no_tests")  # outcomes whose change set is offered to the p
 
 
 @dataclass(frozen=True)
-class RunState:
+class RunContext:
     """What one run is given (settings, ports, workspace, ids), frozen; what it changes is its `ledger`.
 
     Created by the session, shared with generation. `budget` (the clock) and `prompt_code` (retrieval's
@@ -82,6 +83,10 @@ class RunState:
     def stamp(self, event: Any) -> Any:
         event.run_id, event.at = self.run_id, round(time.monotonic() - self.started, 3)
         return event
+
+    def stamping(self, events: EventSink) -> EventSink:
+        """`events`, each event stamped first (the steps below the strategies emit theirs unstamped)."""
+        return Stamping(events, self.stamp)
 
     def tokens(self) -> int:
         usage = self.ports.llm.usage

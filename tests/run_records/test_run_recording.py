@@ -11,7 +11,7 @@ import pytest
 from greenloop.agent import FixRequest, fix
 from greenloop.agent.events import Done
 from greenloop.cli import main
-from greenloop.runs import RunStore, record_verdict, store_path
+from greenloop.run_records import RunStore, record_verdict, store_path
 from greenloop.settings import Settings, load_settings
 
 CALC = "def add(a, b):\n    return a - b\n"

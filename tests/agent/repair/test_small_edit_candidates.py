@@ -11,9 +11,9 @@ from pydantic import ValidationError
 
 from greenloop.agent import FixRequest, fix
 from greenloop.agent.events import CandidateAsked, CandidateTested, RoundEnded
-from greenloop.agent.repair.mutants import mutants, small_edits
 from greenloop.agent.repair.risk import risk
 from greenloop.agent.repair.second_look import keeps
+from greenloop.agent.repair.small_edit_candidates import small_edit_replies, small_edits
 from greenloop.agent.repair.splice import Target, code_blocks, splice
 from greenloop.settings import EditFamily, LoopSettings
 from tests.agent.conftest import collect, fixed_by_edits, tree_bytes, write_project
@@ -28,7 +28,7 @@ TITLE_TESTS = ("from pages import title\n\n\nclass Page:\n    pass\n\n\ndef test
 def edited(source: str, target: Target, limit: int = 1000, hot: list[int] | None = None) -> list[str]:
     """Each mutant spliced into the file, as the loop applies it."""
     out = []
-    for reply in mutants(source, target, limit, hot or ()):
+    for reply in small_edit_replies(source, target, limit, hot or ()):
         text = source
         for action in splice(source, target, reply):
             assert text.count(action.search) == 1
@@ -78,7 +78,7 @@ def test_a_name_the_file_binds_nowhere_is_left_to_the_model() -> None:
     assert all("open(output_path, 'a')" in f for f in found)  # no small edit renames it
     method = edited("def g(line):\n    return line.split(sep=None)\n", Target("m.py", "g", "function", 1, 2))
     assert all("line.split(sep=" in f for f in method)  # an attribute or a keyword is not a variable
-    assert all("len(a)" in m for m in mutants("def f(a):\n    return len(a)\n", Target("m.py", "f", "function", 1, 2), 60))
+    assert all("len(a)" in m for m in small_edit_replies("def f(a):\n    return len(a)\n", Target("m.py", "f", "function", 1, 2), 60))
 
 
 def test_sides_that_trade_places_and_the_name_an_update_changes() -> None:
@@ -158,16 +158,16 @@ def test_edits_of_the_lines_only_the_failing_tests_ran_come_first() -> None:
         "    m = re.match(r'''(?x)\n        ([0-9]+)  # a count\n    ''', text)\n    return total\n"
     )
     target = Target("m.py", "price", "function", 4, 13)
-    plain = [code_blocks(r)[0] for r in mutants(source, target, 1000)]
+    plain = [code_blocks(r)[0] for r in small_edit_replies(source, target, 1000)]
     # line 9 ran in the failing test only; 5-8 and 13 in every test; 10 (its pattern on 11-12) in fewer
     scores = {5: 0.5, 6: 0.5, 7: 0.5, 8: 0.5, 9: 1.0, 10: 0.7, 13: 0.5}
-    ordered = [code_blocks(r)[0] for r in mutants(source, target, 1000, scores=scores)]
+    ordered = [code_blocks(r)[0] for r in small_edit_replies(source, target, 1000, scores=scores)]
     assert sorted(ordered) == sorted(plain) and ordered != plain, "the same edits, in another order"
     assert "return total * rate\n" not in ordered[0], "line 9's edits first"
     pattern = next(i for i, code in enumerate(ordered) if "([0-9]*)" in code)
     assert pattern < next(i for i, code in enumerate(ordered) if "total += int(part) * 3" in code), (
         "the pattern's lines take the score of its statement's first line")
-    hot = [code_blocks(r)[0] for r in mutants(source, target, 1000, hot=[7], scores=scores)]
+    hot = [code_blocks(r)[0] for r in small_edit_replies(source, target, 1000, hot=[7], scores=scores)]
     assert "        total += int(part) * 2\n" not in hot[0], "the traceback's line before the scores"
 
 
@@ -186,15 +186,15 @@ def test_a_method_a_javascript_function_and_the_limit() -> None:
     js = "function inRange(a, lo, hi) {\n  return a > lo && a < hi;\n}\n"
     found = edited(js, Target("r.js", "inRange", "function", 1, 3))
     assert any("a >= lo && a < hi" in f for f in found) and any("a > lo || a < hi" in f for f in found)
-    assert len(mutants(js, Target("r.js", "inRange", "function", 1, 3), 3)) == 3
-    assert mutants(js, Target("r.js", "inRange", "function", 1, 3), 0) == []
+    assert len(small_edit_replies(js, Target("r.js", "inRange", "function", 1, 3), 3)) == 3
+    assert small_edit_replies(js, Target("r.js", "inRange", "function", 1, 3), 0) == []
 
 
 def test_no_edits_for_a_file_that_does_not_parse_or_an_unknown_name() -> None:
-    assert mutants("def f(:\n    return 1\n", Target("m.py", "f", "function", 1, 2), 10) == []
-    assert mutants("def f():\n    return 1\n", Target("m.py", "g", "function", 1, 2), 10) == []
-    assert mutants("x = 1\n", Target("notes.txt", "f", "function", 1, 1), 10) == []
-    assert code_blocks(mutants("def f():\n    return 1\n", Target("m.py", "f", "function", 1, 2), 1)[0])
+    assert small_edit_replies("def f(:\n    return 1\n", Target("m.py", "f", "function", 1, 2), 10) == []
+    assert small_edit_replies("def f():\n    return 1\n", Target("m.py", "g", "function", 1, 2), 10) == []
+    assert small_edit_replies("x = 1\n", Target("notes.txt", "f", "function", 1, 1), 10) == []
+    assert code_blocks(small_edit_replies("def f():\n    return 1\n", Target("m.py", "f", "function", 1, 2), 1)[0])
 
 
 @pytest.mark.docker
@@ -213,11 +213,11 @@ async def test_the_demo_is_fixed_by_a_small_edit_before_the_model_is_asked_and_t
     # issue 58: the small edit's green no longer ends the run; the model gets its own round on the same
     # failure, after the small edits (scripted wrong here: no green), and the small edit is only plausible
     asked = [e for e in events if isinstance(e, CandidateAsked)]
-    small = [e for e in asked if e.route == "mutants"]
+    small = [e for e in asked if e.route == "small_edits"]
     assert small and all(e.seed is None for e in small) and asked[:len(small)] == small
     assert scripted_llm.requests_for("repair_function") and all(e.route == "function" for e in asked[len(small):])
     tested = [e for e in events if isinstance(e, CandidateTested)]
-    assert [t.route for t in tested if t.green] == ["mutants"]
+    assert [t.route for t in tested if t.green] == ["small_edits"]
     ended = [e for e in events if isinstance(e, RoundEnded)]
     assert [(e.approach.startswith("small edits of `average`"), e.ended) for e in ended] == [(True, "green")]
     assert done.changes.risk == "plausible" and "the model's own round" in done.changes.risk_reason
@@ -312,7 +312,7 @@ async def test_a_missing_none_check_where_the_traceback_points_is_among_the_firs
     assert "    if line is None:\n        return []\n    parts = line.split()" in after
     green = next(i for i, e in enumerate(events) if isinstance(e, CandidateTested) and e.green)
     asked = [e for e in events[:green] if isinstance(e, CandidateAsked)]  # before the model's own round
-    assert len(asked) <= 3 and all(e.route == "mutants" for e in asked)
+    assert len(asked) <= 3 and all(e.route == "small_edits" for e in asked)
 
 
 @pytest.mark.docker
@@ -359,7 +359,7 @@ async def test_the_coverage_pass_puts_the_line_only_the_failing_test_ran_first(
     assert "        return base * 2\n" in after
     green = next(i for i, e in enumerate(events) if isinstance(e, CandidateTested) and e.green)
     asked = [e for e in events[:green] if isinstance(e, CandidateAsked)]  # before the model's own round
-    assert len(asked) <= 4 and all(e.route == "mutants" for e in asked)
+    assert len(asked) <= 4 and all(e.route == "small_edits" for e in asked)
 
 
 def test_a_none_check_in_a_function_that_returns_bools_returns_false_first() -> None:
@@ -442,7 +442,7 @@ async def test_a_risky_green_small_edit_gets_a_second_look_and_the_models_right_
     assert (done.changes.kind, done.changes.risk, done.changes.label) == ("model", "", "")
     assert "not one known to overfit" in done.changes.reason
     greens = [(e.change_kind, e.route) for e in events if isinstance(e, CandidateTested) and e.green]
-    assert greens == [("loop bound changed (term dropped)", "mutants"), ("model", "function")]
+    assert greens == [("loop bound changed (term dropped)", "small_edits"), ("model", "function")]
     [request] = scripted_llm.requests_for("repair_function")
     assert "+    while i <= int(n) + 1:" in "\n".join(m["content"] for m in request.messages)  # the hint
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from greenloop.runs import RunStore
+from greenloop.run_records import RunStore
 
 
 def _call(step: str, prompt: str, reply: str, outcome: str = "ok") -> dict[str, object]:

@@ -7,8 +7,8 @@ from pathlib import Path
 import platformdirs
 
 from greenloop.errors import GreenloopError
-from greenloop.runs.models import VERDICTS, RunDetail, RunSummary, StatsRow, verdict_word
-from greenloop.runs.store import RunStore, RunStoreError, config_name
+from greenloop.run_records.models import VERDICTS, RunDetail, RunSummary, StatsRow, verdict_word
+from greenloop.run_records.store import RunStore, RunStoreError, config_name
 from greenloop.settings import Settings
 
 __all__ = [

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from greenloop.errors import GreenloopError
-from greenloop.runs import RunStore, RunStoreError
+from greenloop.run_records import RunStore, RunStoreError
 
 
 def test_corrupt_file_is_reported_with_what_to_do(tmp_path: Path) -> None:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.runs import RunStore
-from greenloop.runs.stats import percentile
+from greenloop.run_records import RunStore
+from greenloop.run_records.stats import percentile
 
 # (id, model, config, outcome, iterations, prompt, completion, cost, seconds, call latencies, verdict)
 RUNS = [

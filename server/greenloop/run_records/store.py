@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from greenloop.errors import GreenloopError
-from greenloop.runs import export, schema
-from greenloop.runs.models import RunDetail, RunSummary, StatsRow, verdict_word
-from greenloop.runs.stats import GROUP_COLUMNS, build_rows
+from greenloop.run_records import export, schema
+from greenloop.run_records.models import RunDetail, RunSummary, StatsRow, verdict_word
+from greenloop.run_records.stats import GROUP_COLUMNS, build_rows
 
 SKIPPED_EVENT_KINDS = frozenset({"diagnosis_delta"})
 """Streamed pieces are not stored: the whole text arrives in the event that follows them."""

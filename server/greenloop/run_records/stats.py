@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from greenloop.runs.models import StatsRow, verdict_word
+from greenloop.run_records.models import StatsRow, verdict_word
 
 GROUP_COLUMNS: dict[str, str] = {
     "model": "model",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.runs import RunStore, RunStoreError, record_verdict, store_path
+from greenloop.run_records import RunStore, RunStoreError, record_verdict, store_path
 from greenloop.settings import Settings
 
 

@@ -6,7 +6,7 @@ prompt cache then reads the prompt once), and a reply known to echo the code is 
 applied to a fork and run in the warm sandbox, the failing tests first and the whole suite when
 they pass; the round stops at the first candidate that turns everything green. When the sandbox port
 holds several sandboxes (`sandbox.workers`), the next candidate is asked while earlier ones are tested,
-each in a sandbox of its own; events still come in the order asked. The round ends in
+each in a sandbox of its own; events still go to the sink in the order asked. The round returns
 a frozen `RoundResult`; the loop moves to its best candidate only when that is strictly better.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import time
-from collections.abc import AsyncIterator, Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Literal
@@ -23,7 +23,8 @@ from typing import Literal
 from greenloop.agent.changes.actions import apply_plan
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.events import CandidateAsked, CandidateTested, Event, InstalledPackage, Message
+from greenloop.agent.event_sink import EventSink
+from greenloop.agent.events import CandidateAsked, CandidateTested, InstalledPackage, Message
 from greenloop.agent.ports import SandboxPort
 from greenloop.agent.prompting.material import tidy
 from greenloop.agent.repair.approach import Approach, ReplyRejected, ReplyUnchanged, read_reply
@@ -100,17 +101,15 @@ def spec_failing(report: TestReport, spec: Collection[str]) -> int:
 
 
 async def run_round(
-    inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport
-) -> AsyncIterator[Event | RoundResult]:
-    """Yield the round's events, then its RoundResult (always last)."""
+    inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport, events: EventSink
+) -> RoundResult:
+    """The round: its events to `events` (not stamped: the caller's sink stamps them), its RoundResult returned."""
     this = _Round(inputs, approach, copy, report)
     try:
-        async for event in this.candidates():
-            yield event
+        await this.candidates(events)
     finally:  # a green candidate (or a cancelled round) stops the tests still running
         await this.cancel_pending()
-    async for item in this.result():
-        yield item
+    return await this.result()
 
 
 class _Round:
@@ -136,42 +135,39 @@ class _Round:
         self.overflowed = False  # the request is longer than the model's window
         self.asks = RoundAsks(inputs.llm, inputs.messages, inputs.next_seed, _asking(approach, copy), self.limit)
 
-    async def candidates(self) -> AsyncIterator[Event]:
+    async def candidates(self, events: EventSink) -> None:
         """Ask, read and test candidates until one is green, the budget or the form says stop."""
         for index in range(1, self.count + 1):
-            async for event in self._finished(all_of_them=False):
-                yield event
+            await self._finished(events, all_of_them=False)
             if self.ended == "green" or self._stopped():
                 break
             asked = self.form.variant(self.approach, index, self.tried)
             if asked is None:
                 break
             self.asks.send_ahead(index, self.count, self._temperature)
-            async for step in self._candidate(index, asked):
-                yield step
+            await self._candidate(index, asked, events)
             if self.overflowed:  # every candidate of the round sends this prompt: none would fit
                 break
-        async for event in self._finished(all_of_them=True):
-            yield event
+        await self._finished(events, all_of_them=True)
 
     def _stopped(self) -> bool:
         if self.inputs.over_budget() is not None:
             self.ended = "budget"
             return True
-        return self.inputs.deadline is not None and time.monotonic() > self.inputs.deadline  # the mutants' time
+        return self.inputs.deadline is not None and time.monotonic() > self.inputs.deadline  # the small edits' time
 
-    async def _finished(self, all_of_them: bool) -> AsyncIterator[CandidateTested]:
+    async def _finished(self, events: EventSink, all_of_them: bool) -> None:
         """The tested candidates' events, oldest first: while no sandbox is free, or each that is done (all of
         them at the end); none after a green."""
         inputs, testing = self.inputs, self.testing
         while testing and self.ended != "green" and (all_of_them or len(testing) >= inputs.sandbox.workers
                                                       or testing[0].task.done() or self.envs.changed):
             done = await _finish(testing.pop(0), self.tried, self.kept, self.copy, self.report)
-            yield _tested_event(inputs, self.approach, done, self.kept[done.index][2])
+            events.emit(_tested_event(inputs, self.approach, done, self.kept[done.index][2]))
             if done.green:
                 self.ended = "green"
 
-    async def _candidate(self, index: int, asked: Approach) -> AsyncIterator[Event]:
+    async def _candidate(self, index: int, asked: Approach, events: EventSink) -> None:
         """One candidate asked (or given) and read; a change is put to the test, a rejected reply recorded."""
         inputs, approach, form = self.inputs, self.approach, self.form
         given = form.given(approach, index)  # a reply known before the round: asked of no model
@@ -181,8 +177,8 @@ class _Round:
         else:
             seed = None if given is not None else inputs.next_seed()
             temperature = 0.0 if given is not None else self._temperature(index)
-        yield CandidateAsked(iteration=inputs.iteration, index=index, of=self.count, route=approach.route,
-                             target=asked.label, seed=seed, temperature=temperature)
+        events.emit(CandidateAsked(iteration=inputs.iteration, index=index, of=self.count, route=approach.route,
+                                   target=asked.label, seed=seed, temperature=temperature))
         tokens = 0  # of this candidate's own calls (others of the round may be out at once)
         await self.envs.before(form.changes_environment)
         reply = given or ""
@@ -194,7 +190,7 @@ class _Round:
                 self.overflowed = True
                 self.tried.append(Tried(index, seed, temperature, "rejected",
                                         reason=f"the request is too long: {exc}"))
-                yield _tested_event(inputs, approach, self.tried[-1], 0)
+                events.emit(_tested_event(inputs, approach, self.tried[-1], 0))
                 return
         fork, reason, self.environment[index], fingerprint, again, unchanged = await _read(
             inputs, asked, self.copy, self.report, reply, self.start, self.fingerprints, self.tried)
@@ -210,11 +206,11 @@ class _Round:
                 inputs, approach, self.copy, self.report, more, self.start, self.fingerprints, self.tried)
             reason = f"{first}; asked again: {reason}" if reason else ""
         for note in inputs.llm.take_notes():  # fewer requests at once than asked: said in the run
-            yield Message(text=note, level="warning")
+            events.emit(Message(text=note, level="warning"))
         await self.envs.applied(index, self.environment[index][:2] != ((), ()))
         if reason:
             self.tried.append(Tried(index, seed, temperature, "rejected", reason=reason, unchanged=unchanged))
-            yield _tested_event(inputs, approach, self.tried[-1], tokens)
+            events.emit(_tested_event(inputs, approach, self.tried[-1], tokens))
             return
         self.fingerprints[fingerprint] = index
         diff, lines = _diff(self.copy, fork)
@@ -233,7 +229,7 @@ class _Round:
         if self.testing:
             await asyncio.gather(*(pending.task for pending in self.testing), return_exceptions=True)
 
-    async def result(self) -> AsyncIterator[RoundResult]:
+    async def result(self) -> RoundResult:
         """The round's result: its best candidate, which the state moves to only when it is green or better."""
         approach, tried, ended, report = self.approach, self.tried, self.ended, self.report
         tried.sort(key=lambda t: t.index)
@@ -242,17 +238,15 @@ class _Round:
         tested = [t for t in tried if t.status == "tested"]
         if not tested:
             await self.envs.to_state()
-            yield RoundResult(approach, tuple(tried), None, "budget" if ended == "budget" else "no_candidates",
-                              tested=gave)
-            return
+            return RoundResult(approach, tuple(tried), None, "budget" if ended == "budget" else "no_candidates",
+                               tested=gave)
         best = max(tested, key=lambda t: (t.green, t.passed, -t.errors, -t.failed, t.further, -t.diff_lines))
         fork, result, _ = self.kept[best.index]
         packages, commands, installs = self.environment.get(best.index, ((), (), ()))
         await self.envs.to_candidate(best.index)  # the state moves to it, or its whole suite runs on it
         if ended == "green":
-            yield RoundResult(approach, tuple(tried), best, "green", result, fork.files(), packages, commands,
-                              installs, gave)
-            return
+            return RoundResult(approach, tuple(tried), best, "green", result, fork.files(), packages, commands,
+                               installs, gave)
         full: TestReport | None = result if best.scope == "all" else None
         if full is None and (best.passed > 0 or best.errors < _errors(report, self.failing) or best.further > 0):
             full, _ = await _test(self.inputs, fork, None, state=report)  # worth a whole-suite run: it may be better
@@ -260,12 +254,11 @@ class _Round:
         gains = not approach.form.more_passing_only or (full is not None and full.passed > report.passed)
         if gains and full is not None and full.total and better(full, report, _further(full, report, self.copy, fork),
                                                                 self.inputs.tests.spec):
-            yield RoundResult(approach, tuple(tried), best, "green" if full.green else "better", full, fork.files(),
-                              packages, commands, installs, gave)
-            return
+            return RoundResult(approach, tuple(tried), best, "green" if full.green else "better", full,
+                               fork.files(), packages, commands, installs, gave)
         await self.envs.to_state()
-        yield RoundResult(approach, tuple(tried), best, "budget" if ended == "budget" else "nothing_better", full,
-                          tested=gave)
+        return RoundResult(approach, tuple(tried), best, "budget" if ended == "budget" else "nothing_better", full,
+                           tested=gave)
 
 
 async def _read(

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
-from greenloop.agent.events import Event, Message, RunStarted
-from greenloop.agent.orchestration.recorded_run import RunScope, recorded_run
+from greenloop.agent.event_sink import EventSink
+from greenloop.agent.events import Done, Message, RunStarted
+from greenloop.agent.orchestration.run_lifecycle import Body, RunScope, recorded_run
 from greenloop.errors import GreenloopError
-from greenloop.runs import RunStore
+from greenloop.run_records import RunStore
 from greenloop.settings import Settings
 from tests.agent.conftest import collect
 
@@ -18,9 +19,10 @@ def _settings(tmp_path: Path) -> Settings:
     return Settings(runs={"store": str(tmp_path / "runs.sqlite3")}, local_model={"enabled": False})
 
 
-def _body(exc: Exception) -> Callable[[RunScope], AsyncIterator[Event]]:
-    async def body(run: RunScope) -> AsyncIterator[Event]:
-        yield Message(run_id=run.run_id, text="working")
+def _body(exc: Exception, working: float = 0.0) -> Body:
+    async def body(run: RunScope, events: EventSink) -> Done:
+        events.emit(Message(run_id=run.run_id, text="working"))
+        await asyncio.sleep(working)  # still working when its front end stops listening (the run does not wait for it)
         raise exc
 
     return body
@@ -51,7 +53,7 @@ async def test_anything_else_is_an_internal_error_the_run_survives(tmp_path: Pat
 
 
 async def test_a_run_stopped_by_its_front_end_is_recorded_as_cancelled(tmp_path: Path) -> None:
-    events = recorded_run(_settings(tmp_path), "fix", tmp_path, _body(KeyError("never reached")))
+    events = recorded_run(_settings(tmp_path), "fix", tmp_path, _body(KeyError("never reached"), working=60))
     started = await anext(events)
     await anext(events)  # the body's message; then the front end stops listening
     await events.aclose()

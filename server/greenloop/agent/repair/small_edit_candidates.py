@@ -64,7 +64,7 @@ _IDENTITY = {"1": ("*", "/", "//", "**"), "0": ("+", "-")}  # x op this == x
 _DECIMAL = re.compile(r"\d+")
 
 
-def mutants(source: str, target: Target, limit: int, hot: Collection[int] = (),
+def small_edit_replies(source: str, target: Target, limit: int, hot: Collection[int] = (),
             scores: Mapping[int, float] | None = None) -> list[str]:
     """The replies of `small_edits`, without their kinds."""
     return [reply for reply, _ in small_edits(source, target, limit, hot, scores)]
