@@ -10,7 +10,7 @@ import pytest
 from greenloop.agent.changes.edits import apply_search_replace
 from greenloop.agent.repair.region_edits import region_edits
 from greenloop.agent.repair.rungs.blocks import parse_blocks
-from greenloop.agent.repair.splice import SpliceError, Target, splice
+from greenloop.agent.repair.splice import SpliceError, Target, closed_blocks, code_blocks, splice
 
 SOURCE = (
     "import os\n\n\n@cache\ndef mean(values):\n    return sum(values) / (len(values) + 1)\n\n\n"
@@ -120,3 +120,18 @@ def test_a_region_block_found_at_another_indentation_keeps_a_strings_later_lines
     [edit] = region_edits(source, Target("bar.py", "Bar.warn", "method", 2, 5), reply)
     out = source.replace(edit.search, edit.replace)
     assert _constants(out, "warn") == ["new\ncolumn 0\n      odd"]
+
+
+def test_a_docstring_example_block_inside_the_reply_does_not_end_it() -> None:
+    """A def whose docstring shows a fenced example (indented with the body, as in tqdm's `logging_redirect_tqdm`):
+    the reply's block ends at its own closing fence, so the whole def is spliced, and a stream ending at the
+    example's fence has not closed the block yet."""
+    source = 'def f(x):\n    """Doubles.\n\n    ```python\n    f(2)\n    ```\n    """\n    return x\n'
+    fixed = source.replace("return x", "return 2 * x")
+    reply = f"Here it is.\n\n```python\n{fixed}```\n"
+    assert code_blocks(reply) == [fixed]
+    [edit] = splice(source, Target("m.py", "f", "function", 1, 8), reply)
+    assert source.replace(edit.search, edit.replace) == fixed
+    assert closed_blocks(reply) == reply
+    indented = "```python\n    def g(self):\n        return 1\n    ```\n"  # a closing fence indented with the code
+    assert code_blocks(indented) == ["    def g(self):\n        return 1\n"]

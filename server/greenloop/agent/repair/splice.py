@@ -17,7 +17,7 @@ from greenloop.agent.changes.strings import string_rows
 from greenloop.agent.changes.syntax import first_error, parse
 from greenloop.agent.plan import EditAction
 
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.S)
+_OPENING = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[^\n]*$")
 # Node types that define something, per grammar family; a name is the node's `name` field.
 DEFINITIONS = {
     "function_definition", "class_definition",  # python
@@ -50,9 +50,49 @@ class Target:
         return self.symbol.rsplit(".", 1)[-1]
 
 
+def fenced(text: str) -> list[tuple[str, int]]:
+    """Each closed fenced block of `text`: its body and the offset just past its closing fence's line end.
+
+    A block closes at the first line holding its fence alone, indented at most 3 spaces more than the opening
+    (CommonMark's rule): a docstring's own example block (```python ... ``` inside the def, indented with its
+    body) is part of the code, not the block's end. A block no such line closes closes at its fence indented
+    any way (a small model indents its closing fence with the code), and one that nothing closes runs to the end."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    found: list[tuple[str, int]] = []
+    n = 0
+    while n < len(lines):
+        opening = _OPENING.match(lines[n].rstrip("\r\n"))
+        n += 1
+        if opening is None:
+            continue
+        fence, depth = opening["fence"], len(opening["indent"].expandtabs(4)) + 3
+        closing = _closing(lines, n, fence, depth)
+        if closing is None:
+            closing = _closing(lines, n, fence, None)
+        if closing is None:
+            break
+        found.append((text[starts[n] : starts[closing]], starts[closing] + len(lines[closing].rstrip("\r\n"))))
+        n = closing + 1
+    return found
+
+
+def _closing(lines: list[str], start: int, fence: str, depth: int | None) -> int | None:
+    """The index of the first line from `start` that is `fence` alone, indented at most `depth` (None: any)."""
+    for m in range(start, len(lines)):
+        row = lines[m].rstrip("\r\n")
+        stripped = row.lstrip(" \t")
+        if stripped.rstrip(" \t") == fence and (
+                depth is None or len(row[: len(row) - len(stripped)].expandtabs(4)) <= depth):
+            return m
+    return None
+
+
 def code_blocks(reply: str) -> list[str]:
     """The fenced blocks of a reply (the reply itself when it has none and is not empty)."""
-    blocks = [m.group(2) for m in _FENCE.finditer(reply)]
+    blocks = [body for body, _ in fenced(reply)]
     if blocks:
         return blocks
     text = reply.strip("\n")
@@ -69,13 +109,13 @@ def closed_blocks(so_far: str) -> str | None:
     if end < 0:
         return None
     lines = so_far[: end + 1]
-    ends = [block.end() for block in _FENCE.finditer(lines)]
+    ends = [end for _, end in fenced(lines)]
     return lines if ends and ends[-1] == end else None
 
 
 def has_code_block(reply: str) -> bool:
     """Whether the reply holds a fenced code block (a reply of prose alone is asked for the code)."""
-    return _FENCE.search(reply) is not None or bool(re.search(r"^[ \t]*(`{3,}|~{3,})", reply, re.M))
+    return bool(fenced(reply)) or bool(re.search(r"^[ \t]*(`{3,}|~{3,})", reply, re.M))
 
 
 def definition_node(tree: ts.Tree, name: str, line: int | None = None) -> ts.Node | None:
