@@ -50,6 +50,7 @@ class EnvironmentStep:
     source: str = ""
     packages: list[str] = field(default_factory=list)
     tool: str = ""
+    wanted: list[str] = field(default_factory=list)  # every spec of the source used, installed or already there
     started: float = field(default_factory=time.monotonic)
 
     async def prepare(self) -> None:
@@ -72,7 +73,7 @@ class EnvironmentStep:
                         continue
                     self.lines.append(f"{pins.source}: not installed together ({why}); one by one instead")
                     specs = await self._one_by_one(specs)
-            self.source, self.packages = pins.source, specs
+            self.source, self.packages, self.wanted = pins.source, specs, list(pins.specs)
             self.lines.append(f"{pins.source}: {len(pins.specs)} package(s), {len(specs)} installed")
             break
         tool = language.test_tool if language is not None else ""
@@ -123,7 +124,7 @@ class EnvironmentStep:
         where = dependency_versions.declaring_file(self.copy, moved.dist)
         issue = moved.issue(self._in_workspace, where)
         self.lines.append(f"{moved.dist} {moved.version} has no `{moved.api}`: {issue.message}")
-        allowed = dependency_versions.allowed_range(moved.dist, [*self.packages, *declared_packages(self.copy)])
+        allowed = dependency_versions.allowed_range(moved.dist, [*self.wanted, *declared_packages(self.copy)])
         found = await dependency_versions.remedy(self.sandbox, moved, self.python, allowed, test_ids, timeout)
         self.lines.extend(found.tried)
         if found.kept is None or found.report is None:
