@@ -63,15 +63,21 @@ def test_a_workspace_module_is_the_missing_name_rungs_not_this_class() -> None:
     assert not is_workspace_module("markdown.util", paths)
 
 
-def probe(module: str, name: str) -> str:
-    """The sandbox's probe, run on this interpreter and its own installed packages (nothing of a workspace)."""
+def probe(module: str, name: str, cwd: Path = Path("/")) -> str:
+    """The sandbox's probe, run on this interpreter and its own installed packages (an empty module at most)."""
     done = subprocess.run([sys.executable, "-c", PROBE, module, name], capture_output=True, text=True, timeout=60,
-                          check=False, cwd="/")
+                          check=False, cwd=cwd)
     return done.stdout + done.stderr
 
 
-def test_the_probe_names_the_distribution_only_when_the_name_really_is_missing() -> None:
+def test_the_probe_names_the_distribution_only_when_the_name_really_is_missing(tmp_path: Path) -> None:
     from importlib.metadata import version
+
+    # a folder of the same name where the probe runs (the workspace) is taken off the path: the installed one is asked
+    (tmp_path / "packaging").mkdir()
+    (tmp_path / "packaging" / "__init__.py").write_text("")
+    (tmp_path / "packaging" / "version.py").write_text("LegacyVersion = None\n")
+    assert read_probe(probe("packaging.version", "LegacyVersion", tmp_path)) == ("packaging", version("packaging"))
 
     # packaging 22 removed LegacyVersion; this interpreter's packaging is newer
     assert read_probe(probe("packaging.version", "LegacyVersion")) == ("packaging", version("packaging"))
