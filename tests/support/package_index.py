@@ -1,14 +1,16 @@
 """A PEP 503 package index on 127.0.0.1, made by a test: sdists whose setup.py leaves a marker file where it runs.
 
-`PackageIndex` serves `/simple/<name>/` pages and `/files/<file>`; `add_sdist` makes a setup.py-only
-sdist of a one-module distribution. Its setup.py writes `marker` (an absolute path) before calling
-setup(), so the file exists on the host exactly when the package's code ran on the host.
+`PackageIndex` serves `/simple/<name>/` pages (PEP 691 JSON to a client that takes only that) and
+`/files/<file>`; `add_sdist` makes a setup.py-only sdist of a one-module distribution. Its setup.py
+writes `marker` (an absolute path) before calling setup(), so the file exists on the host exactly when
+the package's code ran on the host.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import json
 import tarfile
 import threading
 import uuid
@@ -74,10 +76,14 @@ class PackageIndex:
         self.listed[filename] = hashlib.sha256(data).hexdigest()
         self.projects.setdefault(str(canonicalize_name(name)), []).append(filename)
 
-    def page(self, project: str) -> bytes | None:
+    def page(self, project: str, json_api: bool = False) -> bytes | None:
+        """The project's PEP 503 page, or its PEP 691 JSON form (asked by `Accept`, as pip_index.wheel_versions does)."""
         names = self.projects.get(project)
         if names is None:
             return None
+        if json_api:
+            files = [{"filename": n, "url": f"/files/{n}", "hashes": {"sha256": self.listed[n]}} for n in names]
+            return json.dumps({"meta": {"api-version": "1.0"}, "name": project, "files": files}).encode()
         links = "".join(f'<a href="/files/{n}#sha256={self.listed[n]}">{n}</a>\n' for n in names)
         return f"<!DOCTYPE html><html><body>\n{links}</body></html>\n".encode()
 
@@ -89,16 +95,20 @@ def serve(index: PackageIndex) -> Iterator[PackageIndex]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             parts = [p for p in self.path.split("?")[0].split("/") if p]
-            body = None
+            body, json_api = None, False
             if len(parts) == 2 and parts[0] == "simple":
-                body = index.page(parts[1])
+                accept = self.headers.get("Accept", "")  # pip takes HTML too: it gets the page it always got
+                json_api = "json" in accept and "html" not in accept
+                body = index.page(parts[1], json_api)
             elif len(parts) == 2 and parts[0] == "files":
                 body = index.files.get(parts[1])
             if body is None:
                 self.send_error(404)
                 return
             self.send_response(200)
-            self.send_header("Content-Type", "text/html" if parts[0] == "simple" else "application/octet-stream")
+            kind = "application/vnd.pypi.simple.v1+json" if parts[0] == "simple" and json_api else \
+                "text/html" if parts[0] == "simple" else "application/octet-stream"
+            self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)

@@ -4,11 +4,15 @@ Such a failure is no bug in the code under test (the project's tests pass where 
 loop must not spend its rounds editing code for it. `diagnose` names the first one: its class, the
 workspace file and line it happened at, the runner's own words and the fix a user can make. What counts
 comes from the language record (`removed_apis`, `test_tool_error` in the template's `[language]` table).
+A third-party module lacking a name (`dependency_suspects`) is only a suspect here: whether the installed
+distribution really lacks it is asked in the sandbox (dependency_versions.py), which then builds the issue
+with `dependency_api_issue`.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 
 from packaging.version import InvalidVersion, Version
@@ -48,6 +52,30 @@ def diagnose(report: TestReport, language: Language | None, python: str,
             file, line = _place(failure, in_workspace)
             return EnvironmentIssue(problem="test_tool", file=file, line=line, message=_said(failure), fix="")
     return None
+
+
+def dependency_suspects(text: str) -> list[tuple[str, str]]:
+    """(module, name) pairs a failure's text says a module lacks, outside the standard library, in order."""
+    pairs = [(m["mod"], m["name"]) for m in _MODULE_ATTR.finditer(text)]
+    pairs += [(m["mod"], m["name"]) for m in _IMPORT_NAME.finditer(text)]
+    return [p for p in dict.fromkeys(pairs) if p[0].partition(".")[0] not in sys.stdlib_module_names]
+
+
+def dependency_api_issue(failure: TestFailure, in_workspace: Callable[[str], bool], api: str, dist: str,
+                         version: str, where: str, lacking: tuple[str, ...] = ()) -> EnvironmentIssue:
+    """The issue for `api` missing from `dist` `version` (installed) and the older `lacking` releases tried: the
+    user's fix pins a release older than all of them in `where`."""
+    file, line = _place(failure, in_workspace)
+    try:
+        oldest = min(Version(v) for v in (version, *lacking))
+        bound = str(oldest.major) if oldest.major else f"0.{oldest.minor}"
+    except InvalidVersion:
+        bound = version
+    nor = f" nor in {', '.join(lacking)}" if lacking else ""
+    return EnvironmentIssue(
+        problem="dependency_api", file=file, line=line, message=_said(failure),
+        fix=(f"`{api}` is not in {dist} {version} (installed){nor}; the project was written for an older {dist}: "
+             f"pin `{dist}<{bound}` in {where}, or port the call to {dist} {version}."))
 
 
 def _removed_api(text: str, language: Language, python: str) -> tuple[str, str] | None:

@@ -4,7 +4,8 @@ importable, and a first run's environment problems remedied or said.
 `prepare` installs the first version source that installs (sources.py; a failed one is a line and the
 next is tried) and puts the project's import roots (a `src/` layout, `[tool.pytest.ini_options]
 pythonpath`) on the sandbox's path. `settle` reads the first test run (diagnosis.py): the test tool
-refusing the tests gets an older release (tool_versions.py); a problem no remedy removes ends the run
+refusing the tests gets an older release (tool_versions.py), and so does a dependency that no longer has a
+name the project uses (dependency_versions.py); a problem no remedy removes ends the run
 with outcome "environment" (exit code 3) before any candidate is made or model asked. The user's
 files are never touched; only the sandbox's image changes.
 """
@@ -21,8 +22,9 @@ from fnmatch import fnmatch
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
+from greenloop.agent.changes.declared import declared_packages
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.environment import tool_versions
+from greenloop.agent.environment import dependency_versions, tool_versions
 from greenloop.agent.environment.diagnosis import diagnose
 from greenloop.agent.environment.sources import DECLARED, version_sources
 from greenloop.agent.events import EnvironmentIssue, EnvironmentReady
@@ -48,6 +50,7 @@ class EnvironmentStep:
     source: str = ""
     packages: list[str] = field(default_factory=list)
     tool: str = ""
+    wanted: list[str] = field(default_factory=list)  # every spec of the source used, installed or already there
     started: float = field(default_factory=time.monotonic)
 
     async def prepare(self) -> None:
@@ -70,7 +73,7 @@ class EnvironmentStep:
                         continue
                     self.lines.append(f"{pins.source}: not installed together ({why}); one by one instead")
                     specs = await self._one_by_one(specs)
-            self.source, self.packages = pins.source, specs
+            self.source, self.packages, self.wanted = pins.source, specs, list(pins.specs)
             self.lines.append(f"{pins.source}: {len(pins.specs)} package(s), {len(specs)} installed")
             break
         tool = language.test_tool if language is not None else ""
@@ -85,8 +88,11 @@ class EnvironmentStep:
         """The first run's report after the remedies, and the problem none of them removed (None: the loop may go on)."""
         language = self.sandbox.language
         issue = diagnose(report, language, self.python, self._in_workspace)
-        if issue is None or language is None:
+        if language is None:
             return report, None
+        if issue is None:
+            moved = await dependency_versions.find(self.sandbox, report, self.copy)
+            return (report, None) if moved is None else await self._older_dependency(moved, report, test_ids, timeout)
         # test code the runner chose to run (tests ran): another release may not run it; code every release
         # imports (a conftest, a test module's top level: no test ran) fails in all of them
         in_tests = issue.file is not None and any(fnmatch(issue.file, g) for g in language.test_globs) \
@@ -111,6 +117,27 @@ class EnvironmentStep:
                              f"none of the {len(found.tried)} release(s) tried runs its tests on Python {self.python}, "
                              "so it may need an older Python too: set project.image.")
         return report, issue
+
+    async def _older_dependency(self, moved: dependency_versions.Moved, report: TestReport, test_ids: list[str] | None,
+                                timeout: float) -> tuple[TestReport, EnvironmentIssue | None]:  # noqa: ASYNC109
+        """An older release of the distribution that lacks the name, within what the project allows; else the issue."""
+        where = dependency_versions.declaring_file(self.copy, moved.dist)
+        issue = moved.issue(self._in_workspace, where)
+        self.lines.append(f"{moved.dist} {moved.version} has no `{moved.api}`: {issue.message}")
+        allowed = dependency_versions.allowed_range(moved.dist, [*self.wanted, *declared_packages(self.copy)])
+        found = await dependency_versions.remedy(self.sandbox, moved, self.python, allowed, test_ids, timeout)
+        self.lines.extend(found.tried)
+        if found.kept is None or found.report is None:
+            issue = moved.issue(self._in_workspace, where, tuple(str(v) for v in found.failed))
+            if str(allowed):
+                issue.fix += f" Releases outside the project's own range ({moved.dist}{allowed}) were not tried."
+            return report, issue
+        self.lines.append(f"{moved.dist} {found.kept} kept: the newest older release tried that has `{moved.api}` "
+                          f"({moved.version} does not); pin `{moved.dist}=={found.kept}` in {where} so every "
+                          "environment gets it")
+        if test_ids is None:
+            return found.report, None
+        return await self.sandbox.run_tests(test_ids, timeout=timeout), None
 
     def event(self, issue: EnvironmentIssue | None = None) -> EnvironmentReady:
         what = f"{len(self.packages)} package(s) from {self.source}" if self.source else "no packages of the project's"

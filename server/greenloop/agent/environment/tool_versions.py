@@ -1,5 +1,8 @@
 """The newest release of the test tool (pytest) that runs a project's tests, older majors in turn, bounded.
 
+`candidates` and `try_releases` are the search itself, shared with dependency_versions.py (a dependency
+that no longer has a name the project uses).
+
 Asked when the diagnosis says the test tool refuses the project's test code, or that test code meets a
 removed standard-library name (which test functions run is the tool's choice: pytest 8 runs nose-style
 `setup` functions, pytest 9 does not). The releases come from the package index (pure-python wheels for
@@ -14,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from greenloop.agent.environment.diagnosis import diagnose
@@ -34,46 +38,68 @@ class ToolSearch:
     kept: Version | None = None
     report: TestReport | None = None
     tried: list[str] = field(default_factory=list)
+    failed: list[Version] = field(default_factory=list)  # installed, and the problem was still there
 
 
-def candidates(versions: list[Version], refused: Version | None) -> list[Version]:
-    """The newest release, then the newest of each older major in turn, without the refused one (at most MAX_TRIES)."""
-    newest: dict[int, Version] = {}
-    for v in versions:
-        if v != refused and (v.major not in newest or v > newest[v.major]):
-            newest[v.major] = v
-    return [newest[m] for m in sorted(newest, reverse=True)][:MAX_TRIES]
+def candidates(versions: list[Version], refused: Version | None, *, below: Version | None = None,
+               allowed: SpecifierSet | None = None, limit: int = MAX_TRIES) -> list[Version]:
+    """The newest release of each major, newest first, without the refused one (at most `limit`).
+
+    `below` keeps only releases older than it; `allowed` only those the project's declared range or lock
+    allows. When the releases left are all of one major, the newest of each minor instead."""
+    pool = [v for v in versions if v != refused and (below is None or v < below)
+            and (allowed is None or allowed.contains(v, prereleases=False))]
+    newest: dict[tuple[int, ...], Version] = {}
+    majors = {v.major for v in pool}
+    for v in pool:
+        key = (v.major,) if len(majors) > 1 else (v.major, v.minor)
+        if key not in newest or v > newest[key]:
+            newest[key] = v
+    return [newest[k] for k in sorted(newest, reverse=True)][:limit]
+
+
+async def try_releases(sandbox: SandboxPort, dist: str, releases: list[Version], test_ids: list[str] | None,
+                       timeout: float, still: Callable[[TestReport], str | None],  # noqa: ASYNC109
+                       seconds: float = MAX_SECONDS) -> ToolSearch:
+    """Install each release of `dist` in turn (wheels only, a cached image layer) and run the tests again; the
+    first for which `still(report)` is None (the problem is gone) is kept, the others' environments put back."""
+    found = ToolSearch()
+    start = time.monotonic()
+    before = await sandbox.environment()
+    for version in releases:
+        if time.monotonic() - start > seconds:
+            found.tried.append(f"stopped after {seconds:.0f}s")
+            break
+        installed = await sandbox.install([f"{dist}=={version}"])
+        if isinstance(installed, Refused) or not installed.ok:
+            why = installed.reason if isinstance(installed, Refused) else installed.stderr.strip()[-200:]
+            found.tried.append(f"{dist} {version}: not installed ({why})")
+            continue
+        report = await sandbox.run_tests(test_ids, timeout=timeout)
+        problem = still(report)
+        if problem is None:
+            found.kept, found.report = version, report
+            found.tried.append(f"{dist} {version}: runs the tests ({report.summary()})")
+            return found
+        found.tried.append(f"{dist} {version}: {problem}")
+        found.failed.append(version)
+        await sandbox.restore_environment(before)
+    return found
 
 
 async def search(sandbox: SandboxPort, language: Language, python: str, refused: Version | None,
                  test_ids: list[str] | None, timeout: float, in_workspace: Callable[[str], bool]) -> ToolSearch:  # noqa: ASYNC109
     """Try older releases of the language's test tool until the tests run with one (see the module docstring)."""
     tool = language.test_tool
-    found = ToolSearch()
     versions = await wheel_versions(tool, python)
     if not versions:
-        found.tried.append(f"no release of {tool} could be listed from the package index")
-        return found
-    start = time.monotonic()
-    before = await sandbox.environment()
-    for version in candidates(versions, refused):
-        if time.monotonic() - start > MAX_SECONDS:
-            found.tried.append(f"stopped after {MAX_SECONDS:.0f}s")
-            break
-        installed = await sandbox.install([f"{tool}=={version}"])
-        if isinstance(installed, Refused) or not installed.ok:
-            why = installed.reason if isinstance(installed, Refused) else installed.stderr.strip()[-200:]
-            found.tried.append(f"{tool} {version}: not installed ({why})")
-            continue
-        report = await sandbox.run_tests(test_ids, timeout=timeout)
+        return ToolSearch(tried=[f"no release of {tool} could be listed from the package index"])
+
+    def still(report: TestReport) -> str | None:
         issue = diagnose(report, language, python, in_workspace)
-        if report.cases and issue is None:
-            found.kept, found.report = version, report
-            found.tried.append(f"{tool} {version}: runs the tests ({report.summary()})")
-            return found
-        found.tried.append(f"{tool} {version}: {_why(issue, report)}")
-        await sandbox.restore_environment(before)
-    return found
+        return None if report.cases and issue is None else _why(issue, report)
+
+    return await try_releases(sandbox, tool, candidates(versions, refused), test_ids, timeout, still)
 
 
 def _why(issue: EnvironmentIssue | None, report: TestReport) -> str:
