@@ -18,7 +18,7 @@ from greenloop.agent.repair.region_edits import region_edits
 from greenloop.agent.repair.rungs.missing_name import RUNG as MISSING_NAME
 from greenloop.agent.repair.splice import Target, splice
 from greenloop.bench.oracle import answer, hunks
-from greenloop.bench.oracle_fix import ReferenceFix, spans
+from greenloop.bench.oracle_fix import DefFix, ReferenceFix, Span, spans
 from greenloop.bench.oracle_server import reference_of
 from greenloop.bench.suites import load_suite, repo_root
 from greenloop.retrieval import RepoIndex
@@ -30,6 +30,12 @@ CASES = repo_root() / "benchmarks" / "data" / "realbugs" / "cases.jsonl"
 def fixes() -> list[tuple[str, ReferenceFix]]:
     suite = load_suite("realbugs", CASES)  # the cases whose workspaces are on disk (the rest are skipped rows)
     return [(task.id, fix) for task in suite.tasks if (fix := reference_of(task)) is not None]
+
+
+def buggy_def(fix: ReferenceFix, d: DefFix) -> tuple[Span, str]:
+    """Where the fix's def `d` is in its buggy file, and its text there (as a request shows it)."""
+    span = next(s for s in spans(fix.buggy[d.path]) if (s.symbol, s.nth) == (d.symbol, d.nth))
+    return span, "\n".join(fix.buggy[d.path].split("\n")[span.start - 1 : span.end])
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +55,7 @@ def test_every_def_of_a_fix_is_mended_from_its_buggy_text_alone(all_fixes: list[
     wrong = []
     for case, fix in all_fixes:
         for d in fix.defs:
-            span = next(s for s in spans(fix.buggy[d.path]) if (s.symbol, s.nth) == (d.symbol, d.nth))
-            shown = "\n".join(fix.buggy[d.path].split("\n")[span.start - 1 : span.end])
+            _, shown = buggy_def(fix, d)
             scope = d.symbol.rsplit(".", 1)[0] if "." in d.symbol else ""
             mended = fix.mend(d.path, shown, scope=scope)
             # as the developers' file has it, at its indentation (a multi-line string's later lines as written)
@@ -84,8 +89,7 @@ def test_every_def_of_a_fix_asked_as_a_region_comes_back_as_blocks_that_the_loop
     wrong = []
     for case, fix in all_fixes:
         for d in fix.defs:
-            span = next(s for s in spans(fix.buggy[d.path]) if (s.symbol, s.nth) == (d.symbol, d.nth))
-            shown = "\n".join(fix.buggy[d.path].split("\n")[span.start - 1 : span.end])
+            span, shown = buggy_def(fix, d)
             request = f"## The function to fix: `{d.symbol}` in `{d.path}` (lines {span.start}-{span.end})\n```python\n{shown}\n```\n"
             reply = answer(fix, [{"role": "user", "content": request}])
             target = Target(d.path, d.symbol, "function", span.start, span.end)
@@ -111,8 +115,7 @@ def test_every_def_of_a_fix_asked_as_a_function_is_spliced_by_the_loop_into_the_
     wrong = []
     for case, fix in all_fixes:
         for d in fix.defs:
-            span = next(s for s in spans(fix.buggy[d.path]) if (s.symbol, s.nth) == (d.symbol, d.nth))
-            shown = "\n".join(fix.buggy[d.path].split("\n")[span.start - 1 : span.end])
+            span, shown = buggy_def(fix, d)
             request = f"## The code to fix: `{d.symbol}` in `{d.path}` (lines {span.start}-{span.end})\n```python\n{shown}\n```\n"
             reply = answer(fix, [{"role": "user", "content": request}])
             target = Target(d.path, d.symbol, "function", span.start, span.end)
