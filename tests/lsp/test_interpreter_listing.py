@@ -72,3 +72,26 @@ async def test_a_newer_listing_is_the_next_runs_and_a_run_going_keeps_its_own(
     assert f"the editor's interpreter ({NEW}): 2 packages listed" in env_second.lines
     assert not any(OLD in line for line in env_second.lines)
     assert scripted_llm.requests == []
+
+
+async def test_an_improve_run_gets_the_listing_too(scripted_llm: ScriptedLLM, tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "0.1.0"\ndependencies = ["six"]\n')
+    (root / "ver.py").write_text("import six\n\n\ndef version():\n    return six.__version__\n")
+    write_six_test(root, "1.14.0")
+    editor = EditorSide()
+    client = await open_client(server_env(scripted_llm, tmp_path, "docker"), editor)
+    try:
+        await initialize(client, root, SETTINGS)
+        send_listing(client, OLD, "1.14.0")
+        span = {"start": {"line": 3, "character": 0}, "end": {"line": 4, "character": 0}}
+        result = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="greenloop.improve",
+            arguments=[{"uri": (root / "ver.py").as_uri(), "range": span, "instruction": "add a docstring"}]))
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+    environment = environment_of(editor, result["runId"])  # the model is not scripted: the run's end is no matter
+    assert environment.packages == ["six==1.14.0"], environment
+    assert f"the editor's interpreter ({OLD}): 2 packages listed" in environment.lines
