@@ -26,7 +26,8 @@ import {
 } from './protocol';
 import { folderDocumentSelector, type FolderServer } from './folderServers';
 import { locateServer, probeCommand, isExecutableFile, ServerNotFoundError, type ServerCommand } from './serverLocator';
-import { activePythonInterpreter, interpreterPackages } from './pythonEnvironment';
+import { InterpreterListing } from './interpreterListing';
+import { activePythonInterpreter } from './pythonEnvironment';
 import { SECTION, explicitServerConfig, serverPathSetting } from './settings';
 import { UNTRUSTED_MESSAGE } from './workspaceTrust';
 
@@ -60,6 +61,7 @@ export interface ServerContext {
 /** The daemon of one workspace folder: its own process, settings (folder scope) and loop. */
 export class GreenloopServer implements FolderServer {
   private client: LanguageClient | undefined;
+  private listing: InterpreterListing | undefined; // the client's interpreter listing, disposed with it
   private pending: Promise<void> | undefined;
   private startError: string | undefined;
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
@@ -103,6 +105,8 @@ export class GreenloopServer implements FolderServer {
   async stop(): Promise<void> {
     const client = this.client;
     this.client = undefined;
+    this.listing?.dispose();
+    this.listing = undefined;
     if (client) {
       try {
         await client.stop(5000);
@@ -184,26 +188,20 @@ export class GreenloopServer implements FolderServer {
     try {
       await client.start();
       this.stateEmitter.fire('running');
-      void this.sendInterpreterPackages(client);
+      this.listing?.dispose();
+      this.listing = new InterpreterListing(
+        this.folder,
+        (listing) => client.sendNotification(INTERPRETER_PACKAGES, listing),
+        this.ctx.output,
+        this.label,
+      );
+      void this.listing.start();
     } catch (error) {
       this.ctx.output.error(`${this.label}: the greenloop server did not start: ${String(error)}`);
       this.stateEmitter.fire('failed');
       void vscode.window
         .showErrorMessage(`${this.label}: the language server did not start (${String(error)}).`, 'Show Output')
         .then((pick) => pick && this.ctx.output.show());
-    }
-  }
-
-  /** The active interpreter's package versions, for the sandbox's versions of the declared packages. */
-  private async sendInterpreterPackages(client: LanguageClient): Promise<void> {
-    const interpreter = await activePythonInterpreter(this.folder?.uri);
-    if (!interpreter) return;
-    const listing = await interpreterPackages(interpreter);
-    if (listing.error) this.ctx.output.warn(`${this.label}: ${listing.error}`);
-    try {
-      await client.sendNotification(INTERPRETER_PACKAGES, listing);
-    } catch (error) {
-      this.ctx.output.warn(`${this.label}: the interpreter's packages were not sent: ${String(error)}`);
     }
   }
 

@@ -1,4 +1,4 @@
-// The interpreter of the active Python environment (the ms-python extension's API), and its package listing.
+// The interpreter of the active Python environment (the ms-python extension's API), its changes, and its package listing.
 
 import { execFile } from 'node:child_process';
 import * as vscode from 'vscode';
@@ -9,10 +9,18 @@ interface EnvironmentPath {
   path: string;
 }
 
+/** `ActiveEnvironmentPathChangeEvent` of the Python extension's API: which environment, and for what. */
+export interface ActiveEnvironmentChange extends EnvironmentPath {
+  /** The folder (or file) whose environment changed; undefined: the window's own. */
+  readonly resource: vscode.WorkspaceFolder | vscode.Uri | undefined;
+}
+
 interface PythonExtensionApi {
   environments?: {
     getActiveEnvironmentPath(resource?: vscode.Uri): EnvironmentPath;
     resolveEnvironment(env: EnvironmentPath): Promise<{ executable: { uri?: vscode.Uri } } | undefined>;
+    /** Fired when the user picks another interpreter (absent in releases before the environments API). */
+    readonly onDidChangeActiveEnvironmentPath?: vscode.Event<ActiveEnvironmentChange>;
   };
   settings?: {
     getExecutionDetails(resource?: vscode.Uri): { execCommand: string[] | undefined };
@@ -21,12 +29,18 @@ interface PythonExtensionApi {
 
 const PYTHON_EXTENSION_ID = 'ms-python.python';
 
-/** The active interpreter's path, or undefined (no Python extension, or no environment). */
-export async function activePythonInterpreter(resource?: vscode.Uri): Promise<string | undefined> {
+/** The Python extension's API, activated; undefined when the extension is not installed (activation may throw). */
+async function pythonExtensionApi(): Promise<PythonExtensionApi | undefined> {
   const extension = vscode.extensions.getExtension<PythonExtensionApi>(PYTHON_EXTENSION_ID);
   if (!extension) return undefined;
+  return extension.isActive ? extension.exports : await extension.activate();
+}
+
+/** The active interpreter's path, or undefined (no Python extension, or no environment). */
+export async function activePythonInterpreter(resource?: vscode.Uri): Promise<string | undefined> {
   try {
-    const api = extension.isActive ? extension.exports : await extension.activate();
+    const api = await pythonExtensionApi();
+    if (!api) return undefined;
     if (api.environments) {
       const envPath = api.environments.getActiveEnvironmentPath(resource);
       const resolved = await api.environments.resolveEnvironment(envPath);
@@ -37,6 +51,32 @@ export async function activePythonInterpreter(resource?: vscode.Uri): Promise<st
     return command && command.length === 1 ? command[0] : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Calls `listener` whenever the Python extension's active environment changes (for any folder: the change says
+ * which). Returns the subscription, or why there is none (no Python extension, one too old to say, one that did not
+ * start); never throws.
+ */
+export async function watchActiveInterpreter(
+  listener: (change: ActiveEnvironmentChange) => void,
+): Promise<vscode.Disposable | string> {
+  const fromFiles = "the sandbox's versions come from the project's files";
+  let api: PythonExtensionApi | undefined;
+  try {
+    api = await pythonExtensionApi();
+  } catch (error) {
+    return `the Python extension (${PYTHON_EXTENSION_ID}) did not start (${String(error)}): ${fromFiles}`;
+  }
+  if (!api) return `no Python extension (${PYTHON_EXTENSION_ID}): ${fromFiles}, not an interpreter's`;
+  const event = api.environments?.onDidChangeActiveEnvironmentPath;
+  const once = "the interpreter's packages are listed when the server starts only";
+  if (!event) return `this Python extension does not say when the interpreter changes: ${once}`;
+  try {
+    return event(listener);
+  } catch (error) {
+    return `the Python extension's interpreter changes cannot be followed (${String(error)}): ${once}`;
   }
 }
 

@@ -50,8 +50,9 @@ async def fix_command(ls: GreenloopServer, *args: Any) -> Any:
     parsed = wire.parse_command_args(p.FixArgs, p.CMD_FIX, args)
     if parsed.test_ids is not None and not parsed.test_ids:
         raise JsonRpcInvalidParams(f"{p.CMD_FIX}: testIds is empty; leave it out to fix all failing tests")
+    listing = ls.interpreter  # read once: a listing sent while this run goes is for the next one
     request = FixRequest(workspace=ls.root, overlays=ls.overlays(), test_ids=parsed.test_ids,
-                         interpreter=ls.interpreter_packages, interpreter_note=ls.interpreter_note)
+                         interpreter=listing.packages, interpreter_note=listing.note)
     title = "greenloop: fixing failing tests"
     result = await ls.loops.run("fix", title, lambda settings: fix(request, settings), scope=parsed.test_ids)
     return wire.to_json(_loop_result(result))
@@ -77,7 +78,9 @@ def improve_request(ls: GreenloopServer, uri: str, first: int, last: int, instru
     if rel not in overlays and not (ls.root / rel).is_file():
         raise JsonRpcInvalidParams(f"{uri}: no such file (open it or save it first)")
     focus = Focus(path=rel, start_line=first + 1, end_line=max(first, last) + 1)
-    return FixRequest(workspace=ls.root, overlays=overlays, instruction=instruction, focus=focus)
+    listing = ls.interpreter
+    return FixRequest(workspace=ls.root, overlays=overlays, instruction=instruction, focus=focus,
+                      interpreter=listing.packages, interpreter_note=listing.note)
 
 
 async def generate_command(ls: GreenloopServer, *args: Any) -> Any:

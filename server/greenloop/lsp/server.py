@@ -6,6 +6,9 @@ The workspace state the handlers share (folder, buffers, settings, diagnostics, 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import attrs
@@ -55,14 +58,22 @@ class GreenloopProtocol(LanguageServerProtocol):
         super().handle_message(message)
 
 
+@dataclass(frozen=True)
+class EditorInterpreter:
+    """The editor's interpreter listing as last sent (lsp/interpreter.py), read whole by a run when it starts: a newer
+    listing replaces this object, so a run already going keeps the one it began with."""
+
+    packages: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # name -> version
+    note: str = ""  # the environment step's line about it: which interpreter, or why there is no listing
+
+
 class GreenloopServer(WorkspaceServer):
     """The workspace server with its loop runner; the handlers themselves live in the other lsp modules."""
 
     def __init__(self) -> None:
         super().__init__(GreenloopProtocol)
         self.loops = LoopRunner(self)
-        self.interpreter_packages: dict[str, str] = {}  # the editor's interpreter (lsp/interpreter.py)
-        self.interpreter_note = ""  # why the editor has no listing ("" when it has one or sent nothing)
+        self.interpreter = EditorInterpreter()  # the editor's interpreter listing (lsp/interpreter.py)
 
     async def stop_everything(self, grace: float = 30.0) -> None:
         """Cancel the loop and background work and wait for their clean-up (containers closed)."""

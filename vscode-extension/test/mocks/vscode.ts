@@ -95,6 +95,11 @@ export const window = {
 export const workspace = {
   textDocuments: [] as unknown[],
   workspaceFolders: undefined as unknown,
+  /** The folder of `workspaceFolders` that holds `uri` (by path), as VS Code answers it. */
+  getWorkspaceFolder(uri: Uri): { uri: Uri } | undefined {
+    const folders = (workspace.workspaceFolders ?? []) as { uri: Uri }[];
+    return folders.find((f) => uri.fsPath === f.uri.fsPath || uri.fsPath.startsWith(`${f.uri.fsPath}/`));
+  },
 };
 
 export const extensions = { getExtension: vi.fn(() => undefined) };
