@@ -273,6 +273,12 @@ def table(found: Iterable[Cell], title: str) -> str:
             count = sum(1 for c in recorded for _, k, _ in c.replies if k == name)
             if count:
                 lines.append(f"| {name} | {count} | {len(hit)} | {', '.join(sorted({c.task for c in hit}))} |")
+        echoes = [r for c in recorded for r, k, _ in c.replies if k == "echo"]
+        if echoes:
+            lines += ["", f"Of the {len(echoes)} echoes, {sum(r.status == 'tested' for r in echoes)} were tested in the "
+                          "sandbox as a change (the loop's own check compares text, so a def given back without its "
+                          "docstring, or spaced otherwise, is run), "
+                          f"{sum(r.status == 'asked again' for r in echoes)} were asked again."]
         lines += ["", "| case | config | outcome | verdict | kept | replies by class | truth def shown |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         for c in recorded:
@@ -286,7 +292,7 @@ def table(found: Iterable[Cell], title: str) -> str:
             lines += ["", f"No model call in {len(silent)} cells: {', '.join(silent)}."]
     bare = [c for c in found if not c.recorded]
     if bare:
-        lines += ["", f"No run record on this machine ({len(bare)} cells): "
+        lines += [*([""] if recorded else []), f"No run record on this machine ({len(bare)} cells): "
                       + ", ".join(f"{c.task} ({c.outcome}{'' if c.verdict == '-' else ', ' + c.verdict})" for c in bare) + "."]
     return "\n".join(lines) + "\n"
 
