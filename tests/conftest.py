@@ -30,10 +30,10 @@ def no_discovery(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def model_rounds_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests of the loop check what it does with the scripted model's replies, so the small edits tried
-    before any model is asked (`loop.small_edits`, set by its old name; repair/small_edit_candidates.py) are
+    before any model is asked (`loop.small_edits`, repair/small_edit_candidates.py) are
     off unless a test's settings turn them on (an environment variable: `greenloop` subprocesses and the LSP
     server inherit it)."""
-    monkeypatch.setenv("GREENLOOP_LOOP__MUTANTS", "0")
+    monkeypatch.setenv("GREENLOOP_LOOP__SMALL_EDITS", "0")
 
 
 @pytest.fixture

@@ -40,7 +40,7 @@ def test_a_stop_signal_mid_run_removes_the_container(
     scripted_llm.script(slow(120, "the model is still thinking"))  # whichever step asks first
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "GREENLOOP_"))}
     env["GREENLOOP_RUNS__STORE"] = str(tmp_path / "runs.sqlite3")
-    env["GREENLOOP_LOOP__MUTANTS"] = "0"  # no small edit fixes calc before the model is asked (tests/conftest.py)
+    env["GREENLOOP_LOOP__SMALL_EDITS"] = "0"  # no small edit fixes calc before the model is asked (tests/conftest.py)
     proc = subprocess.Popen(
         [sys.executable, "-m", "greenloop", "fix", str(ws), "--sandbox", "docker",
          "--base-url", scripted_llm.base_url, "--json"],

@@ -67,7 +67,7 @@ async def test_an_undeclared_import_is_not_installed_by_default_and_says_so(
     name = unique_name()
     module = index.add_sdist(name, "1.0", marker)
     ws = typo_project(tmp_path / "ws", module)
-    settings = make_settings(ws, loop={"strategy": "candidates", "max_iterations": 1, "mutants": 0})
+    settings = make_settings(ws, loop={"strategy": "candidates", "max_iterations": 1, "small_edits": 0})
     events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome != "green" and done.changes.packages == []
     refused = [e for e in events if isinstance(e, CandidateTested) and e.route == "install"]
@@ -123,7 +123,7 @@ async def test_the_local_backend_refuses_the_sdist_even_with_consent(
     name = unique_name()
     module = index.add_sdist(name, "1.0", marker)
     ws = typo_project(tmp_path / "ws", module)
-    settings = make_settings(ws, "local", loop={"strategy": "candidates", "max_iterations": 1, "mutants": 0},
+    settings = make_settings(ws, "local", loop={"strategy": "candidates", "max_iterations": 1, "small_edits": 0},
                              sandbox={"install_undeclared": "always"})
     events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome != "green" and done.changes.packages == []
@@ -138,7 +138,7 @@ async def test_a_wheel_that_lacks_the_missing_module_is_said(
     name = unique_name()
     index.add_wheel(name, "1.0", module="something_else")
     ws = typo_project(tmp_path / "ws", name.replace("-", "_"))
-    settings = make_settings(ws, "local", loop={"strategy": "candidates", "max_iterations": 1, "mutants": 0},
+    settings = make_settings(ws, "local", loop={"strategy": "candidates", "max_iterations": 1, "small_edits": 0},
                              sandbox={"install_undeclared": "always"})
     events, done = await collect(fix(FixRequest(ws), settings))
     tried = [e for e in events if isinstance(e, CandidateTested) and e.route == "install"]

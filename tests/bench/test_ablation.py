@@ -69,7 +69,7 @@ def test_each_round_is_told_by_its_rung_with_its_seconds(bench_out: Path) -> Non
         ("anew", "nothing_better")]
     edits = stuck.rounds[0]
     assert edits.cut and (edits.asked, edits.offered, edits.tested) == (47, 60, 47)
-    assert 150 <= edits.seconds < 160  # `loop.mutation_seconds` = 150 bounds the round
+    assert 150 <= edits.seconds < 160  # `loop.small_edits_seconds` = 150 bounds the round
     assert sum(e.seconds for e in edits.edits) <= edits.seconds
     assert stuck.kept_rung == "" and stuck.kept_family == ""
     assert sum(r.seconds for r in stuck.rounds) <= stuck.seconds

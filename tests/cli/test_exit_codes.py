@@ -27,7 +27,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name)
     monkeypatch.setenv("GREENLOOP_RUNS__ENABLED", "false")
     monkeypatch.setenv("GREENLOOP_LLM__BACKOFF", "0.01")
-    monkeypatch.setenv("GREENLOOP_LOOP__MUTANTS", "0")  # the model's replies decide these runs (tests/conftest.py)
+    monkeypatch.setenv("GREENLOOP_LOOP__SMALL_EDITS", "0")  # the model's replies decide these runs (tests/conftest.py)
 
 
 def project(tmp_path: Path, calc: str = CALC, test: str | None = TEST) -> Path:

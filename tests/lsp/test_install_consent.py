@@ -13,7 +13,7 @@ from tests.support.package_index import PackageIndex, extra_index, unique_name
 from tests.support.scripted_llm import ScriptedLLM
 
 pytestmark = pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning")
-SETTINGS = {"loop": {"maxIterations": 1, "mutants": 0}, "runTestsOnSave": False, "server": {"path": "ignored"}}
+SETTINGS = {"loop": {"maxIterations": 1, "smallEdits": 0}, "runTestsOnSave": False, "server": {"path": "ignored"}}
 
 
 @pytest.fixture

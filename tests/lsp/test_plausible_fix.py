@@ -33,7 +33,7 @@ def project(tmp_path: Path) -> Path:
 
 @pytest.fixture(autouse=True)
 def small_edits_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GREENLOOP_LOOP__MUTANTS", "60")
+    monkeypatch.setenv("GREENLOOP_LOOP__SMALL_EDITS", "60")
     monkeypatch.setenv("GREENLOOP_RUNS__ENABLED", "false")
 
 
@@ -59,7 +59,7 @@ async def test_the_editor_is_told_in_the_result_and_the_diff_view(tmp_path: Path
     scripted_llm.script(WRONG)
     ws = project(tmp_path)
     editor = EditorSide(apply=False, verdict=None)
-    env = server_env(scripted_llm, tmp_path, "local") | {"GREENLOOP_LOOP__MUTANTS": os.environ["GREENLOOP_LOOP__MUTANTS"]}
+    env = server_env(scripted_llm, tmp_path, "local") | {"GREENLOOP_LOOP__SMALL_EDITS": os.environ["GREENLOOP_LOOP__SMALL_EDITS"]}
     client = await open_client(env, editor)
     try:
         await initialize(client, ws, {"loop": {"maxIterations": 1}, "runTestsOnSave": False})

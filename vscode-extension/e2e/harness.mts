@@ -330,8 +330,8 @@ export function greenloopEnv(model: ScriptedModel): NodeJS.ProcessEnv {
     GREENLOOP_LLM__MODEL: 'scripted',
     GREENLOOP_LOCAL_MODEL__ENABLED: 'false',
     GREENLOOP_SANDBOX__BACKEND: process.env.GREENLOOP_E2E_SANDBOX ?? 'local',
-    // the scenarios script the model's replies; the small edits tried before it (loop.mutants) would fix calc alone
-    GREENLOOP_LOOP__MUTANTS: '0',
+    // the scenarios script the model's replies; the small edits tried before it (loop.small_edits) would fix calc alone
+    GREENLOOP_LOOP__SMALL_EDITS: '0',
   };
 }
 

@@ -226,7 +226,7 @@ async def test_a_wrong_generated_test_against_right_code_the_loop_keeps_the_code
     # asked what to_roman(9) must give, the model decides nothing; asked for code, it bends it to the test
     scripted_llm.script("It depends on which numeral style is meant.", step="repair_verdict")
     scripted_llm.script(lambda body: f"```python\n{BENT}```\n")
-    settings = make_settings(tmp_path, backend="local", loop={"candidates": 1, "mutants": 0, "second_look": False},
+    settings = make_settings(tmp_path, backend="local", loop={"candidates": 1, "small_edits": 0, "second_look": False},
                              retrieval={"coverage": False})
     out = tmp_path / "out"
     seen, done = await collect(generate(GenerateRequest(ROMAN_PROMPT, out), settings))
@@ -246,7 +246,7 @@ async def test_code_failing_an_acceptance_test_is_fixed_against_it_and_the_file_
     script_roman(scripted_llm, {"roman.py": buggy, "tests/test_roman.py": ROMAN_TEST})
     right = "def from_roman(s: str) -> int:" + ROMAN.split("def from_roman(s: str) -> int:")[1]
     scripted_llm.script(lambda body: f"```python\n{right}```\n")
-    settings = make_settings(tmp_path, backend="local", loop={"candidates": 1, "mutants": 0, "second_look": False},
+    settings = make_settings(tmp_path, backend="local", loop={"candidates": 1, "small_edits": 0, "second_look": False},
                              retrieval={"coverage": False})
     out = tmp_path / "out"
     seen, done = await collect(generate(GenerateRequest(ROMAN_PROMPT, out), settings))

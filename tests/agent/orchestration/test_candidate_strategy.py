@@ -737,7 +737,7 @@ async def test_the_next_round_is_told_the_failure_without_object_addresses(
     still_wrong = "```python\ndef is_odd(n):\n    return not (n % 2 != 0)\n```\n"
     right = "```python\ndef is_odd(n):\n    return n % 2 == 1\n```\n"
     scripted_llm.script(still_wrong, right, step="repair_function", repeat=False)
-    settings = make_settings(project, loop=candidates({"candidates": 1, "mutants": 0}))
+    settings = make_settings(project, loop=candidates({"candidates": 1, "small_edits": 0}))
     _, done = await collect(fix(FixRequest(project), settings))
     assert done.outcome == "green", done.summary + done.evidence
     requests = scripted_llm.requests_for("repair_function")

@@ -47,7 +47,7 @@ async def test_each_strategy_ends_in_exactly_one_done_made_by_the_driver(
 
     monkeypatch.setattr(RunContext, "done", done)
     scripted_llm.script(*_replies(strategy, ending), step=STEP[strategy])
-    loop = {"strategy": strategy, "candidates": 1, "mutants": 0, "max_iterations": 1, "diagnosis": False}
+    loop = {"strategy": strategy, "candidates": 1, "small_edits": 0, "max_iterations": 1, "diagnosis": False}
     settings = make_settings(calc_project, backend="local", loop=loop, retrieval={"coverage": False})
     events: list[Event] = [event async for event in fix(FixRequest(calc_project), settings)]
 

@@ -36,7 +36,7 @@ async def test_a_looping_function_is_asked_of_the_model_before_any_small_edit(
 
     scripted_llm.script(answer, step="repair_function")
     start = time.monotonic()
-    events, done = await collect(fix(FixRequest(workspace), make_settings(workspace, loop={"mutants": 60})))
+    events, done = await collect(fix(FixRequest(workspace), make_settings(workspace, loop={"small_edits": 60})))
     assert done.outcome == "green", done.summary + done.evidence
     assert "+        n &= n - 1" in done.changes.diff
     # small edits first took 132 s to the first model call here; the fixed 15 s per test 553 s
@@ -51,7 +51,7 @@ async def test_the_small_edits_follow_a_model_round_that_leaves_the_code_looping
     workspace = tmp_path / "ws"
     shutil.copytree(LOOPS, workspace)
     scripted_llm.script(lambda _: STILL_LOOPS, step="repair_function")
-    settings = make_settings(workspace, loop={"mutants": 12, "max_iterations": 1})
+    settings = make_settings(workspace, loop={"small_edits": 12, "max_iterations": 1})
     events, done = await collect(fix(FixRequest(workspace), settings))
     assert done.outcome != "green"
     tested = [e for e in events if isinstance(e, CandidateTested) and e.iteration == 1 and e.status == "tested"]

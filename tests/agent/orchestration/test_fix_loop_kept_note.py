@@ -28,7 +28,7 @@ async def test_a_partial_small_edit_does_not_hide_the_original_code(tmp_path: Pa
     ws = write_project(tmp_path / "ws", PROJECT)
     after = scripted_llm.script(FIXED, contains="## Kept so far")
     scripted_llm.script("I find no bug in the code shown.")
-    settings = make_settings(ws, loop={"candidates": 1, "max_iterations": 6, "mutants": 60})  # small edits on
+    settings = make_settings(ws, loop={"candidates": 1, "max_iterations": 6, "small_edits": 60})  # small edits on
     events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", done.summary + done.evidence
     assert after.hits >= 1

@@ -31,7 +31,7 @@ async def test_a_tests_folder_with_its_own_pytest_ini_is_fixed(tmp_path: Path, s
     scripted_llm.script(WRONG, RIGHT, step="repair_function", repeat=False)
     named = ["tests/test_cells.py::test_zwj", "tests/test_cells.py::TestPad::test_plain"]  # pytest's rootdir: tests/
     request = FixRequest(ws, test_ids=named)
-    events, done = await collect(fix(request, make_settings(ws, loop={"candidates": 1, "mutants": 0})))
+    events, done = await collect(fix(request, make_settings(ws, loop={"candidates": 1, "small_edits": 0})))
     ran = [e for e in events if isinstance(e, TestsRan)]
     assert ran[0].failed == 1 and ran[0].passed == 1
     assert [f["test_id"] for f in ran[0].failures] == ["tests/test_cells.py::test_zwj"]  # not `test_cells.py::...`

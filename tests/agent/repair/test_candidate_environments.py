@@ -41,7 +41,7 @@ async def test_an_install_that_does_not_move_the_state_does_not_reach_the_next_c
     reply = (f"```python\ndef value():\n    import importlib.util\n\n"
              f"    return 42 if importlib.util.find_spec({module!r}) is None else -1\n```\n")
     scripted_llm.script(reply, step="repair_function")
-    settings = make_settings(ws, backend, loop={"candidates": 1, "max_iterations": 2, "mutants": 0},
+    settings = make_settings(ws, backend, loop={"candidates": 1, "max_iterations": 2, "small_edits": 0},
                              sandbox={"install_undeclared": "always"})
     events, done = await collect(fix(FixRequest(ws), settings))
 

@@ -25,7 +25,7 @@ def reply(body: str) -> str:
 async def run(tmp_path: Path, scripted_llm: Any, make_settings: Any, *replies: Any, **loop: Any) -> tuple[list[Any], Any]:
     ws = write_project(tmp_path / "p", {"people.py": ADULT, "test_people.py": ADULT_TESTS})
     scripted_llm.script(*replies, step="repair_function")
-    settings = make_settings(ws, loop={"mutants": 60, "candidates": 1, **loop})
+    settings = make_settings(ws, loop={"small_edits": 60, "candidates": 1, **loop})
     events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", done.summary + done.evidence
     green = next(i for i, e in enumerate(events) if isinstance(e, CandidateTested) and e.green)

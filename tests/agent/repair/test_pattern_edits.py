@@ -21,7 +21,7 @@ def replies(source: str, name: str, path: str = "m.py", limit: int = 1000) -> li
 
 
 def edited(source: str, path: str = "m.py") -> list[str]:
-    """The file with each pattern edit made (all of the file's nodes; `mutants` passes a function's)."""
+    """The file with each pattern edit made (all of the file's nodes; `small_edit_replies` passes a function's)."""
     tree = parse(path, source)
     assert tree is not None
     stack, nodes = [tree.root_node], []
@@ -123,5 +123,5 @@ async def test_a_pattern_one_quantifier_off_is_fixed_before_any_model_is_asked(
         ),
     })
     wrong = "```python\ndef setting(line):\n    return line, ''\n```\n"
-    _, after = await fixed_by_edits(ws, scripted_llm, make_settings(ws, loop={"mutants": 60, "candidates": 1}), wrong)
+    _, after = await fixed_by_edits(ws, scripted_llm, make_settings(ws, loop={"small_edits": 60, "candidates": 1}), wrong)
     assert r"(.*)$" in after

@@ -205,7 +205,7 @@ async def test_the_demo_is_fixed_by_a_small_edit_before_the_model_is_asked_and_t
     ws = tmp_path / "calculator"
     shutil.copytree(DEMO, ws)
     before = tree_bytes(ws)
-    settings = make_settings(ws, loop={"mutants": 60})
+    settings = make_settings(ws, loop={"small_edits": 60})
     events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", done.summary + done.evidence
     assert done.iterations == 1 and [c.path for c in done.changes.files] == ["calculator.py"]
@@ -233,7 +233,7 @@ async def test_when_no_small_edit_helps_the_model_is_asked_in_the_same_round(
         "test_words.py": "from words import shout\n\n\ndef test_shout():\n    assert shout('hi') == 'HI!'\n",
     })
     scripted_llm.script("```python\ndef shout(text):\n    return text.upper() + '!'\n```\n", step="repair_function")
-    settings = make_settings(ws, loop={"mutants": 60, "candidates": 1})
+    settings = make_settings(ws, loop={"small_edits": 60, "candidates": 1})
     events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green" and done.iterations == 1, done.summary + done.evidence
     ended = [(e.approach.split(" in ")[0], e.ended) for e in events if isinstance(e, RoundEnded)]
@@ -256,7 +256,7 @@ async def test_the_small_edits_stop_at_their_time(
     })
     scripted_llm.script("```python\ndef mul(a, b):\n    return a * b\n```\n", step="repair_function")
     before = tree_bytes(ws)
-    settings = make_settings(ws, loop={"mutants": 60, "mutation_seconds": 0.001, "candidates": 1})
+    settings = make_settings(ws, loop={"small_edits": 60, "small_edits_seconds": 0.001, "candidates": 1})
     events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", done.summary + done.evidence
     # `a - b` is the first small edit and takes longer than the edits' time: `a * b` is left to the model
@@ -284,7 +284,7 @@ async def test_a_name_error_no_small_edit_fixes_goes_to_the_model_after_the_smal
              "            f.write(s)\n    return write\n```\n")
     scripted_llm.script(right, step="repair_file")  # a NameError: the rung for code that does not load
     before = tree_bytes(ws)
-    events, done = await collect(fix(FixRequest(ws), make_settings(ws, loop={"mutants": 60})))
+    events, done = await collect(fix(FixRequest(ws), make_settings(ws, loop={"small_edits": 60})))
     assert done.outcome == "green", done.summary + done.evidence
     assert done.changes.kind == "model" and "with open(output, 'a') as f:" in (done.changes.files[0].after or "")
     rounds = [e.approach for e in events if isinstance(e, RoundEnded)]
@@ -307,7 +307,7 @@ async def test_a_missing_none_check_where_the_traceback_points_is_among_the_firs
         ),
     })
     wrong = "```python\ndef words(index, key, limit=3):\n    return []\n```\n"
-    settings = make_settings(ws, loop={"mutants": 3, "candidates": 1})  # three edits: the hot line's first
+    settings = make_settings(ws, loop={"small_edits": 3, "candidates": 1})  # three edits: the hot line's first
     events, after = await fixed_by_edits(ws, scripted_llm, settings, wrong)
     assert "    if line is None:\n        return []\n    parts = line.split()" in after
     green = next(i for i, e in enumerate(events) if isinstance(e, CandidateTested) and e.green)
@@ -325,7 +325,7 @@ async def test_an_attribute_read_as_missing_is_offered_only_as_plausible(
     })
     wrong = "```python\ndef title(page):\n    return 'untitled'\n```\n"
     scripted_llm.script(wrong)
-    settings = make_settings(ws, loop={"mutants": 60, "candidates": 1})
+    settings = make_settings(ws, loop={"small_edits": 60, "candidates": 1})
     _, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", done.summary + done.evidence
     after = done.changes.files[0].after or ""
@@ -354,7 +354,7 @@ async def test_the_coverage_pass_puts_the_line_only_the_failing_test_ran_first(
         ),
     })
     wrong = "```python\ndef shipping(weight, express):\n    return 0\n```\n"
-    settings = make_settings(ws, loop={"mutants": 4, "candidates": 1}, retrieval={"coverage": True})
+    settings = make_settings(ws, loop={"small_edits": 4, "candidates": 1}, retrieval={"coverage": True})
     events, after = await fixed_by_edits(ws, scripted_llm, settings, wrong)
     assert "        return base * 2\n" in after
     green = next(i for i, e in enumerate(events) if isinstance(e, CandidateTested) and e.green)
@@ -435,7 +435,7 @@ async def test_a_risky_green_small_edit_gets_a_second_look_and_the_models_right_
                            "    assert factorize(3 * 19 * 19) == [3, 19, 19]\n",
     })
     scripted_llm.script(f"The remaining factor is lost.\n```python\n{right}```\n", step="repair_function")
-    settings = make_settings(ws, loop={"mutants": 60, "candidates": 1})
+    settings = make_settings(ws, loop={"small_edits": 60, "candidates": 1})
     events, done = await collect(fix(FixRequest(ws), settings))
     assert done.outcome == "green", done.summary + done.evidence
     assert done.changes.files[0].after == right

@@ -45,10 +45,10 @@ class Job:
 
 @dataclass
 class Generation:
-    """The state of one run after the ports are open."""
+    """One generation run after the ports are open: its context, working copy and what it has written so far."""
 
     job: Job
-    state: RunContext
+    context: RunContext
     copy: WorkingCopy = field(init=False)
     known: dict[str, str] = field(default_factory=dict)  # every file's text so far
     iterations: int = 0
@@ -60,7 +60,7 @@ class Generation:
         self.copy = WorkingCopy.empty(self.job.out_dir)
 
     def note(self, text: str, level: Literal["info", "warning", "error"] = "info") -> Event:
-        event: Event = self.state.stamp(Message(text=text, level=level))
+        event: Event = self.context.stamp(Message(text=text, level=level))
         return event
 
     async def run(self, events: EventSink) -> Done:
@@ -70,7 +70,7 @@ class Generation:
             await self._examples(events)
             if plan is None:
                 interfaces = await write_interfaces(
-                    self.state.ports.llm, self.job.layout, self.job.request, self.job.out_dir
+                    self.context.ports.llm, self.job.layout, self.job.request, self.job.out_dir
                 )
                 events.emit(self.note(f"Interfaces: {count_modules(interfaces)} module(s); planning the files"))
                 plan = await self._plan_step(interfaces)
@@ -96,7 +96,7 @@ class Generation:
         if job.acceptance is not None:
             self.acceptance = job.acceptance
             return
-        self.acceptance = await ask_examples(self.state.ports.llm, job.layout, job.request, job.out_dir)
+        self.acceptance = await ask_examples(self.context.ports.llm, job.layout, job.request, job.out_dir)
         found, dropped = len(self.acceptance.examples), len(self.acceptance.dropped)
         if found or dropped:
             left = f"; {dropped} dropped (the request does not state them, see the plan)" if dropped else ""
@@ -118,16 +118,16 @@ class Generation:
             return None
         path = acceptance_path([f.path for f in plan.files])
         self._keep(path, text)
-        self.state.spec_tests.add(path)
+        self.context.spec_tests.add(path)
         return self.note(f"Wrote {path}: {len(self.acceptance.examples)} example(s) from the request, "
                          "which the fix loop keeps as they are")
 
     async def _plan_step(self, interfaces: str) -> ProjectPlan:
         job = self.job
         return await make_plan(
-            self.state.ports.llm,
+            self.context.ports.llm,
             job.layout,
-            self.state.settings,
+            self.context.settings,
             job.request,
             job.out_dir,
             interfaces=interfaces,
@@ -138,17 +138,17 @@ class Generation:
         if not plan.packages:
             return
         events.emit(self.note(f"Installing {', '.join(plan.packages)} in the sandbox"))
-        result = await self.state.ports.sandbox.install(plan.packages)
+        result = await self.context.ports.sandbox.install(plan.packages)
         detail = " ".join(plan.packages)
         if isinstance(result, Refused):  # a spec the sandbox will not take: said, like a failed install
             ok, output, what = False, f"refused: {result.reason}", f"was refused ({result.reason})"
         else:
             ok, output, what = result.ok, (result.stdout + result.stderr)[-2000:], "failed"
-        events.emit(self.state.stamp(
+        events.emit(self.context.stamp(
             EnvironmentChanged(iteration=0, action="install", detail=detail, ok=ok, output=output)
         ))
         if ok:
-            self.state.ledger.environment_changed(plan.packages)
+            self.context.ledger.environment_changed(plan.packages)
         else:
             events.emit(self.note(f"Installing {detail} {what}; the fix loop will see the import errors.", "warning"))
 
@@ -170,15 +170,15 @@ class Generation:
         if step == steps and (wrote := self._write_acceptance(plan)) is not None:
             events.emit(wrote)
         events.emit(self.note(f"Running the tests of {label}" + (" and the earlier ones" if step > 1 else "")))
-        done = await fix_loop(self.state, self.copy, events)
+        done = await fix_loop(self.context, self.copy, events)
         self.last = done
         self.iterations += done.iterations
         self.built += components
 
     async def _write(self, plan: ProjectPlan, group: list[PlannedFile], events: EventSink) -> None:
-        settings = self.state.settings
+        settings = self.context.settings
         writer = FileWriter(
-            llm=self.state.ports.llm,
+            llm=self.context.ports.llm,
             layout=self.job.layout,
             plan=plan,
             request=self.job.request,
@@ -191,7 +191,7 @@ class Generation:
             **self.known,
             **{p: t for p in self.copy.paths() if (t := self.copy.read(p)) is not None},
         }
-        if (why := self.state.over_budget()) is not None:
+        if (why := self.context.over_budget()) is not None:
             raise BudgetStop(why)
         async for path, text in write_files(writer, group, known, settings.generate.parallel_files):
             self._keep(path, text)
@@ -211,9 +211,9 @@ class Generation:
             where = "except the plan (.greenloop/plan.md; re-run with --from-plan)" if saved_plan else ""
             reason = (error or "Generation stopped").rstrip(". ")
             summary = f"{reason}. Nothing was written to {out} {where}".strip() + "."
-            return self.state.done(WorkingCopy.empty(out), outcome, summary, self.iterations, error)
+            return self.context.done(WorkingCopy.empty(out), outcome, summary, self.iterations, error)
         outcome = "green" if self.last.outcome in GREEN else self.last.outcome
-        done = self.state.done(self.copy, outcome, "", self.iterations, self.last.evidence)
+        done = self.context.done(self.copy, outcome, "", self.iterations, self.last.evidence)
         try:
             done.changes = write_output(out, done.changes)
         except GreenloopError as exc:
@@ -251,7 +251,7 @@ def _summary(plan: ProjectPlan | None, gen: Generation, count: int) -> str:
     out = gen.job.out_dir
     if gen.last.outcome in GREEN:
         how = f"after {gen.iterations} fix iteration(s)" if gen.iterations else "on the first run"
-        stated = len(gen.acceptance.examples) if gen.state.spec_tests else 0
+        stated = len(gen.acceptance.examples) if gen.context.spec_tests else 0
         also = f", the {stated} example(s) the request states among them" if stated else ""
         return f"Generated {count} files in {out}; the tests pass {how}{also}."
     missing = [c for c in (plan.components if plan else []) if c not in gen.built]

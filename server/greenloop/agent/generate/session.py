@@ -78,12 +78,12 @@ async def clarify(
 def _run(job: Job, settings: Settings, ports: Ports | None) -> AsyncIterator[Event]:
     async def body(run: RunScope, events: EventSink) -> Done:
         async with run.ports(job.layout.name) as live:
-            state = RunContext(
+            context = RunContext(
                 settings=settings, ports=live, workspace=job.out_dir, template=job.layout.name, run_id=run.run_id,
                 started=run.started, goal=job.request,
                 tests_writable=True,  # the tests are the model's own, written in this run: they may be wrong
             )
-            return await Generation(job, state).run(events)
+            return await Generation(job, context).run(events)
 
     request = {
         "template": job.layout.name,

@@ -45,12 +45,12 @@ if TYPE_CHECKING:
 class CandidateStrategy:
     """The candidate rounds (`loop.strategy = "candidates"`, and the one-shot baseline), driven by driver.py."""
 
-    def __init__(self, state: RunContext, copy: WorkingCopy, test_ids: list[str] | None = None) -> None:
-        loop = state.settings.loop
+    def __init__(self, context: RunContext, copy: WorkingCopy, test_ids: list[str] | None = None) -> None:
+        loop = context.settings.loop
         if problem := ladder.unknown_rungs(loop.rungs_off):
             raise GreenloopError(problem)
-        self.state, self.copy, self.test_ids = state, copy, test_ids
-        state.ledger.new_loop()
+        self.context, self.copy, self.test_ids = context, copy, test_ids
+        context.ledger.new_loop()
         self.oneshot = loop.strategy == "oneshot"
         self.ladder = (ladder.BASELINE if self.oneshot else ladder.LADDER).without(loop.rungs_off)  # the order read
         self.max_iterations = 1 if self.oneshot else loop.max_iterations
@@ -69,31 +69,32 @@ class CandidateStrategy:
         if why == "model_error":
             return Stop("error", f"Stopped in round {iteration}: the model call failed; {report.summary()}.",
                         iteration - 1, detail)
-        state = self.state
-        moved = self.copy.changed_paths() or state.ledger.packages or state.ledger.commands  # an install: no file
+        context = self.context
+        moved = self.copy.changed_paths() or context.ledger.packages or context.ledger.commands  # an install: no file
         unchanged = "" if moved else " No candidate was better than the code as it was."
         return Stop("budget", f"Stopped after {iteration} rounds; {report.summary()}.{unchanged}", iteration, detail)
 
     async def next_round(self, iteration: int, report: TestReport, events: EventSink) -> RoundEnd:
         """One round, its events to `events`: settle, the ladder's approach, its round, the move."""
-        state, copy = self.state, self.copy
+        context, copy = self.context, self.copy
         self.report = report
-        measured = state.prompt_code.spectra.spectrum
-        code = await state.prompt_code.build(copy, report.failures)
+        measured = context.prompt_code.spectra.spectrum
+        code = await context.prompt_code.build(copy, report.failures)
         for before in self.ladder.before_round:
-            if not before.applies(state.tests):
+            if not before.applies(context.tests):
                 continue
             report = await self._before(before, iteration, report, events)  # no model candidates
             if report is not self.report:  # the state moved: the ladder starts again, retrieval looks again
                 self.report, self.step, self.feedback = report, 0, {}
                 if report.green:
-                    events.emit(state.budget_event(iteration))
+                    events.emit(context.budget_event(iteration))
                     return RoundEnd(report, "green")
-                code = await state.prompt_code.build(copy, report.failures)
-        if (spectrum := state.prompt_code.spectra.spectrum) is not None and spectrum is not measured:
-            events.emit(state.stamp(Message(text=coverage_note(spectrum))))
-        events.emit(state.stamp(LocationsFound(iteration=iteration, locations=[loc.to_json() for loc in code.locations],
-                                               context_tokens=code.tokens)))
+                code = await context.prompt_code.build(copy, report.failures)
+        if (spectrum := context.prompt_code.spectra.spectrum) is not None and spectrum is not measured:
+            events.emit(context.stamp(Message(text=coverage_note(spectrum))))
+        events.emit(context.stamp(LocationsFound(iteration=iteration,
+                                                 locations=[loc.to_json() for loc in code.locations],
+                                                 context_tokens=code.tokens)))
         chosen = await self._approach(self._steps(report, code.locations), report, events)
         if chosen is None:  # the ladder is spent
             evidence = "; ".join(self.spent) or "no code outside the tests was found to change"
@@ -104,8 +105,8 @@ class CandidateStrategy:
 
     async def _before(self, step: BeforeRound, iteration: int, report: TestReport, events: EventSink) -> TestReport:
         """A step before the round (settle.py), recorded in the ledger; returns the report reached."""
-        ledger = self.state.ledger
-        settled = await step.run(self.state, self.copy, report, ledger.judged, iteration, ledger.tested, events)
+        ledger = self.context.ledger
+        settled = await step.run(self.context, self.copy, report, ledger.judged, iteration, ledger.tested, events)
         ledger.record_judged(settled.judged)
         ledger.record_tested(settled.tested)
         if settled.files is not None:
@@ -114,11 +115,11 @@ class CandidateStrategy:
 
     def _steps(self, report: TestReport, locations: list[Location]) -> list[Approach]:
         """The ladder for this state (ladder.py), each approach with what the model is told of earlier rounds."""
-        state, copy, ledger = self.state, self.copy, self.state.ledger
-        writable = state.tests.writable
-        spec = failing_test_targets(state.prompt_code.index, report, state.tests) if writable else []
-        sources = sources_of_tests(copy, state.tests) if writable else {}
-        checks = failing_checks(report, sources, state.tests) if writable else []
+        context, copy, ledger = self.context, self.copy, self.context.ledger
+        writable = context.tests.writable
+        spec = failing_test_targets(context.prompt_code.index, report, context.tests) if writable else []
+        sources = sources_of_tests(copy, context.tests) if writable else {}
+        checks = failing_checks(report, sources, context.tests) if writable else []
         found = conflicts(checks, sources)
         notes = code_notes(found, ledger.judged)  # told to the code rungs: the checks the request agrees with
         upheld = [c.check for c in found if ledger.judged.get(c.key) == "test"]  # never asked to be rewritten
@@ -127,32 +128,33 @@ class CandidateStrategy:
             spec = []
         installed = {package_name(p) for p in ledger.packages}
         declared = [p for p in declared_packages(copy) if package_name(p) not in installed]
-        steps = self.ladder.approaches(LadderState(locations, report, copy, state.tests, spec, checks, tuple(declared)))
+        steps = self.ladder.approaches(LadderState(locations, report, copy, context.tests, spec, checks,
+                                                   tuple(declared)))
         return [with_feedback(s, self.feedback.get(s.test, "") + ("" if s.test else notes)) for s in steps]
 
     async def _approach(self, steps: list[Approach], report: TestReport, events: EventSink
                         ) -> tuple[Approach, list[dict[str, str]]] | None:
         """This round's approach and its messages (None when the ladder is spent). A fresh ladder skips
         what the model stood by; an approach whose request cannot fit the model's window is passed over."""
-        state, copy = self.state, self.copy
+        context, copy = self.context, self.copy
         if self.step == 0:  # a fresh ladder (the first, or after a move): what the model stood by is not asked first
-            while self.step + 1 < len(steps) and any(f.passes_over(steps[self.step], state.ledger.stood_by)
+            while self.step + 1 < len(steps) and any(f.passes_over(steps[self.step], context.ledger.stood_by)
                                                      for f in self.ladder.fresh):
                 self.step += 1
         while self.step < len(steps):
             approach = steps[self.step]
-            messages = repair_messages(approach, copy, state.prompt_code.index, report, state.tests,
-                                       template=state.template, workspace=state.workspace,
-                                       shows=state.prompt_code.request_shows())
-            llm = state.ports.llm
+            messages = repair_messages(approach, copy, context.prompt_code.index, report, context.tests,
+                                       template=context.template, workspace=context.workspace,
+                                       shows=context.prompt_code.request_shows())
+            llm = context.ports.llm
             limit = approach.form.reply_limit(approach, copy, llm.settings.max_tokens)
             if await llm.fits(messages, step=f"repair_{approach.route}", max_tokens=limit):
                 return approach, messages
             self.spent.append(f"{approach.label} ({approach.why}): its request is longer than the model's context "
                               "window")
-            events.emit(state.stamp(Message(text=f"Passed over {approach.label} ({approach.why}): its request is "
-                                                 "longer than the model's context window; the next approach is asked "
-                                                 "instead.")))
+            events.emit(context.stamp(Message(text=f"Passed over {approach.label} ({approach.why}): its request is "
+                                                   "longer than the model's context window; the next approach is asked "
+                                                   "instead.")))
             self.step += 1
         return None
 
@@ -160,14 +162,15 @@ class CandidateStrategy:
                      locations: list[Location], report: TestReport, events: EventSink) -> RoundResult:
         """The result the state may move to, the round's events to `events`: the small edits first (the
         approach's own round follows unless they move), then a green through the gates and judged (kept_green.py)."""
-        state, copy, oneshot = self.state, self.copy, self.oneshot
-        stamped = state.stamping(events)
-        loop, ledger = state.settings.loop, state.ledger
+        context, copy, oneshot = self.context, self.copy, self.oneshot
+        stamped = context.stamping(events)
+        loop, ledger = context.settings.loop, context.ledger
         inputs = RoundInputs(
-            llm=state.ports.llm, sandbox=state.ports.sandbox, tests=state.tests, messages=messages,
+            llm=context.ports.llm, sandbox=context.ports.sandbox, tests=context.tests, messages=messages,
             count=1 if oneshot else loop.candidates, temperature=0.0 if oneshot else loop.candidate_temperature,
-            next_seed=state.next_seed, over_budget=state.over_budget, test_timeout=state.settings.sandbox.test_timeout,
-            iteration=iteration, subset=state.ports.sandbox.template.selects_tests, seen=ledger.tested,
+            next_seed=context.next_seed, over_budget=context.over_budget,
+            test_timeout=context.settings.sandbox.test_timeout, iteration=iteration,
+            subset=context.ports.sandbox.template.selects_tests, seen=ledger.tested,
             suite=self.test_ids,
         )
         result: RoundResult | None = None
@@ -196,7 +199,7 @@ class CandidateStrategy:
                 judged = await self._gated(inputs, report, result, events)
                 result = judged.refused or result
         if judged.green is not None:
-            result = await kept_green.kept(state, inputs, approach, copy, report, judged.green, self.ladder.on_green,
+            result = await kept_green.kept(context, inputs, approach, copy, report, judged.green, self.ladder.on_green,
                                            stamped, model_ran=told)
         if result.approach is not edits and not told:  # the small edits' round was told already
             stamped.emit(round_event(iteration, result))
@@ -206,19 +209,19 @@ class CandidateStrategy:
                      ) -> kept_green.Gated:
         """A green round through the gates (kept_green.gated), their events to `events`: the Green, or the round
         as nothing better (a refused one is recorded as what it gave, so a model proposing it again is told)."""
-        judged = await kept_green.gated(self.state, inputs, self.copy, report, result, events)
+        judged = await kept_green.gated(self.context, inputs, self.copy, report, result, events)
         if judged.refused is not None and judged.refused.best is not None:
             fork = self.copy.fork()
             fork.restore(result.files or {})
-            self.state.ledger.record_tested({fork.fingerprint(): judged.refused.best.feedback})
+            self.context.ledger.record_tested({fork.fingerprint(): judged.refused.best.feedback})
         return judged
 
     def _after(self, iteration: int, approach: Approach, result: RoundResult, report: TestReport,
                events: EventSink) -> RoundEnd:
         """The state moved to the round's best, or the ladder's next rung; returns the RoundEnd."""
-        state, ledger = self.state, self.state.ledger
-        if (cold := state.ports.sandbox.warm_notice()) is not None:  # runs went cold (warm.py): said once per run
-            events.emit(state.stamp(Message(text=cold, level="info")))
+        context, ledger = self.context, self.context.ledger
+        if (cold := context.ports.sandbox.warm_notice()) is not None:  # runs went cold (warm.py): said once per run
+            events.emit(context.stamp(Message(text=cold, level="info")))
         for fresh in self.ladder.fresh:
             if (key := fresh.keeps(result)) is not None:
                 ledger.stand_by(key)
@@ -226,16 +229,16 @@ class CandidateStrategy:
             self.copy.restore(result.files)
             ledger.environment_changed(result.packages, result.commands, result.installs)
             report = self.report = result.report
-            events.emit(state.stamp(TestsRan(iteration=iteration, passed=report.passed, failed=report.failed,
-                                             errors=report.errors, skipped=report.skipped,
-                                             failures=[f.model_dump() for f in report.failures],
-                                             duration=report.duration)))
+            events.emit(context.stamp(TestsRan(iteration=iteration, passed=report.passed, failed=report.failed,
+                                               errors=report.errors, skipped=report.skipped,
+                                               failures=[f.model_dump() for f in report.failures],
+                                               duration=report.duration)))
             self.step, self.feedback = 0, {}
         else:
             self.spent.append(f"round {iteration}: {approach.label} ({approach.why}): {_tally(result)}")
             self.step += 1
             self.feedback[approach.test] = _feedback_text(approach, result)  # a diff of code says nothing to a test
-        events.emit(state.budget_event(iteration))
+        events.emit(context.budget_event(iteration))
         if result.ended == "green" or report.green:
             return RoundEnd(report, "green")
         if result.ended == "budget":  # its candidates were cut by the budget: the driver ends the run
@@ -245,12 +248,12 @@ class CandidateStrategy:
     async def _edits_round(self, iteration: int, inputs: RoundInputs, edits: Approach, report: TestReport,
                            events: EventSink) -> RoundResult:
         """The small edits' round (no model, at most `loop.small_edits_seconds`), its events and its end told."""
-        state = self.state
-        stamped = state.stamping(events)
+        context = self.context
+        stamped = context.stamping(events)
         timed = replace(inputs, count=edits.form.count(edits, inputs.count),
-                        deadline=time.monotonic() + state.settings.loop.small_edits_seconds)
+                        deadline=time.monotonic() + context.settings.loop.small_edits_seconds)
         result = await run_round(timed, edits, self.copy, report, stamped)
-        state.ledger.record_tested(result.tested)
+        context.ledger.record_tested(result.tested)
         stamped.emit(round_event(iteration, result))
         return result
 
@@ -258,17 +261,17 @@ class CandidateStrategy:
                       ) -> tuple[AroundModel | None, Approach | None]:
         """The ladder's step beside the model's round of `approach` (small edits: before it, or after it), and its
         round's approach (None: no step, or none new in this state: rungs/small_edits.py)."""
-        loop = self.state.settings.loop
+        loop = self.context.settings.loop
         step = next((s for s in self.ladder.beside_model if s.applies(approach, report, loop)), None)
         if step is None:
             return None, None
-        prompt_code = self.state.prompt_code
+        prompt_code = self.context.prompt_code
 
         def scores(path: str) -> dict[int, float]:
             spectrum = prompt_code.spectra.current(prompt_code.index)
             return line_scores(spectrum, path) if spectrum is not None else {}
 
-        ledger = self.state.ledger
+        ledger = self.context.ledger
         edits, key = step.approach(approach, self.copy, report, locations, scores, loop, ledger.small_edits_tried)
         if key is not None:
             ledger.tried_small_edits(key)

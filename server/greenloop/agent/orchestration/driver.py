@@ -65,27 +65,27 @@ class Strategy(Protocol):
         ...
 
 
-async def drive(state: RunContext, copy: WorkingCopy, report: TestReport, strategy: Strategy,
+async def drive(context: RunContext, copy: WorkingCopy, report: TestReport, strategy: Strategy,
                 events: EventSink) -> Done:
     """The strategy's rounds, their events to `events`; returns the run's one Done (not emitted: the caller's)."""
     max_it = strategy.max_iterations
     stop: Stop | None = None
     for iteration in range(1, max_it + 1):
-        if (why := state.over_budget()) is not None:
+        if (why := context.over_budget()) is not None:
             stop = strategy.ending("budget", iteration - 1, report, why, events)
             break
-        events.emit(state.stamp(IterationStarted(iteration=iteration, max_iterations=max_it)))
+        events.emit(context.stamp(IterationStarted(iteration=iteration, max_iterations=max_it)))
         try:
             end = await strategy.next_round(iteration, report, events)
         except LLMError as exc:  # the model server failed for good: what the run reached is kept
-            events.emit(state.stamp(Message(text=f"The model call failed: {exc}", level="error")))
+            events.emit(context.stamp(Message(text=f"The model call failed: {exc}", level="error")))
             stop = strategy.ending("model_error", iteration, report, str(exc), events)
             break
         report = end.report
         if end.found is not None:
-            detail = (state.over_budget() or "budget") if end.found == "budget" else end.evidence
+            detail = (context.over_budget() or "budget") if end.found == "budget" else end.evidence
             stop = strategy.ending(end.found, iteration, report, detail, events)
             break
     if stop is None:
         stop = strategy.ending("rounds", max_it, report, "max iterations reached", events)
-    return state.done(copy, stop.outcome, stop.summary, stop.iterations, stop.evidence)
+    return context.done(copy, stop.outcome, stop.summary, stop.iterations, stop.evidence)

@@ -42,37 +42,37 @@ class Gated:
     refused: RoundResult | None = None
 
 
-async def gated(state: RunContext, inputs: RoundInputs, copy: WorkingCopy, report: TestReport, result: RoundResult,
+async def gated(context: RunContext, inputs: RoundInputs, copy: WorkingCopy, report: TestReport, result: RoundResult,
                 events: EventSink) -> Gated:
     """The gates for a green round, their events (stamped) to `events`: the Green (its slowdown in its risk), or
     the round refused, made "nothing better", when the change broke a passing test."""
     green = green_of(result, copy, evidence(copy, report))
     started = time.monotonic()
-    found = await _check(state, inputs, copy, report, result)
+    found = await _check(context, inputs, copy, report, result)
     if found.ran:
-        events.emit(state.stamp(Message(text=f"The gates ran {found.ran} test run(s) on the green change in "
-                                             f"{time.monotonic() - started:.1f} s.", level="info")))
+        events.emit(context.stamp(Message(text=f"The gates ran {found.ran} test run(s) on the green change in "
+                                               f"{time.monotonic() - started:.1f} s.", level="info")))
     for note in found.notes:
-        events.emit(state.stamp(Message(text=note, level="warning")))
+        events.emit(context.stamp(Message(text=note, level="warning")))
     if found.broken:
         said = ", ".join(found.broken[:5]) + (f" and {len(found.broken) - 5} more" if len(found.broken) > 5 else "")
-        events.emit(state.stamp(Message(text=f"A {green.kind} turns the failing tests green but breaks {said}, which "
-                                             "passed before: it is not green; the loop goes on.", level="warning")))
+        events.emit(context.stamp(Message(text=f"A {green.kind} turns the failing tests green but breaks {said}, which "
+                                               "passed before: it is not green; the loop goes on.", level="warning")))
         return Gated(refused=not_green(result, found))
     return Gated(green=replace(green, risk="; ".join(r for r in (green.risk, found.risk) if r)))
 
 
-async def judged(state: RunContext, inputs: RoundInputs, copy: WorkingCopy, report: TestReport, green: Green,
+async def judged(context: RunContext, inputs: RoundInputs, copy: WorkingCopy, report: TestReport, green: Green,
                  events: EventSink) -> Green | None:
     """A green of a second look or an own round through the gates, their lines to `events`: kept (with its risk),
     or None."""
-    found = (await gated(state, inputs, copy, report, green.result, events)).green
+    found = (await gated(context, inputs, copy, report, green.result, events)).green
     if found is None:  # refused by the gates
         return None
     return replace(found, risk="; ".join(dict.fromkeys(r for r in (green.risk, found.risk) if r)), copied=green.copied)
 
 
-async def kept(state: RunContext, inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport,
+async def kept(context: RunContext, inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport,
                green: Green, on_green: Sequence[OnGreen], events: EventSink, model_ran: bool = False) -> RoundResult:
     """A green that passed the gates, judged by the ladder's first step `on_green` that applies (a risky one:
     the model's second look; a small edit's: the model's own round; `model_ran`: the model's round on it came
@@ -81,18 +81,18 @@ async def kept(state: RunContext, inputs: RoundInputs, approach: Approach, copy:
     told = EventList()
 
     async def judge(other: Green) -> Green | None:
-        return await judged(state, inputs, copy, report, other, told)
+        return await judged(context, inputs, copy, report, other, told)
 
     small = green.result.approach.route == SmallEditsForm.route
-    spent = state.over_budget() is not None
+    spent = context.over_budget() is not None
     asked = approach.form.asks_model and not approach.test and not spent
-    context = GreenContext(green, approach, small, model_ran, asked, spent, state.settings.loop,
-                           lambda again: _asking(state, inputs, again, copy, report), copy, report, judge,
-                           evidence(copy, report))
+    green_context = GreenContext(green, approach, small, model_ran, asked, spent, context.settings.loop,
+                                 lambda again: _asking(context, inputs, again, copy, report), copy, report, judge,
+                                 evidence(copy, report))
     try:
         for step in on_green:
-            if step.applies(context):
-                green = await step.run(context, events)
+            if step.applies(green_context):
+                green = await step.run(green_context, events)
                 break
     except LLMError as exc:  # the green stays; only the model's round is lost
         events.emit(Message(text=f"The model's round failed: {exc}", level="warning"))
@@ -100,8 +100,8 @@ async def kept(state: RunContext, inputs: RoundInputs, approach: Approach, copy:
                                                    "round failed)" if small else ""),
                         reason="the only green change: the model could not be asked again")
     told.tell(events)
-    state.ledger.chose(green.kind, green.risk, green.reason or "the first change that made the tests pass",
-                       green.beside)
+    context.ledger.chose(green.kind, green.risk, green.reason or "the first change that made the tests pass",
+                         green.beside)
     return green.result
 
 
@@ -123,23 +123,23 @@ def not_green(result: RoundResult, found: GateResult) -> RoundResult:
                    installs=())
 
 
-async def _check(state: RunContext, inputs: RoundInputs, copy: WorkingCopy, report: TestReport,
+async def _check(context: RunContext, inputs: RoundInputs, copy: WorkingCopy, report: TestReport,
                  result: RoundResult) -> GateResult:
-    loop, ledger = state.settings.loop, state.ledger
+    loop, ledger = context.settings.loop, context.ledger
     if inputs.suite is None and report.cases:  # every run is the whole suite: its time is known
         ledger.whole_suite_took(report.duration)
     gate = Gate(inputs.sandbox, inputs.test_timeout, inputs.suite, loop.full_suite_seconds, ledger.whole_suite_seconds)
-    tests = {p: text for p in copy.paths() if state.tests.is_test(p) and (text := copy.read(p)) is not None}
+    tests = {p: text for p in copy.paths() if context.tests.is_test(p) and (text := copy.read(p)) is not None}
     async with inputs.sandbox.lease() as box:
         found = await check(replace(gate, sandbox=box), copy.files(), dict(result.files or {}), report,
-                            result.report or report, state.prompt_code.spectra.spectrum, tests)
+                            result.report or report, context.prompt_code.spectra.spectrum, tests)
     ledger.whole_suite_took(found.whole_seconds)
     return found
 
 
-def _asking(state: RunContext, inputs: RoundInputs, approach: Approach, copy: WorkingCopy,
+def _asking(context: RunContext, inputs: RoundInputs, approach: Approach, copy: WorkingCopy,
             report: TestReport) -> RoundInputs:
     """The round's inputs with the messages that ask `approach`."""
-    return replace(inputs, messages=repair_messages(approach, copy, state.prompt_code.index, report, state.tests,
-                                                    template=state.template, workspace=state.workspace,
-                                                    shows=state.prompt_code.request_shows()))
+    return replace(inputs, messages=repair_messages(approach, copy, context.prompt_code.index, report, context.tests,
+                                                    template=context.template, workspace=context.workspace,
+                                                    shows=context.prompt_code.request_shows()))

@@ -19,7 +19,7 @@ from greenloop_sandbox.offline import leave_out, needs_network
 
 
 async def fix_loop(
-    state: RunContext,
+    context: RunContext,
     copy: WorkingCopy,
     events: EventSink,
     *,
@@ -31,39 +31,39 @@ async def fix_loop(
 ) -> Done:
     """The loop, its events to `events`; returns its one Done. The environment step comes first (its own step,
     no round: environment/step.py); `interpreter`: the editor's interpreter's package versions."""
-    step = EnvironmentStep(state.ports.sandbox, copy, interpreter)
+    step = EnvironmentStep(context.ports.sandbox, copy, interpreter)
     if interpreter_note:
         step.lines.append(interpreter_note)
     await step.prepare()
-    report = await run_tests_on(state, copy, test_ids)
-    report, issue = await step.settle(report, test_ids, state.settings.sandbox.test_timeout)
-    events.emit(state.stamp(step.event(issue)))
-    events.emit(tests_ran(state, 0, report))
+    report = await run_tests_on(context, copy, test_ids)
+    report, issue = await step.settle(report, test_ids, context.settings.sandbox.test_timeout)
+    events.emit(context.stamp(step.event(issue)))
+    events.emit(tests_ran(context, 0, report))
     if issue is not None:  # the tests cannot run here: said, and no candidate made nor model asked
         where = f"{issue.file}:{issue.line}" if issue.file and issue.line else (issue.file or "the test run")
-        return state.done(copy, "environment", (
+        return context.done(copy, "environment", (
             f"The tests cannot run in the sandbox: {issue.problem.replace('_', ' ')} at {where}: {issue.message}. "
             f"{issue.fix}").strip(), 0, evidence=issue.message)
-    if (cold := state.ports.sandbox.warm_notice()) is not None:  # runs went cold (warm.py): said once per run
-        events.emit(state.stamp(Message(text=cold, level="info")))
+    if (cold := context.ports.sandbox.warm_notice()) is not None:  # runs went cold (warm.py): said once per run
+        events.emit(context.stamp(Message(text=cold, level="info")))
     offline = [f.test_id for f in report.failures if needs_network(f)]
     if offline and len(offline) < len(report.failures):  # the others are worth the loop; these cannot pass here
-        state.ports.sandbox.leave_out(offline)
+        context.ports.sandbox.leave_out(offline)
         report = leave_out(report, offline)
         names = ", ".join(offline[:5]) + (f" and {len(offline) - 5} more" if len(offline) > 5 else "")
-        events.emit(state.stamp(Message(level="warning", text=(
+        events.emit(context.stamp(Message(level="warning", text=(
             f"{len(offline)} failing test(s) need the network, which the sandbox does not have: they are left "
             f"out of this run, neither fixed nor counted ({names}). The other {len(report.failures)} are fixed."))))
     if report.total == 0 and not report.failures and not instruction:
-        return state.done(copy, "no_tests", _no_tests_message(report), 0)
+        return context.done(copy, "no_tests", _no_tests_message(report), 0)
     if report.green and not instruction:
-        return state.done(copy, "already_green", f"The tests already pass ({report.summary()}); nothing changed.", 0)
+        return context.done(copy, "already_green", f"The tests already pass ({report.summary()}); nothing changed.", 0)
     strategy: Strategy
-    if instruction is None and state.settings.loop.strategy != "plan":
-        strategy = CandidateStrategy(state, copy, test_ids)  # candidates, or the one-shot baseline
+    if instruction is None and context.settings.loop.strategy != "plan":
+        strategy = CandidateStrategy(context, copy, test_ids)  # candidates, or the one-shot baseline
     else:
-        strategy = PlanStrategy(state, copy, report, test_ids, instruction, focus)
-    return await drive(state, copy, report, strategy, events)
+        strategy = PlanStrategy(context, copy, report, test_ids, instruction, focus)
+    return await drive(context, copy, report, strategy, events)
 
 
 def _no_tests_message(report: TestReport) -> str:

@@ -62,11 +62,11 @@ GOAL_SECTION = (
 class PlanStrategy:
     """The DebugPlan rounds; with an instruction (improve), the first rounds carry out the request."""
 
-    def __init__(self, state: RunContext, copy: WorkingCopy, report: TestReport, test_ids: list[str] | None,
+    def __init__(self, context: RunContext, copy: WorkingCopy, report: TestReport, test_ids: list[str] | None,
                  instruction: str | None, focus: Focus | None) -> None:
-        self.state, self.copy, self.test_ids = state, copy, test_ids
+        self.context, self.copy, self.test_ids = context, copy, test_ids
         self.instruction, self.focus = instruction, focus
-        self.max_iterations = state.settings.loop.max_iterations
+        self.max_iterations = context.settings.loop.max_iterations
         self.invalid_in_a_row = 0
         self.instruction_done = instruction is None
         self.best = BestState()  # a run that ends red leaves its best state (an improve run: once its change is made)
@@ -96,13 +96,13 @@ class PlanStrategy:
               evidence: str = "", tests: bool = False) -> Stop:
         kept, note = self.best.keep(self.copy, report)
         if note:
-            events.emit(self.state.stamp(Message(text=note, level="warning")))
+            events.emit(self.context.stamp(Message(text=note, level="warning")))
         return Stop(outcome, f"{summary}; {kept.summary()}." if tests else summary, iterations, evidence)
 
     async def next_round(self, iteration: int, report: TestReport, events: EventSink) -> RoundEnd:
         """One iteration, its events to `events`; returns its RoundEnd."""
-        state, copy, instruction = self.state, self.copy, self.instruction
-        step = _Step(state, copy, report, iteration, instruction, self.focus, self.instruction_done)
+        context, copy, instruction = self.context, self.copy, self.instruction
+        step = _Step(context, copy, report, iteration, instruction, self.focus, self.instruction_done)
         self.before = before = copy.files()
         await step.run(events)
         if step.stuck is not None:
@@ -114,19 +114,19 @@ class PlanStrategy:
         self.instruction_done = self.instruction_done or step.changed_files
         undone = ""
         if step.changed:
-            rerun = await run_tests_on(state, copy, self.test_ids)
-            events.emit(tests_ran(state, iteration, rerun))
+            rerun = await run_tests_on(context, copy, self.test_ids)
+            events.emit(tests_ran(context, iteration, rerun))
             undone = _tests_lost(report, rerun) if fixing else ""
             if undone:  # the files go back; the earlier report still says what fails
                 copy.restore(before)
-                events.emit(state.stamp(Message(text=f"Iteration {iteration}'s change was undone: {undone}.",
-                                                level="warning")))
+                events.emit(context.stamp(Message(text=f"Iteration {iteration}'s change was undone: {undone}.",
+                                                  level="warning")))
             else:
                 report = rerun
                 if self.instruction_done:
                     self.best.offer(report, copy, iteration)
         step.record_outcome(report, undone)
-        events.emit(state.budget_event(iteration))
+        events.emit(context.budget_event(iteration))
         if self.instruction_done and (report.green or (report.total == 0 and instruction)):
             return RoundEnd(report, "green")
         return RoundEnd(report)
@@ -156,11 +156,11 @@ def _success(report: TestReport, instruction: str | None) -> tuple[Outcome, str]
 
 
 class _Step:
-    """One iteration's model work: context, diagnosis, plan, apply (with edit repairs)."""
+    """One iteration's model work: the code shown, diagnosis, plan, apply (with edit repairs)."""
 
     def __init__(
         self,
-        state: RunContext,
+        context: RunContext,
         copy: WorkingCopy,
         report: TestReport,
         iteration: int,
@@ -168,7 +168,7 @@ class _Step:
         focus: Focus | None,
         instruction_done: bool,
     ) -> None:
-        self.state, self.copy, self.report, self.iteration = state, copy, report, iteration
+        self.context, self.copy, self.report, self.iteration = context, copy, report, iteration
         self.instruction, self.focus, self.instruction_done = instruction, focus, instruction_done
         self.plan: DebugPlan | None = None
         self.stuck: str | None = None
@@ -179,29 +179,29 @@ class _Step:
         self._before = copy.fingerprint()
 
     async def run(self, events: EventSink) -> None:
-        state = self.state
-        code = await state.prompt_code.build(self.copy, self.report.failures)
+        context = self.context
+        code = await context.prompt_code.build(self.copy, self.report.failures)
         locations = [loc.to_json() for loc in code.locations]
-        events.emit(state.stamp(LocationsFound(iteration=self.iteration, locations=locations,
-                                               context_tokens=code.tokens)))
+        events.emit(context.stamp(LocationsFound(iteration=self.iteration, locations=locations,
+                                                 context_tokens=code.tokens)))
         values = self._prompt_values(code.text)
-        if state.settings.loop.diagnosis and self.instruction_done:
+        if context.settings.loop.diagnosis and self.instruction_done:
             await self._diagnose(values, events)
         messages = self._plan_messages(values)
         await self._plan_and_apply(messages, events)
 
     def _prompt_values(self, code_text: str) -> dict[str, str]:
-        history = self.state.history.render() if self.state.settings.loop.history else ""
+        history = self.context.history.render() if self.context.settings.loop.history else ""
         instruction = ""
         if self.instruction and self.instruction_done:
             instruction = f"\n## The person's request (keep it done while fixing)\n{self.instruction}\n"
-        elif self.state.goal:
-            instruction = GOAL_SECTION.format(goal=self.state.goal)
+        elif self.context.goal:
+            instruction = GOAL_SECTION.format(goal=self.context.goal)
         focus = ""
         if self.focus is not None:
             focus = focus_text(self.copy, self.focus.path, self.focus.start_line, self.focus.end_line)
         return {
-            "template": self.state.template,
+            "template": self.context.template,
             "failures": render_failures(self.report),
             "context": code_text,
             "history": history,
@@ -211,62 +211,63 @@ class _Step:
         }
 
     async def _diagnose(self, values: dict[str, str], events: EventSink) -> None:
-        messages = _messages(self.state, render_prompt("diagnose", self.state.workspace, **values))
+        messages = _messages(self.context, render_prompt("diagnose", self.context.workspace, **values))
         parts: list[str] = []
-        limit = min(DIAGNOSIS_TOKENS, self.state.settings.llm.max_tokens)
-        async for delta in self.state.ports.llm.stream(messages, step="diagnosis", max_tokens=limit):
+        limit = min(DIAGNOSIS_TOKENS, self.context.settings.llm.max_tokens)
+        async for delta in self.context.ports.llm.stream(messages, step="diagnosis", max_tokens=limit):
             parts.append(delta)
-            events.emit(self.state.stamp(DiagnosisDelta(iteration=self.iteration, text=delta)))
+            events.emit(self.context.stamp(DiagnosisDelta(iteration=self.iteration, text=delta)))
         text = "".join(parts).strip()
         self.attempt.diagnosis = text
         values["diagnosis"] = DIAGNOSIS_SECTION.format(text=text) if text else ""
-        events.emit(self.state.stamp(Diagnosis(iteration=self.iteration, text=text)))
+        events.emit(self.context.stamp(Diagnosis(iteration=self.iteration, text=text)))
 
     def _plan_messages(self, values: dict[str, str]) -> list[dict[str, str]]:
         if self.instruction and not self.instruction_done:
             values = {**values, "instruction": self.instruction}
-            return _messages(self.state, render_prompt("improve", self.state.workspace, **values))
-        return _messages(self.state, render_prompt("plan", self.state.workspace, **values))
+            return _messages(self.context, render_prompt("improve", self.context.workspace, **values))
+        return _messages(self.context, render_prompt("plan", self.context.workspace, **values))
 
     async def _plan_and_apply(self, messages: list[dict[str, str]], events: EventSink) -> None:
-        state = self.state
+        context = self.context
         rejected = ""  # signature of the plan the last repair request was about
         outcome = ApplyOutcome()
         for round_ in range(EDIT_REPAIRS + 1):
             try:
-                plan = await state.ports.llm.structured(messages, DebugPlan, step="debug_plan", attempt=round_)
+                plan = await context.ports.llm.structured(messages, DebugPlan, step="debug_plan", attempt=round_)
             except ContextOverflow:
                 if round_ == 0:
                     raise
                 # a 201-line test file shown with the repair took the embedded model past its 8,192 tokens
-                events.emit(state.stamp(Message(text="The repair request would not fit the model's context window; "
-                                                     "no more repairs in this iteration.", level="warning")))
+                events.emit(context.stamp(Message(text="The repair request would not fit the model's context window; "
+                                                       "no more repairs in this iteration.", level="warning")))
                 return
             except StructuredOutputError as exc:
                 self.error = str(exc)
                 self.attempt.actions.append("(no valid plan)")
-                events.emit(state.stamp(Message(text=f"The model's plan was not valid: {exc}", level="warning")))
+                events.emit(context.stamp(Message(text=f"The model's plan was not valid: {exc}", level="warning")))
                 return
             if plan_signature(plan) == rejected:  # asked to repair, it sent the same actions back
-                events.emit(state.stamp(Message(text="The model sent the rejected actions back unchanged; "
-                                                     "no more repairs in this iteration.", level="warning")))
+                events.emit(context.stamp(Message(text="The model sent the rejected actions back unchanged; "
+                                                       "no more repairs in this iteration.", level="warning")))
                 await self._rewrite(outcome, events)
                 return
             if round_ == 0:
                 self.plan = plan
                 self.attempt.diagnosis = self.attempt.diagnosis or plan.diagnosis
-                earlier = state.history.repeat_of(failure_signature(self.report), plan_signature(plan), self.iteration)
+                earlier = context.history.repeat_of(failure_signature(self.report), plan_signature(plan),
+                                                    self.iteration)
                 if earlier is not None:
                     self.stuck = self._stuck_evidence(earlier, plan)
-                    events.emit(state.stamp(PlanMade(iteration=self.iteration, plan=plan)))
+                    events.emit(context.stamp(PlanMade(iteration=self.iteration, plan=plan)))
                     return
-            events.emit(state.stamp(PlanMade(iteration=self.iteration, plan=plan)))
-            outcome = await apply_plan(plan, self.copy, state.ports.sandbox, self.iteration, self.report.failures,
-                                       state.tests)
+            events.emit(context.stamp(PlanMade(iteration=self.iteration, plan=plan)))
+            outcome = await apply_plan(plan, self.copy, context.ports.sandbox, self.iteration, self.report.failures,
+                                       context.tests)
             self._absorb(plan, outcome)
             for event in outcome.events:
-                events.emit(state.stamp(event))
-            if not outcome.problems or (state.over_budget() is not None):
+                events.emit(context.stamp(event))
+            if not outcome.problems or (context.over_budget() is not None):
                 return
             if round_ == EDIT_REPAIRS:
                 await self._rewrite(outcome, events)
@@ -276,41 +277,41 @@ class _Step:
             messages = [
                 *messages,
                 {"role": "assistant", "content": plan.model_dump_json()},
-                {"role": "user", "content": render_prompt("edit_repair", state.workspace, problems=problems)},
+                {"role": "user", "content": render_prompt("edit_repair", context.workspace, problems=problems)},
             ]
 
     async def _rewrite(self, outcome: ApplyOutcome, events: EventSink) -> None:
         """The small files whose edits still miss, written whole by the model (`loop.rewrite_lines`)."""
-        state = self.state
-        limit = state.settings.loop.rewrite_lines
+        context = self.context
+        limit = context.settings.loop.rewrite_lines
         files = rewritable(outcome, self.copy, limit) if limit else {}
         diagnosis = self.attempt.diagnosis.strip()
-        values = {"template": state.template, "failures": render_failures(self.report),
+        values = {"template": context.template, "failures": render_failures(self.report),
                   "diagnosis": f"\n## Diagnosis\n{diagnosis}\n" if diagnosis else ""}
         for path, problems in files.items():
-            if state.over_budget() is not None:
+            if context.over_budget() is not None:
                 return
-            events.emit(state.stamp(Message(text=f"The edits to {path} did not apply; asking for the whole file.")))
+            events.emit(context.stamp(Message(text=f"The edits to {path} did not apply; asking for the whole file.")))
             try:
-                action = await rewrite(state.ports.llm, self.copy, state.workspace, path, problems, values)
+                action = await rewrite(context.ports.llm, self.copy, context.workspace, path, problems, values)
             except ContextOverflow:
-                events.emit(state.stamp(Message(text=f"The whole of {path} would not fit the model's context window; "
-                                                     "it is not rewritten.", level="warning")))
+                events.emit(context.stamp(Message(text=f"The whole of {path} would not fit the model's context window; "
+                                                       "it is not rewritten.", level="warning")))
                 continue
             if isinstance(action, str):
-                events.emit(state.stamp(Message(text=f"The model's rewrite of {path} was not usable: {action}.",
-                                                level="warning")))
+                events.emit(context.stamp(Message(text=f"The model's rewrite of {path} was not usable: {action}.",
+                                                  level="warning")))
                 continue
             plan = DebugPlan(diagnosis=f"The whole of {path}, written again.", actions=[action])
-            events.emit(state.stamp(PlanMade(iteration=self.iteration, plan=plan)))
-            applied = await apply_plan(plan, self.copy, state.ports.sandbox, self.iteration, tests=state.tests)
+            events.emit(context.stamp(PlanMade(iteration=self.iteration, plan=plan)))
+            applied = await apply_plan(plan, self.copy, context.ports.sandbox, self.iteration, tests=context.tests)
             self._absorb(plan, applied)
             for event in applied.events:
-                events.emit(state.stamp(event))
+                events.emit(context.stamp(event))
 
     def _absorb(self, plan: DebugPlan, outcome: ApplyOutcome) -> None:
         self.attempt.actions.extend(describe_action(a) for a in plan.actions)
-        self.state.ledger.environment_changed(outcome.packages, outcome.commands, outcome.installs)
+        self.context.ledger.environment_changed(outcome.packages, outcome.commands, outcome.installs)
         if outcome.problems:
             self.attempt.outcome = f"{len(outcome.problems)} action(s) rejected: " + "; ".join(
                 p.splitlines()[0][:160] for p in outcome.problems
@@ -334,11 +335,12 @@ class _Step:
             self.attempt.outcome = (self.attempt.outcome + "; " if self.attempt.outcome else "") + (
                 f"tests then: {report.summary()}" + (f" ({_failing_line(report)})" if report.failures else "")
             )
-        self.state.history.add(self.attempt)
+        self.context.history.add(self.attempt)
 
 
-def _messages(state: RunContext, user: str) -> list[dict[str, str]]:
-    return [{"role": "system", "content": render_prompt("system", state.workspace)}, {"role": "user", "content": user}]
+def _messages(context: RunContext, user: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": render_prompt("system", context.workspace)},
+            {"role": "user", "content": user}]
 
 
 def _failing_line(report: TestReport) -> str:

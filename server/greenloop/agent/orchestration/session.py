@@ -51,14 +51,14 @@ def _run(mode: RunMode, request: FixRequest, settings: Settings, ports: Ports | 
         copy = WorkingCopy.from_workspace(request.workspace, request.overlays)
         template = choose_template(settings, copy.files())
         async with run.ports(template) as live:
-            state = RunContext(
+            context = RunContext(
                 settings=settings, ports=live, workspace=request.workspace, template=template, run_id=run.run_id,
                 started=run.started,
                 # tests are the spec; an improve request that is about tests may change them
                 tests_writable=mode == "improve" and "test" in (request.instruction or "").lower(),
             )
             return await fix_loop(
-                state, copy, events, test_ids=request.test_ids, instruction=request.instruction, focus=request.focus,
+                context, copy, events, test_ids=request.test_ids, instruction=request.instruction, focus=request.focus,
                 interpreter=request.interpreter, interpreter_note=request.interpreter_note,
             )
 

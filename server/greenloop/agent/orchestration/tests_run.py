@@ -12,14 +12,14 @@ if TYPE_CHECKING:
     from greenloop.agent.orchestration.run_context import RunContext
 
 
-async def run_tests_on(state: RunContext, copy: WorkingCopy, test_ids: list[str] | None) -> TestReport:
+async def run_tests_on(context: RunContext, copy: WorkingCopy, test_ids: list[str] | None) -> TestReport:
     """Sync the working copy into the sandbox (changed files only) and run the tests."""
-    await state.ports.sandbox.sync(copy.files(), copy.deleted())
-    return await state.ports.sandbox.run_tests(test_ids, timeout=state.settings.sandbox.test_timeout)
+    await context.ports.sandbox.sync(copy.files(), copy.deleted())
+    return await context.ports.sandbox.run_tests(test_ids, timeout=context.settings.sandbox.test_timeout)
 
 
-def tests_ran(state: RunContext, iteration: int, report: TestReport) -> TestsRan:
-    return state.stamp(
+def tests_ran(context: RunContext, iteration: int, report: TestReport) -> TestsRan:
+    return context.stamp(
         TestsRan(
             iteration=iteration,
             passed=report.passed,

@@ -55,26 +55,27 @@ class Settled:
     tested: Mapping[int, str]
 
 
-async def settle(state: RunContext, copy: WorkingCopy, report: TestReport, judged: Mapping[tuple[str, str, str], Side | None],
-                 iteration: int, seen: Mapping[int, str], events: EventSink) -> Settled:
+async def settle(context: RunContext, copy: WorkingCopy, report: TestReport,
+                 judged: Mapping[tuple[str, str, str], Side | None], iteration: int, seen: Mapping[int, str],
+                 events: EventSink) -> Settled:
     """Where the steps ended, their events (stamped) to `events`; `copy`, `judged` and `seen` stay as they are."""
-    stamped = state.stamping(events)
+    stamped = context.stamping(events)
     work, files = copy.fork(), None
     verdicts: Judged = {}
     tested: dict[int, str] = {}
     for _ in range(MAX_STEPS):
-        sources = sources_of_tests(work, state.tests)
-        checks = failing_checks(report, sources, state.tests)
+        sources = sources_of_tests(work, context.tests)
+        checks = failing_checks(report, sources, context.tests)
         found = conflicts(checks, sources)
-        await judge(state, found, {**judged, **verdicts}, verdicts, stamped, state.tests.spec_holds(report))
+        await judge(context, found, {**judged, **verdicts}, verdicts, stamped, context.tests.spec_holds(report))
         given = given_reply(checks, {**judged, **verdicts}, found)
-        if not given or state.over_budget() is not None:
+        if not given or context.over_budget() is not None:
             break
         inputs = RoundInputs(
-            llm=state.ports.llm, sandbox=state.ports.sandbox, tests=state.tests, messages=[], count=1,
-            temperature=0.0, next_seed=state.next_seed, over_budget=state.over_budget,
-            test_timeout=state.settings.sandbox.test_timeout, iteration=iteration,
-            subset=state.ports.sandbox.template.selects_tests, seen={**seen, **tested},
+            llm=context.ports.llm, sandbox=context.ports.sandbox, tests=context.tests, messages=[], count=1,
+            temperature=0.0, next_seed=context.next_seed, over_budget=context.over_budget,
+            test_timeout=context.settings.sandbox.test_timeout, iteration=iteration,
+            subset=context.ports.sandbox.template.selects_tests, seen={**seen, **tested},
         )
         result = await run_round(inputs, given_rung(checks, given), work, report, stamped)
         tested.update(result.tested)
@@ -91,7 +92,7 @@ async def settle(state: RunContext, copy: WorkingCopy, report: TestReport, judge
     return Settled(report, files, verdicts, tested)
 
 
-async def judge(state: RunContext, found: list[Conflict], judged: Mapping[tuple[str, str, str], Side | None],
+async def judge(context: RunContext, found: list[Conflict], judged: Mapping[tuple[str, str, str], Side | None],
                 verdicts: Judged, events: EventSink, spec_holds: bool = False) -> None:
     """Ask, for each value conflict not `judged` before, what the call must give (verdicts.py), each answer
     put in `verdicts`; one Message says what was decided. A failed or too long request decides nothing,
@@ -102,23 +103,23 @@ async def judge(state: RunContext, found: list[Conflict], judged: Mapping[tuple[
         return
     said: list[str] = []
     for conflict in asked:
-        if state.over_budget() is not None:
+        if context.over_budget() is not None:
             break
         side, how = None, ""
         # the value first; undecided, an expression, then the value or a formula. A long value: not itself
         for prompt in QUESTIONS[1:] if conflict.long else QUESTIONS:
             how = ""  # what the last question asked worked out, not an earlier one
-            messages = verdict_messages(conflict, state.goal, interface(state.prompt_code.index, conflict),
-                                        state.template, state.workspace, prompt=prompt)
+            messages = verdict_messages(conflict, context.goal, interface(context.prompt_code.index, conflict),
+                                        context.template, context.workspace, prompt=prompt)
             try:
-                reply = await state.ports.llm.complete(messages, step="repair_verdict", max_tokens=VERDICT_TOKENS,
-                                                       seed=state.next_seed(), temperature=0.0)
+                reply = await context.ports.llm.complete(messages, step="repair_verdict", max_tokens=VERDICT_TOKENS,
+                                                         seed=context.next_seed(), temperature=0.0)
             except (LLMError, ContextOverflow) as exc:
                 how = f" (not asked: {exc})"
                 break
             computed = None
             if (formula := expression(reply, conflict)) is not None:  # worked out by python, not in the model's head
-                computed = await state.ports.sandbox.compute(formula)
+                computed = await context.ports.sandbox.compute(formula)
                 how = f" (`{formula}` = {computed})" if computed is not None else f" (`{formula}` did not compute)"
             side = verdict(reply, conflict, computed)
             if side is not None:
@@ -129,7 +130,7 @@ async def judge(state: RunContext, found: list[Conflict], judged: Mapping[tuple[
         said.append(f"`{conflict.call}`{how}: " + ("the code's value: the check is rewritten to expect it" if side == "code"
                                               else "the check's value: the code is told" if side == "test"
                                               else "neither value: nothing decided"))
-    basis = "the request" if state.goal.strip() else "its name and docstring"
+    basis = "the request" if context.goal.strip() else "its name and docstring"
     events.emit(Message(text=f"Worked out what {len(said)} checked call(s) must give, by {basis}: " + "; ".join(said)))
 
 
@@ -159,10 +160,10 @@ class Settle:
     def applies(self, tests: TestFiles) -> bool:
         return tests.writable
 
-    async def run(self, state: RunContext, copy: WorkingCopy, report: TestReport,
+    async def run(self, context: RunContext, copy: WorkingCopy, report: TestReport,
                   judged: Mapping[tuple[str, str, str], Side | None], iteration: int,
                   seen: Mapping[int, str], events: EventSink) -> Settled:
-        return await settle(state, copy, report, judged, iteration, seen, events)
+        return await settle(context, copy, report, judged, iteration, seen, events)
 
 
 STEP = Settle()

@@ -4,7 +4,7 @@ A round of the candidate strategy reads the ladder (ladder.py) in this order, an
 where it belongs:
 
 - `BeforeRound` ("before the round"): may move the state before an approach is chosen, no model candidates
-  (settle.py). Needs the run's state and what the ledger judged and tested; emits events, returns `Settled`.
+  (settle.py). Needs the run's `RunContext` and what the ledger judged and tested; emits events, returns `Settled`.
 - a `Rung` (ladder_rung.py, "the order"): the approaches of the state, each rung's put in by its `place` hook.
 - `FreshLadder` ("a fresh ladder"): passes over approaches when the ladder starts again from the top
   (stood_by.py). Needs the approach and what the ledger keeps; after the round it names what to keep.
@@ -52,7 +52,7 @@ class BeforeRound(Protocol):
         """Whether it runs before this run's rounds."""
         ...
 
-    async def run(self, state: RunContext, copy: WorkingCopy, report: TestReport,
+    async def run(self, context: RunContext, copy: WorkingCopy, report: TestReport,
                   judged: Mapping[tuple[str, str, str], Side | None], iteration: int,
                   seen: Mapping[int, str], events: EventSink) -> Settled:
         """Where it ended, its events (stamped) to `events`; `copy` stays as it is."""
