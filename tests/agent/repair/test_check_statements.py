@@ -81,7 +81,8 @@ def test_several_checks_need_as_many_statements() -> None:
     reply = "```python\nimport math\nassert json.dumps(1) == \"1\"\nassert f.read() == 'x'\n```"
     out = applied(SOURCE, splice_checks(checks, {"test_x.py": SOURCE}, reply))
     assert out.startswith("import json\nimport math\n")  # an import of the reply goes with the file's own
-    assert "    assert json.dumps(1) == \"1\"\n" in out and "        assert f.read() == 'x'\n" in out
+    assert "        assert f.read() == 'x'\n" in out
+    assert "    assert json.dumps(1) == '1'\n" in out  # other quotes are no change: the file's line stays as it is
 
 
 def test_a_failing_test_that_stops_later_got_further_and_an_inserted_line_moves_nothing() -> None:

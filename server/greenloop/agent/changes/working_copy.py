@@ -6,6 +6,7 @@ import difflib
 from collections.abc import Mapping
 from pathlib import Path
 
+from greenloop.agent.changes.same_code import file_key
 from greenloop.agent.changes.text import BOM, decode_text, encode_like, lf_lines, not_text_reason
 from greenloop.agent.events import ChangeSet, FileChange
 from greenloop.agent.ports import read_workspace
@@ -83,6 +84,11 @@ class WorkingCopy:
     def fingerprint(self) -> int:
         """Changes whenever any file's content changes."""
         return hash(frozenset(self._files.items()))
+
+    def code_fingerprint(self) -> int:
+        """Changes whenever any file's code changes: python files with the same syntax trees (a comment, spacing,
+        quote style aside) count as the same, so a candidate written otherwise is the change tested already."""
+        return hash(frozenset((path, file_key(path, data, self._base.get(path))) for path, data in self._files.items()))
 
     def changed_paths(self) -> list[str]:
         paths = set(self._base) | set(self._files)

@@ -213,7 +213,7 @@ class CandidateStrategy:
         if judged.refused is not None and judged.refused.best is not None:
             fork = self.copy.fork()
             fork.restore(result.files or {})
-            self.context.ledger.record_tested({fork.fingerprint(): judged.refused.best.feedback})
+            self.context.ledger.record_tested({fork.code_fingerprint(): judged.refused.best.feedback})
         return judged
 
     def _after(self, iteration: int, approach: Approach, result: RoundResult, report: TestReport,

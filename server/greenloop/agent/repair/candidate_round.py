@@ -123,7 +123,7 @@ class _Round:
         self.subset = inputs.subset and bool(self.failing) and all("::" in t for t in self.failing) and not uncollected
         self.form = approach.form
         self.count = self.form.count(approach, inputs.count)
-        self.start = copy.fingerprint()
+        self.start = copy.code_fingerprint()  # by syntax tree, like every fingerprint of a change tested
         self.limit = self.form.reply_limit(approach, copy, inputs.llm.settings.max_tokens)  # one target per round
         self.tried: list[Tried] = []
         self.kept: dict[int, tuple[WorkingCopy, TestReport, int]] = {}  # index -> (fork, its tests, tokens)
@@ -281,7 +281,7 @@ async def _read(
         reason, unchanged = str(exc), True
     except ReplyRejected as exc:
         reason = str(exc)
-    fingerprint = fork.fingerprint()
+    fingerprint = fork.code_fingerprint()  # a change written otherwise (same syntax trees) is the same change
     if environment[:2] != ((), ()):  # an install changes no file: what it installed tells two installs apart
         fingerprint = hash((fingerprint, environment[:2]))
     if not reason and fingerprint == start and approach.form.changes_files:

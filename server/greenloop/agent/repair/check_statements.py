@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import tree_sitter as ts
 
+from greenloop.agent.changes.same_code import normal_text, same_code
 from greenloop.agent.changes.syntax import first_error, parse
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.plan import EditAction
@@ -187,7 +188,7 @@ def _matched(checks: list[Check], statements: list[str]) -> list[str]:
     out = [textwrap.dedent(c.text) for c in checks]
     free = set(range(len(checks)))
     for statement in statements:
-        ratios = {i: difflib.SequenceMatcher(None, _normal(out[i]), _normal(statement)).ratio() for i in free}
+        ratios = {i: difflib.SequenceMatcher(None, normal_text(out[i]), normal_text(statement)).ratio() for i in free}
         best = max(ratios, key=lambda i: (ratios[i], -i), default=None)
         if best is None or ratios[best] < 0.5:
             return []
@@ -243,7 +244,7 @@ def _file_edits(path: str, source: str, pairs: list[tuple[Check, str]], imports:
         old = "".join(lines[first : last + 1])
         indent = re.match(r"[ \t]*", old).group(0)  # type: ignore[union-attr]
         replacement = "".join((indent + row if row.strip() else "") + newline for row in statement.split("\n"))
-        if _normal(replacement) == _normal(old):
+        if same_code(path, replacement, old):
             continue
         if len(CHECK.findall(replacement)) < len(CHECK.findall(old)):
             raise SpliceError(f"the reply's check for `{check.test}` has fewer checks than the test's: correct "
@@ -308,7 +309,3 @@ def _after_imports(lines: list[str]) -> int:
         elif row.strip() and not row.startswith("#") and last >= 0:
             break
     return last + 1
-
-
-def _normal(text: str) -> str:
-    return "\n".join(row.rstrip() for row in text.replace("\r\n", "\n").strip("\n").split("\n"))

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from greenloop.agent.changes.same_code import same_code
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.plan import DebugPlan, EditAction, WriteAction
@@ -67,7 +68,7 @@ class FileForm(Form):
             raise ReplyRejected(code.problem)
         before = copy.read(target.path) or ""
         text = as_it_was(before, code.text) if target.path.endswith(".py") else code.text
-        if text.rstrip() == before.rstrip():
+        if same_code(target.path, text, before):  # python by syntax tree: comments and spacing change nothing
             raise ReplyUnchanged(f"the reply's `{target.path}` is the file as it is: it changes nothing")
         if approach.test:
             keeps_checks(target, [EditAction(path=target.path, search=before, replace=text)])

@@ -50,7 +50,7 @@ async def own_round(inputs: RoundInputs, approach: Approach, copy: WorkingCopy, 
     offer."""
     fork = copy.fork()
     fork.restore(small.result.files or {})
-    made = fork.fingerprint()  # the small edit's change: a model candidate making it again is tested, not refused
+    made = fork.code_fingerprint()  # the small edit's change: a model candidate making it again is tested, not refused
     inputs = replace(inputs, seen={k: v for k, v in inputs.seen.items() if k != made})
     other = await _within(run_round(inputs, approach, copy, report, events), seconds)
     if other is None:  # out of time: the round was cancelled, its own `finally` stopped its tests

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from greenloop.agent.changes.same_code import same_code
 from greenloop.agent.changes.strings import string_rows
 from greenloop.agent.changes.syntax import first_error, parse
 from greenloop.agent.plan import EditAction
@@ -47,7 +48,7 @@ def region_edits(source: str, target: Target, reply: str) -> list[EditAction]:
             raise SpliceError(f"block {number} names `{block.path}`: only `{target.symbol}` in {target.path} may "
                               "change here")
         rows = _applied(rows, block.search, block.replace, number, target, lines, (first, last))
-    if [r.rstrip() for r in rows] == [r.rstrip() for r in old]:
+    if same_code(target.path, "\n".join(rows), "\n".join(old)):  # python by syntax tree (same_code.py)
         raise Unchanged(f"the reply's blocks change nothing in `{target.symbol}`")
     newline = "\r\n" if lines[first].endswith("\r\n") else "\n"
     search = "".join(lines[first : last + 1])

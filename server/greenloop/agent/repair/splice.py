@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import tree_sitter as ts
 
+from greenloop.agent.changes.same_code import same_code
 from greenloop.agent.changes.strings import string_rows
 from greenloop.agent.changes.syntax import first_error, parse
 from greenloop.agent.plan import EditAction
@@ -168,7 +169,7 @@ def splice(source: str, target: Target, reply: str) -> list[EditAction]:
     if helpers and not indent:
         replacement = _indented(target.path, helpers, indent, newline) + newline + replacement
     search = "".join(lines[first : last + 1])
-    if _normal(replacement) == _normal(search):
+    if same_code(target.path, replacement, search):  # python by syntax tree: a comment or spacing is no change
         raise Unchanged(f"the reply's `{target.name}` is the same as the one in the file: it changes nothing")
     candidate = "".join([*lines[:first], replacement, *lines[last + 1 :]])
     bad = first_error(target.path, candidate)
@@ -248,10 +249,6 @@ def _indented(path: str, text: str, indent: str, newline: str) -> str:
     kept = string_rows(path, "\n".join(rows))
     return "".join((row.rstrip("\r") if i in kept else indent + row.rstrip("\r") if row.strip() else "") + newline
                    for i, row in enumerate(rows))
-
-
-def _normal(text: str) -> str:
-    return "\n".join(row.rstrip() for row in text.replace("\r\n", "\n").strip("\n").split("\n"))
 
 
 def unique_prefix(search: str, lines: list[str], first: int) -> str:
