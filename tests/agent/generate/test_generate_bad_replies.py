@@ -168,6 +168,19 @@ async def test_a_test_file_cut_off_at_the_limit_keeps_its_whole_part_without_ask
     assert tree(again)["tests/test_core.py"] == GOOD["tests/test_core.py"]
 
 
+async def test_a_test_file_cut_after_a_block_opener_keeps_its_whole_part(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    # the 1.5B model's bank test repeated `with pytest.raises(...)` blocks until the limit (2026-12-07); the cut
+    # fell after a `with ...:` line, which tree-sitter takes without an error and Python refuses: the file was
+    # kept whole and did not collect, and three rounds went to it
+    head = GOOD["tests/test_core.py"] + "\n\ndef test_more():\n    with pytest.raises(AttributeError):\n        count_words(1)\n"
+    cut = "import pytest\n" + head + "    with pytest.raises(AttributeError):\n"
+    out = await generated_green(scripted_llm, make_settings, tmp_path, {"tests/test_core.py": [f"```python\n{cut}"]})
+    assert len(asks_for(scripted_llm, "tests/test_core.py")) == 1
+    assert tree(out)["tests/test_core.py"] == "import pytest\n" + head
+
+
 async def test_example_code_at_the_end_of_a_module_does_not_run_when_the_tests_import_it(
     tmp_path: Path, scripted_llm: Any, make_settings: Any
 ) -> None:

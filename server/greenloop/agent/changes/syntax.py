@@ -1,7 +1,9 @@
-"""Syntax guard: does an edit introduce tree-sitter error nodes where the file had none?"""
+"""Syntax guard: does an edit introduce a syntax error where the file had none (tree-sitter, and python's parser)?"""
 
 from __future__ import annotations
 
+import ast
+import warnings
 from functools import cache
 
 import tree_sitter as ts
@@ -28,7 +30,7 @@ def first_error(path: str, text: str) -> int | None:
         return None
     root = tree.root_node
     if not root.has_error:
-        return None
+        return _python_error(text) if language_of(path) == "python" else None
     stack = [root]
     while stack:
         node = stack.pop()
@@ -46,3 +48,22 @@ def introduced_error(path: str, before: str | None, after: str) -> int | None:
     if before is not None and first_error(path, before) is not None:
         return None  # the file was already broken; do not block a partial repair
     return line
+
+
+def _python_error(text: str) -> int | None:
+    """Line of what Python's own parser refuses where tree-sitter found nothing, None when it parses.
+
+    tree-sitter's grammar takes a compound statement with no body at the end of a file (`with x:` then
+    nothing) without an error node, which Python refuses (IndentationError). A test file the model wrote
+    until its token limit ended just so, was kept whole and failed to collect (2026-12-07). Parsed only:
+    nothing of the text runs.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences and the like are warnings, not errors
+            ast.parse(text)
+    except SyntaxError as exc:
+        return exc.lineno or 1
+    except (ValueError, RecursionError, MemoryError):
+        return None  # a NUL byte or a nesting too deep for the host's parser: tree-sitter's word stands
+    return None
