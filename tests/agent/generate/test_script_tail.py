@@ -75,3 +75,16 @@ def test_a_call_that_assigns_a_parameter_name_is_example_code() -> None:
     assert guard_script_tail("count.py", code).endswith(
         'if __name__ == "__main__":\n    text = str(1)\n    print(count(text))\n'
     )
+
+
+def test_asserts_after_the_definitions_are_example_code() -> None:
+    # the 1.5B model's tokenizer ended with `# Test cases` asserts, one false: the module failed to import
+    code = (
+        "def tokenize(expr):\n    return expr.split()\n\n# Test cases\n"
+        "assert tokenize('a b') == ['a', 'b']\nassert tokenize('2 $ 3') == ValueError('$')\n"
+    )
+    assert guard_script_tail("tokenizer.py", code) == (
+        "def tokenize(expr):\n    return expr.split()\n\n"
+        'if __name__ == "__main__":\n    # Test cases\n'
+        "    assert tokenize('a b') == ['a', 'b']\n    assert tokenize('2 $ 3') == ValueError('$')\n"
+    )
