@@ -99,6 +99,20 @@ def test_an_example_the_request_does_not_state_is_dropped_saying_why(example: St
     assert found.dropped[0].endswith(why)
 
 
+def test_a_value_the_request_states_after_a_call_but_not_as_its_result_is_dropped() -> None:
+    # the 1.5B model read "after Account('bob').deposit(5) the balance is 5" as deposit returning 5: the
+    # acceptance test then failed on right code (deposit returns None) through three rounds (2026-12-07)
+    prompt = ("A class Account(owner: str, balance: float = 0) with deposit(amount). After Account('bob').deposit(5) "
+              "the balance is 5, and Account(\"ann\", 10).withdraw(4) returns 6.")
+    found = check_examples(StatedExamples(examples=[
+        StatedExample(call="Account('bob').deposit(5)", returns="5"),
+        StatedExample(call="Account('ann', 10).withdraw(4)", returns="6"),
+    ]), prompt)
+    assert [e.line() for e in found.examples] == ["- `Account('ann', 10).withdraw(4) == 6`"]
+    assert found.dropped == ("`Account('bob').deposit(5)` == `5`: the request says `5` after "
+                             "`Account('bob').deposit(5)`, not as what it gives",)
+
+
 def test_containers_and_quotes_count_as_stated_as_written() -> None:
     prompt = 'top_words("b a b", 1) gives [("b", 2)] and count_words("a A") gives {"a": 2}'
     found = check_examples(StatedExamples(examples=[
@@ -107,6 +121,15 @@ def test_containers_and_quotes_count_as_stated_as_written() -> None:
         StatedExample(call="count_words('a A')", returns="{'a': 1}"),
     ]), prompt)
     assert [e.returns for e in found.examples] == ["[('b', 2)]", "{'a': 2}"]
+    # the call is written in the request, and what follows it is {"a": 2}
+    assert found.dropped[0].endswith("the request does not state the result `{'a': 1}`")
+    # stated in prose (the call written nowhere): a second result for the same call contradicts the first
+    prose = 'count_words gives {"a": 2} for "a A", and 1 for "b"'
+    found = check_examples(StatedExamples(examples=[
+        StatedExample(call="count_words('a A')", returns="{'a': 2}"),
+        StatedExample(call="count_words('a A')", returns="{'a': 1}"),
+    ]), prose)
+    assert [e.returns for e in found.examples] == ["{'a': 2}"]
     assert "contradicts the example" in found.dropped[0]
 
 

@@ -176,7 +176,37 @@ def _checked(stated: StatedExample, request: str) -> tuple[Example | None, str]:
         return None, f"`{returns}` is not a Python literal"
     if not stated_value(value, request):
         return None, f"the request does not state the result `{returns}`"
+    after = _said_after(call, request)
+    if after is not None and not any(_link_then(value, text) for text in after):
+        if any(stated_value(value, text) for text in after):
+            return None, f"the request says `{returns}` after `{call}`, not as what it gives"
+        return None, f"the request does not state the result `{returns}`"
     return Example(call, returns=repr(value)), ""
+
+
+# what may stand between a call written in the request and its result ("f(4) is 'IV'", "f(4) returns 4")
+_LINK = re.compile(
+    r"\s*,?\s*(?:is|are|returns?|gives?|yields?|equals?|evaluates to|produces|becomes|should (?:be|return|give)|"
+    r"must (?:be|return|give)|==|->|=>|→|=|:)\s+", re.IGNORECASE)
+_NEXT_CALL = re.compile(r"[A-Za-z_][\w.]*\(|[.;](?:\s|$)")
+
+
+def _said_after(call: str, request: str) -> list[str] | None:
+    """The text after each place the request writes `call` (quote marks and spaces after commas aside),
+    None when it writes it nowhere (the result may then be stated in prose: "4 is 'IV'")."""
+    forms = {call, call.replace("'", '"'), call.replace(", ", ","), call.replace("'", '"').replace(", ", ",")}
+    found = [request[m.end():m.end() + 200] for form in forms for m in re.finditer(re.escape(form), request)]
+    return found or None
+
+
+def _link_then(value: object, text: str) -> bool:
+    """Whether `text` (what follows a written call) links it to `value` at once: "is 'IV'", "returns 4"."""
+    linked = _LINK.match(text)
+    if linked is None:
+        return False
+    rest = text[linked.end():]
+    stop = _NEXT_CALL.search(rest, 1)
+    return stated_value(value, rest[:stop.start()] if stop else rest)
 
 
 def _written(call: str, path: str, content: str, request: str) -> tuple[Example | None, str]:
