@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from tests.agent.generate.conftest import asked_path, plan_json, planned
+from tests.support.scripted_llm import Reply
 
 from greenloop.bench import BenchOptions, load_configs, run_bench, write_reports
 from greenloop.bench.acceptance import acceptance_of, hidden_count
@@ -109,3 +110,29 @@ async def test_the_generate_bench_reports_acceptance_beside_self_green_with_the_
     md = write_reports(run).markdown.read_text()
     assert "| pipeline | 2 | 1 (50%) |" in md and "| 2 (100%) |" in md
     assert "| bare | 2 | 1 (50%) |" in md and "— (bare one-shot: no tests)" in md
+
+
+async def test_a_memo_served_bare_one_shot_is_charged_the_model_seconds_it_took(
+    tmp_path: Path, scripted_llm: Any
+) -> None:
+    # a memo bench compares configs by the model seconds a served reply took when recorded; the bare
+    # baseline was charged nothing (its median showed 0.0 s beside the pipeline's 443 s, 2026-12-07)
+    reply = "```python\ndef find(items, x):\n    return -1\n```\n"
+    scripted_llm.script(lambda b: Reply(content=reply, delay=1.5), step="bench_bare")
+    suite_file = tmp_path / "suite.jsonl"
+    row = next(json.loads(line) for line in (repo_root() / "benchmarks" / "suites" / "generate_acceptance.jsonl")
+               .read_text().splitlines() if line.strip() and '"binary-search"' in line)
+    row["hidden_tests"] = str(repo_root() / "benchmarks" / "suites" / row["hidden_tests"])
+    suite_file.write_text(json.dumps(row) + "\n")
+    (tmp_path / "bare.toml").write_text('[bench]\ngenerate = "bare"\n')
+    settings = local(scripted_llm).model_copy(deep=True)
+    settings.llm.cassette, settings.llm.cassette_mode = str(tmp_path / "memo.jsonl"), "memo"
+    seconds = []
+    for out in ("first", "served"):
+        options = BenchOptions(suite="generate", out_dir=tmp_path / out, suite_file=suite_file,
+                               configs=load_configs([tmp_path / "bare.toml"]))
+        run = await run_bench(options, settings)
+        seconds.append(run.results[0].seconds)
+    assert len(scripted_llm.requests_for("bench_bare")) == 1  # the second came from the memo
+    assert run.results[0].extra["served_seconds"] >= 1.0
+    assert seconds[1] >= 1.0 and seconds[0] >= 1.0

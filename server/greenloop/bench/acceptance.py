@@ -66,7 +66,7 @@ async def bare_generate(prompt: str, module: str, settings: Settings, seen: dict
         usage = llm.usage
     code = extract_code(reply, module)
     seen.update(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens, cost=usage.cost,
-                iterations=0)
+                iterations=0, served_seconds=usage.served_seconds)  # a memo bench charges the bare its model seconds too
     files = {module: code.text} if code.text.strip() else {}
     return {"outcome": "no_tests", "files": files, "extra": {"bare": True}, "evidence": code.problem}
 
