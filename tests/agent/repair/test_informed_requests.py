@@ -142,6 +142,8 @@ def test_each_ablation_config_turns_off_its_item_alone() -> None:
         assert path.read_text().startswith("# "), path  # its first line says what it removes
         prompt = load_settings(None, {}, config_file=path).prompt.model_dump()
         assert prompt == {name: name != item for name in prompt}, path
+    together = folder / "no-informed-requests.toml"  # the first stage: all three away at once
+    assert load_settings(None, {}, config_file=together).prompt.model_dump() == dict.fromkeys(prompt, False)
 
 
 async def test_a_whole_file_request_says_the_comparison_and_the_bare_baseline_does_not(tmp_path: Path) -> None:
