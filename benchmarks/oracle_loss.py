@@ -10,7 +10,7 @@ which of them each model request showed is read with the oracle's own reading of
 (`bench.oracle.shown_defs`). A green whose verdict did not finish (`unknown`) is right when its truth defs are
 the reference's to the syntax tree (said under the table). The first class that fits, in this order:
 
-- tests could not run: `skipped`, `not_reproduced`, an `error` before the loop ran;
+- tests could not run: `skipped`, `not_reproduced`, an `error` before the loop ran, `environment` (the step's stop);
 - tests rerun under the wrong id: a test run said pytest found no such file or test;
 - small edit green first, not the fix: green by a small edit (`kind` not `model`) that is not right;
 - green, not the fix: green by a model reply (or a mix) that is not right, every truth def shown;
@@ -118,6 +118,9 @@ def classify(result: dict[str, Any], record: Record, fix: ReferenceFix | None, t
         return loss("", f"the truth defs are the reference's; the bench's verdict: unknown ({why})")
     if outcome in ("skipped", "not_reproduced") or (outcome == "error" and not record.events):
         return loss(CLASSES[0], str(result.get("error", ""))[:160])
+    if outcome == "environment":  # the environment step stopped the run before any round: its own diagnosis
+        done = next((e for e in record.events if e.get("kind") == "done"), {})
+        return loss(CLASSES[0], str(done.get("summary", ""))[:160])
     runs = [e for e in record.events if e.get("kind") in ("tests_ran", "candidate_tested")]
     texts = [json.dumps(e.get("failures", [])) + str(e.get("reason", "")) for e in runs]
     if any(_WRONG_ID.search(t) for t in texts):

@@ -72,6 +72,8 @@ def test_each_lost_cell_gets_its_class(tmp_path: Path) -> None:
                      [{"kind": "done", "outcome": "green", "changes": {"files": [{"path": PATH, "after": HALF}]}}],
                      [function("Circle.area"), function("ratio")]),
         "env-1": ({"outcome": "skipped", "error": "requirements not installed offline"}, [], []),
+        "envstep-1": ({"outcome": "environment"}, [{"kind": "done", "outcome": "environment",
+                        "summary": "The tests cannot run in the sandbox: ..."}], []),  # the step's stop, no round
         "budget-1": ({"outcome": "budget"}, [{"kind": "done", "outcome": "budget", "evidence": "max_iterations"}],
                      [function("perimeter")]),
     })
@@ -89,9 +91,10 @@ def test_each_lost_cell_gets_its_class(tmp_path: Path) -> None:
         "judged-1": "",  # the verdict did not finish, the truth defs are the reference's
         "judged-2": "green, not the fix (model reply)",
         "env-1": "tests could not run (environment)",
+        "envstep-1": "tests could not run (environment)",
         "budget-1": "rounds ran out before the right def was asked",
     }
     text = loss_table.table(loss_table.losses("realbugs", out, out.parent / "set" / "cases.jsonl"), "t")
-    assert "13 cells: 6 green, **2 green and right**, 11 lost; median 0 s per cell that ran." in text
+    assert "14 cells: 6 green, **2 green and right**, 12 lost; median 0 s per cell that ran." in text
     assert "did not finish: judged-1." in text
     assert "| shown only part of a multi-def fix | 2 | greenpart-1, part-1 |" in text
