@@ -178,11 +178,12 @@ def test_tox_substitutions_included_files_and_extras_are_read(tmp_path: Path) ->
 
 
 def test_requirements_files_follow_their_includes_as_pip_does(tmp_path: Path) -> None:
-    files = {"requirements-dev.txt": "-r requirements/base.txt\npytest==8.3.5 \\\n    --hash=sha256:abc\n",
-             "requirements/base.txt": "--requirement=common.txt\nclick==8.1.7\n-r ../requirements-dev.txt\n",
-             "requirements/common.txt": "six==1.16.0\n-c constraints.txt\n",
+    # ci/ is no folder of requirements files: its files are read only because one that is includes them
+    files = {"requirements-dev.txt": "-r ci/base.txt\npytest==8.3.5 \\\n    --hash=sha256:abc\n",
+             "ci/base.txt": "--requirement=common.txt\nclick==8.1.7\n-r ../requirements-dev.txt\n",
+             "ci/common.txt": "six==1.16.0\n-c constraints.txt\n-r ../../outside.txt\n",
              "app.py": "x = 1\n"}
     assert declared(tmp_path, files) == ["six==1.16.0", "click==8.1.7", "pytest==8.3.5"]
     [pinned] = version_sources(WorkingCopy(tmp_path, {k: v.encode() for k, v in files.items()}), "3.11")[:1]
-    assert pinned.source.startswith("requirements-dev.txt") and pinned.reason == ""
+    assert pinned.source == "requirements-dev.txt" and pinned.reason == ""
     assert set(pinned.specs) == {"six==1.16.0", "click==8.1.7", "pytest==8.3.5"}
