@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from packaging.markers import InvalidMarker, Marker
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
+
+from greenloop.agent.changes.declared_pyproject import poetry_constraint
 
 LOCK_FILES = ("uv.lock", "poetry.lock", "Pipfile.lock", "pdm.lock")  # in the order they are tried
 MAX_PINS = 400  # more is no project's test environment; the lock is not used
@@ -130,28 +132,9 @@ def _python_allowed(spec: str, env: dict[str, str]) -> bool:
     if not spec or spec == "*":
         return True
     python = Version(env["python_full_version"])
-    for part in spec.split("||"):
-        try:
-            if SpecifierSet(_from_poetry(part.strip())).contains(python, prereleases=True):
-                return True
-        except InvalidSpecifier:
-            return True  # unreadable: let pip decide
-    return False
-
-
-def _from_poetry(spec: str) -> str:
-    """poetry's caret and tilde ranges in PEP 440 terms (`^3.8` -> `>=3.8,<4`; `~3.8` -> `>=3.8,<3.9`)."""
-    out = []
-    for item in (s.strip() for s in spec.split(",")):
-        if item.startswith("^"):
-            parts = item[1:].split(".")
-            out.append(f">={item[1:]},<{int(parts[0]) + 1}" if parts[0] != "0" else f">={item[1:]}")
-        elif item.startswith("~") and not item.startswith("~="):
-            parts = item[1:].split(".")
-            out.append(f">={item[1:]},<{parts[0]}.{int(parts[1]) + 1}" if len(parts) > 1 else f">={item[1:]}")
-        else:
-            out.append(item if item[:1] in "<>=!~" else f"=={item}")
-    return ",".join(out)
+    # an unreadable part reads as any version: pip decides
+    return any(SpecifierSet(poetry_constraint(part.strip())).contains(python, prereleases=True)
+               for part in spec.split("||"))
 
 
 _READERS: dict[str, Callable[[str, dict[str, str]], list[str] | str]] = {

@@ -9,17 +9,15 @@ the packages the project declares: it never adds a package.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from greenloop.agent.changes.declared import declared_packages
+from greenloop.agent.changes.declared import REQUIREMENT_FILES, declared_packages, requirement_lines
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.environment.locks import LOCK_FILES, Pins, read_lock
 from greenloop_sandbox.packages import normal_name, package_name
 
-_REQUIREMENTS = re.compile(r"^(requirements[\w.-]*|[\w.-]*requirements)\.txt$|^requirements/[\w.-]+\.txt$", re.I)
 EDITOR = "the editor's interpreter"
 DECLARED = "declared ranges"
 
@@ -31,7 +29,7 @@ def version_sources(copy: WorkingCopy, python: str, interpreter: Mapping[str, st
     for name in LOCK_FILES:
         if name in paths and (text := copy.read(name)) is not None:
             found.append(read_lock(name, text, python))
-    pinned = _pinned_requirements(copy, sorted(p for p in paths if _REQUIREMENTS.match(p)))
+    pinned = _pinned_requirements(copy, sorted(p for p in paths if REQUIREMENT_FILES.match(p)))
     if pinned is not None:
         found.append(pinned)
     declared = declared_packages(copy)
@@ -46,10 +44,7 @@ def _pinned_requirements(copy: WorkingCopy, paths: list[str]) -> Pins | None:
     """The requirements files' specs when every one of them pins a version (`==`); None when there are none."""
     specs: list[str] = []
     for path in paths:
-        for raw in (copy.read(path) or "").splitlines():
-            line = re.sub(r"(^|\s)#.*$", "", raw).strip()
-            if line and not line.startswith(("-", ".", "/")) and "://" not in line:
-                specs.append(line)
+        specs.extend(requirement_lines(copy.read, path))  # with the files it includes (`-r base.txt`)
     if not specs:
         return None
     label = ", ".join(paths)
