@@ -1,0 +1,91 @@
+"""A green keeps only the earlier changes it needs (repair/trim.py): a fix run with a real sandbox and a model
+scripted over HTTP, whose later reply is the oracle's (bench/oracle.py) reference fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from greenloop.agent import FixRequest, fix
+from greenloop.agent.events import Message, RoundEnded
+from greenloop.bench.oracle import answer
+from greenloop.bench.oracle_fix import ReferenceFix
+from greenloop.settings import load_settings
+from tests.agent.conftest import collect, write_project
+
+ROOT = Path(__file__).resolve().parents[3]
+
+PICK = ("def pick(options, wanted):\n    for option in options:\n        if option.startswith(wanted):\n"
+        "            return option\n    raise LookupError(f\"no option starts with {wanted!r}\")\n\n\n")
+CHOOSE = ("def choose(options, wanted):\n    if not wanted:\n        return options[len(options) - 1]\n"
+          "    return pick(options, wanted.upper())\n")
+BUGGY = PICK + CHOOSE
+FIXED = PICK + CHOOSE.replace("options[len(options) - 1]", "options[0]").replace("wanted.upper()", "wanted")
+TESTS = ("from menu import choose\n\n\ndef test_prefix():\n    assert choose([\"apple\", \"box\"], \"ap\") == \"apple\"\n\n\n"
+         "def test_empty():\n    assert choose([\"apple\", \"box\"], \"\") == \"apple\"\n")
+# a reply to a request about `pick` alone: it matches whatever the case, which makes test_prefix pass (a move)
+CASELESS = ("```python\ndef pick(options, wanted):\n    for option in options:\n"
+            "        if option.lower().startswith(wanted.lower()):\n            return option\n"
+            "    raise LookupError(f\"no option starts with {wanted!r}\")\n```\n")
+
+
+def responder(fixed_text: str = FIXED) -> Any:
+    """The oracle (its reference fix: `fixed_text`), but a request about `pick` alone gets the caseless reply."""
+    fixed = ReferenceFix.of({"menu.py": BUGGY}, {"menu.py": fixed_text})
+
+    def reply(request: dict[str, Any]) -> str:
+        first = next(m["content"] for m in request["messages"] if m["role"] == "user")
+        return CASELESS if "## The code to fix: `pick`" in first else answer(fixed, request["messages"])
+
+    return reply
+
+
+async def run(tmp_path: Path, scripted_llm: Any, make_settings: Any, fixed_text: str = FIXED,
+              **loop: Any) -> tuple[list[str], str]:
+    """The fix run's messages and the diff offered as done; round 1 moved the state (`pick` made caseless)."""
+    ws = write_project(tmp_path / "p", {"menu.py": BUGGY, "test_menu.py": TESTS})
+    scripted_llm.script(responder(fixed_text))
+    events, done = await collect(fix(FixRequest(ws), make_settings(ws, loop={"candidates": 1, **loop})))
+    assert done.outcome == "green", done.summary + done.evidence
+    moved = [e for e in events if isinstance(e, RoundEnded) and e.moved]
+    assert [e.iteration for e in moved][:1] == [1] and len(moved) == 2  # round 1 moved, a later round went green
+    assert done.changes is not None and (tmp_path / "p" / "menu.py").read_text() == BUGGY  # the user's file as it was
+    return [e.text for e in events if isinstance(e, Message)], done.changes.diff
+
+
+@pytest.mark.docker
+async def test_an_earlier_change_the_green_does_not_need_is_left_out(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    said, diff = await run(tmp_path, scripted_llm, make_settings)
+    assert "Round 1's change to `pick` in menu.py is not needed for the tests to pass: left out." in said
+    # the done diff is the developers' fix alone: no leftover of round 1's caseless match
+    assert "lower()" not in diff and "+    return pick(options, wanted)\n" in diff and "+        return options[0]\n" in diff
+
+
+@pytest.mark.docker
+async def test_an_earlier_change_the_green_needs_stays(tmp_path: Path, scripted_llm: Any, make_settings: Any) -> None:
+    # the reference fix mends only the empty case: test_prefix passes only with round 1's caseless `pick`
+    only_empty = PICK + CHOOSE.replace("options[len(options) - 1]", "options[0]")
+    said, diff = await run(tmp_path, scripted_llm, make_settings, only_empty)
+    assert "The green keeps round 1's change to `pick` in menu.py: the tests need it." in said
+    assert "+        if option.lower().startswith(wanted.lower()):\n" in diff and "+        return options[0]\n" in diff
+    assert not any("left out" in text for text in said)
+
+
+@pytest.mark.docker
+async def test_trim_turned_off_by_name_offers_the_green_with_every_earlier_change(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any
+) -> None:
+    said, diff = await run(tmp_path, scripted_llm, make_settings, rungs_off=["trim"])
+    assert "+        if option.lower().startswith(wanted.lower()):\n" in diff  # round 1's change rides along
+    assert not any("left out" in text or "The green keeps" in text for text in said)
+
+
+def test_the_no_trim_ablation_turns_off_trimming_alone() -> None:
+    path = ROOT / "benchmarks" / "configs" / "ablation" / "no-trim.toml"
+    assert path.read_text().startswith("# ")  # its first line says what it removes
+    loop, default = load_settings(None, {}, config_file=path).loop, load_settings(None, {}).loop
+    assert loop.rungs_off == ["trim"] and loop.model_copy(update={"rungs_off": []}) == default
