@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 from greenloop.agent import FixRequest, fix
+from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Message, RoundEnded
+from greenloop.agent.repair.trim import earlier_hunks, where, without
 from greenloop.bench.oracle import answer
 from greenloop.bench.oracle_fix import ReferenceFix
 from greenloop.settings import load_settings
@@ -89,3 +91,19 @@ def test_the_no_trim_ablation_turns_off_trimming_alone() -> None:
     assert path.read_text().startswith("# ")  # its first line says what it removes
     loop, default = load_settings(None, {}, config_file=path).loop, load_settings(None, {}).loop
     assert loop.rungs_off == ["trim"] and loop.model_copy(update={"rungs_off": []}) == default
+
+
+def test_earlier_hunks_are_tried_unless_the_green_touches_them_and_each_goes_back_alone(tmp_path: Path) -> None:
+    original = "".join(f"line{n}\n" for n in range(1, 31))
+    state = original.replace("line2\n", "LINE2\n").replace("line15\n", "LINE15\n").replace("line28\n", "")
+    copy = WorkingCopy(tmp_path, {"m.py": original.encode(), "new.py": b""})
+    copy.write("m.py", state)
+    copy.write("new.py", "added = 1\n")  # a file the run had empty: its one hunk
+    green = state.replace("line16\n", "line16 green\n")  # the green's own change, right next to LINE15
+    found = earlier_hunks(copy, {"m.py": green, "new.py": "added = 1\n"})
+    assert [(h.path, h.now) for h in found] == [("m.py", ("LINE2\n",)), ("m.py", ()), ("new.py", ("added = 1\n",))]
+    assert all(h.was == ("line28\n",) for h in found if h.now == ())  # a line the earlier change removed
+    back = without(state, green, found[:2])
+    assert back == original.replace("line15\n", "LINE15\n").replace("line16\n", "line16 green\n")
+    assert without(state, green, found[1:2]) == green.replace("line27\n", "line27\nline28\n")
+    assert where(found[0], "def f():\n    x = 1\n    return x\n") == "`f`" and where(found[0], "") == "lines 2-2"
