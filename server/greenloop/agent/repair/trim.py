@@ -23,6 +23,7 @@ from greenloop.agent.event_sink import EventSink
 from greenloop.agent.events import Message
 from greenloop.agent.repair.candidate_round import RoundInputs
 from greenloop.agent.repair.second_look import Green, Judge
+from greenloop.errors import GreenloopError
 from greenloop.settings import LoopSettings
 from greenloop_sandbox import TestReport
 
@@ -90,6 +91,7 @@ def without(state: str, green: str, out: Sequence[Hunk]) -> str:
     """The green's text with the hunks `out` (of `state`, none touched by the green) back to their original."""
     lines = green.splitlines(keepends=True)
     ops = difflib.SequenceMatcher(None, state.splitlines(keepends=True), lines, autojunk=False).get_opcodes()
+    ops = ops or [("equal", 0, 0, 0, 0)]  # both empty
     spans: list[tuple[int, int, tuple[str, ...]]] = []
     for hunk in out:
         i1, j1 = next((i1, j1) for tag, i1, i2, j1, _ in ops
@@ -161,6 +163,9 @@ async def trimmed(kept: Kept, events: EventSink) -> Green:
         fork, green = trial, passed
         events.emit(Message(text=f"{said[0].upper()}{said[1:]} is not needed for the tests to pass: left out.",
                             level="info"))
+    if tries:  # the sandbox holds the green offered, as after the gates
+        async with kept.inputs.sandbox.lease() as box:
+            await box.sync(fork.files(), fork.deleted())
     return green
 
 
@@ -189,7 +194,11 @@ class Trim:
         return kept.loop.trim_tries > 0 and bool(kept.copy.changed_paths()) and bool(kept.green.result.files)
 
     async def run(self, kept: Kept, events: EventSink) -> Green:
-        return await trimmed(kept, events)
+        try:
+            return await trimmed(kept, events)
+        except GreenloopError as exc:  # the sandbox failed a try: the green stays as the gates passed it
+            events.emit(Message(text=f"Trimming the green stopped: {exc}; it is offered as it was.", level="warning"))
+            return kept.green
 
 
 STEP = Trim()
