@@ -11,7 +11,7 @@ import pytest
 from greenloop.agent import FixRequest, fix
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.events import Message, RoundEnded
-from greenloop.agent.repair.trim import earlier_hunks, where, without
+from greenloop.agent.repair.trim import Move, units, where, without
 from greenloop.bench.oracle import answer
 from greenloop.bench.oracle_fix import ReferenceFix
 from greenloop.settings import load_settings
@@ -93,17 +93,23 @@ def test_the_no_trim_ablation_turns_off_trimming_alone() -> None:
     assert loop.rungs_off == ["trim"] and loop.model_copy(update={"rungs_off": []}) == default
 
 
-def test_earlier_hunks_are_tried_unless_the_green_touches_them_and_each_goes_back_alone(tmp_path: Path) -> None:
-    original = "".join(f"line{n}\n" for n in range(1, 31))
-    state = original.replace("line2\n", "LINE2\n").replace("line15\n", "LINE15\n").replace("line28\n", "")
+def test_a_small_edits_hunks_are_tried_alone_a_replys_together_and_none_the_green_touches(tmp_path: Path) -> None:
+    original = "".join(f"line{n}\n" for n in range(1, 41))
+    edited = original.replace("line2\n", "LINE2\n").replace("line15\n", "LINE15\n")  # round 1: small edits
+    state = edited.replace("line28\n", "").replace("line36\n", "LINE36\n")  # round 2: a reply
     copy = WorkingCopy(tmp_path, {"m.py": original.encode(), "new.py": b""})
     copy.write("m.py", state)
-    copy.write("new.py", "added = 1\n")  # a file the run had empty: its one hunk
+    copy.write("new.py", "added = 1\n")  # a file the run had empty: its one hunk, in no move
+    moves = [Move(1, {"m.py": edited.encode()}, whole=False), Move(2, {"m.py": state.encode()})]
     green = state.replace("line16\n", "line16 green\n")  # the green's own change, right next to LINE15
-    found = earlier_hunks(copy, {"m.py": green, "new.py": "added = 1\n"})
-    assert [(h.path, h.now) for h in found] == [("m.py", ("LINE2\n",)), ("m.py", ()), ("new.py", ("added = 1\n",))]
-    assert all(h.was == ("line28\n",) for h in found if h.now == ())  # a line the earlier change removed
-    back = without(state, green, found[:2])
-    assert back == original.replace("line15\n", "LINE15\n").replace("line16\n", "line16 green\n")
-    assert without(state, green, found[1:2]) == green.replace("line27\n", "line27\nline28\n")
-    assert where(found[0], "def f():\n    x = 1\n    return x\n") == "`f`" and where(found[0], "") == "lines 2-2"
+    tried = units(copy, {"m.py": green, "new.py": "added = 1\n"}, moves)
+    assert [(who, [h.now for h in unit]) for who, unit in tried] == [
+        ("round 1", [("LINE2\n",)]), ("round 2", [(), ("LINE36\n",)]), ("an earlier round", [("added = 1\n",)])]
+    reply = tried[1][1]
+    assert reply[0].was == ("line28\n",)  # a line the reply removed
+    assert without(state, green, [*tried[0][1], *reply]) == green.replace("LINE2", "line2").replace(
+        "line27\n", "line27\nline28\n").replace("LINE36", "line36")
+    # the green touching one hunk of the reply: the reply is not tried at all
+    touching = green.replace("line35\n", "line35 green\n")
+    assert [who for who, _ in units(copy, {"m.py": touching}, moves)] == ["round 1"]
+    assert where(reply[1], "def f():\n" + "    x = 1\n" * 40) == "`f`" and where(reply[1], "") == "lines 35-35"

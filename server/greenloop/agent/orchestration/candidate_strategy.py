@@ -30,6 +30,7 @@ from greenloop.agent.repair.candidate_round import RoundInputs, RoundResult, run
 from greenloop.agent.repair.check_statements import failing_checks
 from greenloop.agent.repair.ladder_rung import LadderState
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
+from greenloop.agent.repair.rungs.small_edits import SmallEditsForm
 from greenloop.agent.repair.settle import round_event, sources_of_tests
 from greenloop.agent.repair.step import AroundModel, BeforeRound
 from greenloop.agent.repair.trim import Move
@@ -113,7 +114,7 @@ class CandidateStrategy:
         ledger.record_tested(settled.tested)
         if settled.files is not None:
             self.copy.restore(settled.files)
-            self.moves.append((iteration, dict(settled.files)))
+            self.moves.append(Move(iteration, dict(settled.files)))
         return settled.report
 
     def _steps(self, report: TestReport, locations: list[Location]) -> list[Approach]:
@@ -230,7 +231,7 @@ class CandidateStrategy:
                 ledger.stand_by(key)
         if result.moved and result.files is not None and result.report is not None:
             self.copy.restore(result.files)
-            self.moves.append((iteration, dict(result.files)))
+            self.moves.append(Move(iteration, dict(result.files), whole=result.approach.route != SmallEditsForm.route))
             ledger.environment_changed(result.packages, result.commands, result.installs)
             report = self.report = result.report
             events.emit(context.stamp(TestsRan(iteration=iteration, passed=report.passed, failed=report.failed,

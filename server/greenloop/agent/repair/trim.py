@@ -4,10 +4,12 @@ A state may hold moves of earlier rounds (a small edit or a reply that made some
 later round goes green, those changes ride along in the change offered, needed or not. So the green kept
 (after the gates and the step on a green) is tried without each of them: the earlier changes are the hunks
 of the state against the run's original files (per file, per hunk, in order); a hunk the green round's own
-change touches (or sits next to) is not tried. Each try is one candidate, the green's files with that hunk
-back to its original text, run in the sandbox on the run's suite; it counts when every test passes and the
-gates the green passed pass too. A hunk the tests do not need is left out, and the next hunk is tried on
-the reduced green. At most `loop.trim_tries` tries per green, none once the run's budget is spent.
+change touches (or sits next to) is not tried. A small edit's hunks are tried one by one; the hunks of a
+model's reply (or a settled test) are one intent, tried together, and not at all when the green touches one
+of them. Each try is one candidate, the green's files with that unit back to its original text, run in the
+sandbox on the run's suite; it counts when every test passes and the gates the green passed pass too. A unit
+the tests do not need is left out, and the next is tried on the reduced green. At most `loop.trim_tries`
+tries per green, none once the run's budget is spent.
 """
 
 from __future__ import annotations
@@ -28,7 +30,16 @@ from greenloop.settings import LoopSettings
 from greenloop_sandbox import TestReport
 
 NAME = "trim"
-Move = tuple[int, Mapping[str, bytes]]  # a round that moved the state, and the files it moved to
+
+
+@dataclass(frozen=True)
+class Move:
+    """A round that moved the state: its number, the files it moved to, whether its change is one intent (a
+    model's reply, a settled test: its hunks are tried together) or a small edit's (tried hunk by hunk)."""
+
+    iteration: int
+    files: Mapping[str, bytes]
+    whole: bool = True
 
 
 @dataclass(frozen=True)
@@ -68,16 +79,30 @@ def hunks(path: str, original: str, state: str) -> list[Hunk]:
     return found
 
 
-def earlier_hunks(copy: WorkingCopy, green: Mapping[str, str]) -> list[Hunk]:
-    """The state's hunks against the original files that can be tried: in a text file the run found and kept,
-    not touched by the green's own change (`green`: the green's text of each file)."""
-    found: list[Hunk] = []
+def earlier_hunks(copy: WorkingCopy, green: Mapping[str, str]) -> list[tuple[Hunk, bool]]:
+    """The state's hunks against the original files, in a text file the run found and kept, each with whether
+    the green's own change touches it (`green`: the green's text of each file)."""
+    found: list[tuple[Hunk, bool]] = []
     for path in copy.changed_paths():
         original, state, after = copy.original(path), copy.read(path), green.get(path)
         if original is None or state is None or after is None:  # a file added, removed or not text: not tried
             continue
-        found += [h for h in hunks(path, original, state) if not _touched(h, state, after)]
+        found += [(h, _touched(h, state, after)) for h in hunks(path, original, state)]
     return found
+
+
+def units(copy: WorkingCopy, green: Mapping[str, str], moves: Sequence[Move]) -> list[tuple[str, list[Hunk]]]:
+    """What is tried, in order, each with the round that made it: a small edit's hunk alone, a reply's hunks
+    together; none the green touches (nor a reply one of whose hunks it touches)."""
+    groups: dict[object, tuple[str, list[Hunk], list[bool]]] = {}
+    for hunk, touched in earlier_hunks(copy, green):
+        move = _move_of(hunk, copy, moves)
+        key: object = move.iteration if move is not None and move.whole else hunk
+        said = f"round {move.iteration}" if move is not None else "an earlier round"
+        groups.setdefault(key, (said, [], []))
+        groups[key][1].append(hunk)
+        groups[key][2].append(touched)
+    return [(said, found) for said, found, touched in groups.values() if not any(touched)]
 
 
 def _touched(hunk: Hunk, state: str, green: str) -> bool:
@@ -102,15 +127,15 @@ def without(state: str, green: str, out: Sequence[Hunk]) -> str:
     return "".join(lines)
 
 
-def who(hunk: Hunk, copy: WorkingCopy, moves: Sequence[Move]) -> str:
-    """The round whose move first holds the hunk ("round 2"), or "an earlier round"."""
+def _move_of(hunk: Hunk, copy: WorkingCopy, moves: Sequence[Move]) -> Move | None:
+    """The first move whose files hold the hunk (None: none holds it as it is)."""
     original = copy.original(hunk.path) or ""
-    for iteration, files in moves:
-        data = files.get(hunk.path)
+    for move in moves:
+        data = move.files.get(hunk.path)
         text = None if data is None else data.decode("utf-8", "replace").replace("\r\n", "\n")
         if text is not None and any((h.was, h.now) == (hunk.was, hunk.now) for h in hunks(hunk.path, original, text)):
-            return f"round {iteration}"
-    return "an earlier round"
+            return move
+    return None
 
 
 def where(hunk: Hunk, state: str) -> str:
@@ -140,26 +165,25 @@ async def trimmed(kept: Kept, events: EventSink) -> Green:
     """The green without each earlier change it does not need (see the module docstring); what was left out,
     and what was tried and kept, said to `events`."""
     green, copy = kept.green, kept.copy
-    files = dict(green.result.files or {})
     fork = copy.fork()
-    fork.restore(files)
+    fork.restore(dict(green.result.files or {}))
     state = {p: copy.read(p) or "" for p in copy.changed_paths()}
     after = {p: text for p in state if (text := fork.read(p)) is not None}
     out: list[Hunk] = []
     tries = 0
-    for hunk in earlier_hunks(copy, after):
+    for who, unit in units(copy, after, kept.moves):
         if tries >= kept.loop.trim_tries or kept.inputs.over_budget() is not None:
             break
         tries += 1
         trial = fork.fork()
-        trial.write(hunk.path, without(state[hunk.path], after[hunk.path], [*(h for h in out if h.path == hunk.path),
-                                                                               hunk]))
-        said = f"{who(hunk, copy, kept.moves)}'s change to {where(hunk, state[hunk.path])} in {hunk.path}"
+        for path in dict.fromkeys(h.path for h in unit):
+            trial.write(path, without(state[path], after[path], [h for h in (*out, *unit) if h.path == path]))
+        said = f"{who}'s change to {_places(unit, state)}"
         passed = await _passes(kept, green, trial)
         if passed is None:
             events.emit(Message(text=f"The green keeps {said}: the tests need it.", level="info"))
             continue
-        out.append(hunk)
+        out += unit
         fork, green = trial, passed
         events.emit(Message(text=f"{said[0].upper()}{said[1:]} is not needed for the tests to pass: left out.",
                             level="info"))
@@ -167,6 +191,13 @@ async def trimmed(kept: Kept, events: EventSink) -> Green:
         async with kept.inputs.sandbox.lease() as box:
             await box.sync(fork.files(), fork.deleted())
     return green
+
+
+def _places(unit: Sequence[Hunk], state: Mapping[str, str]) -> str:
+    """"`merge` in a.py", "`f`, `g` in a.py and `h` in b.py": where the unit's hunks are."""
+    paths = dict.fromkeys(h.path for h in unit)
+    return " and ".join(", ".join(dict.fromkeys(where(h, state[p]) for h in unit if h.path == p)) + f" in {p}"
+                        for p in paths)
 
 
 async def _passes(kept: Kept, green: Green, trial: WorkingCopy) -> Green | None:
