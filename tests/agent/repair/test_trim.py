@@ -78,10 +78,11 @@ async def test_an_earlier_change_the_green_needs_stays(tmp_path: Path, scripted_
 
 
 @pytest.mark.docker
-async def test_trim_turned_off_by_name_offers_the_green_with_every_earlier_change(
-    tmp_path: Path, scripted_llm: Any, make_settings: Any
+@pytest.mark.parametrize("off", [{"rungs_off": ["trim"]}, {"trim_tries": 0}], ids=["rungs_off", "no tries"])
+async def test_trim_turned_off_offers_the_green_with_every_earlier_change(
+    tmp_path: Path, scripted_llm: Any, make_settings: Any, off: dict[str, Any]
 ) -> None:
-    said, diff = await run(tmp_path, scripted_llm, make_settings, rungs_off=["trim"])
+    said, diff = await run(tmp_path, scripted_llm, make_settings, **off)
     assert "+        if option.lower().startswith(wanted.lower()):\n" in diff  # round 1's change rides along
     assert not any("left out" in text or "The green keeps" in text for text in said)
 
