@@ -380,7 +380,7 @@ class LoopSettings(_Section):
         default_factory=list,
         description="Rungs of the repair ladder not tried (for ablations), by name: \"settle\", \"install\", "
         "\"missing name\", \"broken file\", \"properties\", \"checks\", \"small edits\", \"function\", "
-        "\"hotter\", \"anew\", \"region\", \"blocks\", \"several\" (agent/repair/ladder.py); e.g. [\"hotter\"]. A name that is "
+        "\"hotter\", \"anew\", \"region\", \"blocks\", \"several\", \"trim\" (agent/repair/ladder.py); e.g. [\"hotter\"]. A name that is "
         "no rung ends the run with an error.",
     )
     second_look: bool = Field(
@@ -405,6 +405,11 @@ class LoopSettings(_Section):
         default=300.0, gt=0,
         description="Longest wait for the model's own round after a small edit's green; past it the small edit "
         "is offered as plausible, and the run says the model was too slow.",
+    )
+    trim_tries: int = Field(
+        default=4, ge=0,
+        description="A green whose state holds earlier rounds' changes is tried without each of them, at most this "
+        "many tries; one its tests and gates pass without is left out (agent/repair/trim.py). 0: no trimming.",
     )
     candidate_temperature: float = Field(
         default=0.8, ge=0.0, le=2.0,

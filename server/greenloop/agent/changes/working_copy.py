@@ -47,6 +47,11 @@ class WorkingCopy:
         data = self._files.get(path)
         return None if data is None else decode_text(data)
 
+    def original(self, path: str) -> str | None:
+        """The file's text as the run found it (as `read` gives it); None when it had none, or not text."""
+        data = self._base.get(path)
+        return None if data is None else decode_text(data)
+
     def why_not_text(self, path: str) -> str | None:
         """Why an existing file cannot be edited as text (binary, not UTF-8), or None."""
         data = self._files.get(path)

@@ -30,8 +30,10 @@ from greenloop.agent.repair.candidate_round import RoundInputs, RoundResult, run
 from greenloop.agent.repair.check_statements import failing_checks
 from greenloop.agent.repair.ladder_rung import LadderState
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
+from greenloop.agent.repair.rungs.small_edits import SmallEditsForm
 from greenloop.agent.repair.settle import round_event, sources_of_tests
 from greenloop.agent.repair.step import AroundModel, BeforeRound
+from greenloop.agent.repair.trim import Move
 from greenloop.agent.repair.verdicts import code_notes, conflicts
 from greenloop.errors import GreenloopError
 from greenloop.retrieval import Location, line_scores
@@ -57,6 +59,7 @@ class CandidateStrategy:
         self.step, self.spent = 0, list[str]()  # the ladder's rung for this state; what the spent rungs gave
         self.feedback: dict[bool, str] = {}  # the last failed round's feedback, per target kind (a test or code)
         self.report: TestReport | None = None  # the state's tests as this strategy last moved them
+        self.moves: list[Move] = []  # the rounds that moved the state and the files they moved to (trim.py)
 
     def ending(self, why: Why, iteration: int, report: TestReport, detail: str, events: EventSink) -> Stop:
         report = self.report or report
@@ -111,6 +114,7 @@ class CandidateStrategy:
         ledger.record_tested(settled.tested)
         if settled.files is not None:
             self.copy.restore(settled.files)
+            self.moves.append(Move(iteration, dict(settled.files)))
         return settled.report
 
     def _steps(self, report: TestReport, locations: list[Location]) -> list[Approach]:
@@ -200,7 +204,7 @@ class CandidateStrategy:
                 result = judged.refused or result
         if judged.green is not None:
             result = await kept_green.kept(context, inputs, approach, copy, report, judged.green, self.ladder.on_green,
-                                           stamped, model_ran=told)
+                                           stamped, model_ran=told, on_kept=self.ladder.on_kept, moves=self.moves)
         if result.approach is not edits and not told:  # the small edits' round was told already
             stamped.emit(round_event(iteration, result))
         return result
@@ -227,6 +231,7 @@ class CandidateStrategy:
                 ledger.stand_by(key)
         if result.moved and result.files is not None and result.report is not None:
             self.copy.restore(result.files)
+            self.moves.append(Move(iteration, dict(result.files), whole=result.approach.route != SmallEditsForm.route))
             ledger.environment_changed(result.packages, result.commands, result.installs)
             report = self.report = result.report
             events.emit(context.stamp(TestsRan(iteration=iteration, passed=report.passed, failed=report.failed,

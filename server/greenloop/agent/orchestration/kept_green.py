@@ -5,7 +5,8 @@ that passed. `gated` runs the regression and slowdown gates (repair/gates.py): a
 test red is not green (the round becomes "nothing better", the loop goes on, the next round is told which
 tests broke); a slower one is risky. `kept` judges the green (risk.py, overfit_shapes.py) by the ladder's
 first step on a green that applies (repair/ladder.py: a risky one gets the model's second look, a small
-edit's the model's own round); the ledger keeps the green chosen, why, and the other green beside it.
+edit's the model's own round), then trims it (the ladder's steps on the green kept: trim.py leaves out the
+earlier rounds' changes it does not need); the ledger keeps the green chosen, why, and the other green beside it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from greenloop.agent.repair.overfit_shapes import Evidence, evidence_of
 from greenloop.agent.repair.prompts import repair_messages
 from greenloop.agent.repair.rungs.small_edits import SmallEditsForm
 from greenloop.agent.repair.second_look import Green, GreenContext, green_of
-from greenloop.agent.repair.step import OnGreen
+from greenloop.agent.repair.step import OnGreen, OnKept
+from greenloop.agent.repair.trim import Kept, Move
 from greenloop.llm import LLMError
 from greenloop_sandbox import TestReport
 
@@ -73,11 +75,13 @@ async def judged(context: RunContext, inputs: RoundInputs, copy: WorkingCopy, re
 
 
 async def kept(context: RunContext, inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport,
-               green: Green, on_green: Sequence[OnGreen], events: EventSink, model_ran: bool = False) -> RoundResult:
+               green: Green, on_green: Sequence[OnGreen], events: EventSink, model_ran: bool = False,
+               on_kept: Sequence[OnKept] = (), moves: Sequence[Move] = ()) -> RoundResult:
     """A green that passed the gates, judged by the ladder's first step `on_green` that applies (a risky one:
     the model's second look; a small edit's: the model's own round; `model_ran`: the model's round on it came
-    first and gave no green, hangs-model-first). Its events go to `events` (the gates' lines on the step's own
-    greens after the step's); returns the round to keep; the ledger keeps what the change set says."""
+    first and gave no green, hangs-model-first), then by each step `on_kept` that applies (trim: `moves` are the
+    rounds that moved the state). Its events go to `events` (the gates' lines on the step's own greens after the
+    step's); returns the round to keep; the ledger keeps what the change set says."""
     told = EventList()
 
     async def judge(other: Green) -> Green | None:
@@ -100,6 +104,11 @@ async def kept(context: RunContext, inputs: RoundInputs, approach: Approach, cop
                                                    "round failed)" if small else ""),
                         reason="the only green change: the model could not be asked again")
     told.tell(events)
+    here = Kept(green, copy, report, inputs, moves, context.settings.loop,
+                lambda other: judged(context, inputs, copy, report, other, events))
+    for after in on_kept:
+        if after.applies(here):
+            green = await after.run(replace(here, green=green), events)
     context.ledger.chose(green.kind, green.risk, green.reason or "the first change that made the tests pass",
                          green.beside)
     return green.result

@@ -14,6 +14,7 @@ reads the entries by their kind (step.py says when each runs, what its hooks nee
    per function and state: before the model's round, or after it when a failing test hung.
 5. on a green that passed the gates (orchestration/kept_green.py), the first that applies: the second look
    at a risky green (second_look.py), the model's own round after a small edit's green (own_round.py).
+6. on the green kept: "trim" (trim.py): the earlier rounds' changes the green does not need, left out.
 
 Adding a rung or a step is its module and one line here. `loop.rungs_off` turns off any entry by its name
 (ablations). `LADDER` is the order a fix run reads; `Ladder.with_rung` gives a copy with one more rung.
@@ -27,7 +28,7 @@ from typing import Any, cast
 
 from greenloop.agent.changes.testfiles import TestFiles
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.repair import own_round, second_look, settle, stood_by
+from greenloop.agent.repair import own_round, second_look, settle, stood_by, trim
 from greenloop.agent.repair.approach import Approach
 from greenloop.agent.repair.check_statements import Check
 from greenloop.agent.repair.ladder_rung import LadderState, Rung
@@ -47,7 +48,7 @@ from greenloop.agent.repair.rungs import (
     small_edits,
 )
 from greenloop.agent.repair.splice import Target
-from greenloop.agent.repair.step import AroundModel, BeforeRound, FreshLadder, OnGreen, Step
+from greenloop.agent.repair.step import AroundModel, BeforeRound, FreshLadder, OnGreen, OnKept, Step
 from greenloop.retrieval import Location
 from greenloop_sandbox import TestReport
 
@@ -95,6 +96,10 @@ class Ladder:
     def on_green(self) -> tuple[OnGreen, ...]:
         return tuple(cast(OnGreen, e) for e in self._at("on a green"))
 
+    @property
+    def on_kept(self) -> tuple[OnKept, ...]:
+        return tuple(cast(OnKept, e) for e in self._at("on the green kept"))
+
     def names(self) -> tuple[str, ...]:
         """Every name `loop.rungs_off` may hold, in order."""
         return tuple(dict.fromkeys(e.name for e in self.entries if e.name))
@@ -127,6 +132,7 @@ LADDER = Ladder((
     small_edits.AFTER,  # after the model's round, when a failing test hung and the model brought nothing better
     second_look.STEP,  # on a risky green: the model's second look, shown that change
     own_round.STEP,  # on a small edit's green: the model's own round on the same failure
+    trim.STEP,  # on the green kept: the earlier rounds' changes it does not need, left out
 ))
 BASELINE = Ladder(ONESHOT)  # `loop.strategy = "oneshot"`: one rung, no step around it
 

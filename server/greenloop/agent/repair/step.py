@@ -13,6 +13,8 @@ where it belongs:
   report and the settings; gives the approach of its own round (None: none).
 - `OnGreen` ("on a green"): a green that passed the gates, judged once more (second_look.py, own_round.py):
   the first that applies runs. Needs a `GreenContext`; emits events, returns the Green to keep.
+- `OnKept` ("on the green kept"): the green the step on a green kept, trimmed of the earlier changes it does
+  not need (trim.py); every one that applies runs. Needs a `Kept`; emits events, returns the Green to offer.
 
 Every entry has a `name` (what `loop.rungs_off` turns off; "" for one that is not turned off by name). A hook that
 runs a round takes the event sink (event_sink.py) and returns its result as a value.
@@ -31,6 +33,7 @@ from greenloop.agent.repair.approach import Approach
 from greenloop.agent.repair.candidate_round import RoundResult
 from greenloop.agent.repair.second_look import Green, GreenContext
 from greenloop.agent.repair.settle import Settled
+from greenloop.agent.repair.trim import Kept
 from greenloop.retrieval import Location
 from greenloop.settings import LoopSettings
 from greenloop_sandbox import TestReport
@@ -38,7 +41,8 @@ from greenloop_sandbox import TestReport
 if TYPE_CHECKING:
     from greenloop.agent.orchestration.run_context import RunContext
 
-When = Literal["before the round", "a fresh ladder", "before the model", "after the model", "on a green"]
+When = Literal["before the round", "a fresh ladder", "before the model", "after the model", "on a green",
+               "on the green kept"]
 Scores = Callable[[str], dict[int, float]]  # a path's line scores (the coverage pass)
 
 
@@ -105,4 +109,18 @@ class OnGreen(Protocol):
         ...
 
 
-Step = BeforeRound | FreshLadder | AroundModel | OnGreen
+class OnKept(Protocol):
+    """The green kept, judged no more but trimmed before it is offered (trim.py): every one that applies runs."""
+
+    name: str
+    when: Literal["on the green kept"]
+
+    def applies(self, kept: Kept) -> bool:
+        ...
+
+    async def run(self, kept: Kept, events: EventSink) -> Green:
+        """The Green to offer, its events (not stamped) to `events`."""
+        ...
+
+
+Step = BeforeRound | FreshLadder | AroundModel | OnGreen | OnKept
