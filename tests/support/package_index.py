@@ -54,21 +54,23 @@ class PackageIndex:
         self.add_file(name, filename, buf.getvalue())
         return module
 
-    def add_wheel(self, name: str, version: str, *, value: int = 42, module: str = "", body: str = "") -> str:
-        """A pure-python wheel of `name` with module `module` (default `<name with _>`; VALUE = value, after
-        `body`, python run on import, e.g. a raise); returns the module name."""
+    def add_wheel(self, name: str, version: str, *, value: int = 42, module: str = "", body: str = "",
+                  tag: str = "py3-none-any") -> str:
+        """A wheel of `name` with module `module` (default `<name with _>`; VALUE = value, after `body`, python
+        run on import, e.g. a raise), pure python unless `tag` says a platform (a made-up compiled release:
+        its code is still python); returns the module name."""
         module = module or name.replace("-", "_")
         info = f"{name.replace('-', '_')}-{version}.dist-info"
         files = {f"{module}.py": f"{body}\nVALUE = {value}\n",
                  f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
-                 f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+                 f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: {tag}\n",
                  f"{info}/top_level.txt": f"{module}\n"}
         files[f"{info}/RECORD"] = "".join(f"{path},,\n" for path in files) + f"{info}/RECORD,,\n"
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w") as zf:
             for path, text in files.items():
                 zf.writestr(path, text)
-        self.add_file(name, f"{name.replace('-', '_')}-{version}-py3-none-any.whl", buf.getvalue())
+        self.add_file(name, f"{name.replace('-', '_')}-{version}-{tag}.whl", buf.getvalue())
         return module
 
     def add_file(self, name: str, filename: str, data: bytes) -> None:
