@@ -24,12 +24,13 @@ from packaging.version import InvalidVersion, Version
 
 from greenloop.agent.changes.declared import declared_packages
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.environment import dependency_versions, installs, tool_versions
+from greenloop.agent.environment import dependency_versions, installs, test_config, tool_versions
 from greenloop.agent.environment.diagnosis import diagnose, no_wheel_issue
 from greenloop.agent.environment.sources import DECLARED, version_sources
 from greenloop.agent.environment.wheels import declared_ranges
 from greenloop.agent.events import EnvironmentIssue, EnvironmentReady
 from greenloop.agent.ports import Refused, SandboxPort
+from greenloop_sandbox.languages import Language
 from greenloop_sandbox.packages import normal_name, package_name
 from greenloop_sandbox.pip_resolve import PYTHON
 from greenloop_sandbox.report import TestReport
@@ -89,6 +90,8 @@ class EnvironmentStep:
         issue = diagnose(report, language, self.python, self._in_workspace)
         if language is None:
             return report, None
+        if issue is None and (refusal := test_config.read(report, language, self.copy)) is not None:
+            return await self._configured_plugins(language, refusal, report, test_ids, timeout)
         if issue is None and (stop := no_wheel_issue(report, language, self.python, self.unavailable,
                                                      self._in_workspace)) is not None:
             return report, stop
@@ -140,6 +143,46 @@ class EnvironmentStep:
         if test_ids is None:
             return found.report, None
         return await self.sandbox.run_tests(test_ids, timeout=timeout), None
+
+    async def _configured_plugins(self, language: Language, refusal: test_config.OptionsRefused, report: TestReport,
+                                  test_ids: list[str] | None,
+                                  timeout: float) -> tuple[TestReport, EnvironmentIssue | None]:  # noqa: ASYNC109
+        """The plugins whose options the project's configuration passes, installed when the project declares them
+        and the tests run again; else the issue naming what to declare (test_config.py)."""
+        where, tool = refusal.file or "the project's pytest configuration", language.test_tool or "the test tool"
+        named = test_config.plugins(refusal.options, language)
+        options, plugins = " ".join(refusal.options), sorted(set(named.values()))
+        self.lines.append(f"{tool} refuses the options {options} that {where} passes: {refusal.message}")
+        declared = {p: test_config.declaring_file(self.copy, p) for p in plugins}
+        unknown = [o for o in refusal.options if o not in named]
+        if plugins and not unknown and all(declared.values()):
+            specs = [test_config.spec_in(self.copy, declared[p], p) for p in plugins]
+            result = await self.sandbox.install(specs)
+            if isinstance(result, Refused) or not result.ok:
+                why = result.reason if isinstance(result, Refused) else installs.tail(result.stderr + result.stdout)
+                self.lines.append(f"{', '.join(specs)} (declared in {', '.join(sorted(set(declared.values())))}): "
+                                  f"not installed ({why})")
+            else:
+                self.packages.extend(specs)
+                self.lines.append(f"{', '.join(specs)} installed: the project declares it "
+                                  f"({', '.join(sorted(set(declared.values())))}) and {where} passes its options")
+                again = await self.sandbox.run_tests(test_ids, timeout=timeout)
+                if test_config.read(again, language, self.copy) is None:
+                    return again, None
+                self.lines.append(f"{tool} still refuses the options with {', '.join(specs)}")
+        if unknown:
+            fix = (f"{where} passes {' '.join(unknown)}, which {tool} does not know here: the plugin that gives it is "
+                   "not installed. Declare that plugin with the project's test requirements (for example in "
+                   "requirements-dev.txt), or take the option out of the configuration.")
+        elif not all(declared.values()):
+            missing = [p for p in plugins if not declared[p]]
+            fix = (f"{where} passes {options}, options of {', '.join(missing)}, which the project does not declare: "
+                   f"add {', '.join(missing)} to its test requirements (for example requirements-dev.txt) and the "
+                   "environment step installs it.")
+        else:
+            fix = (f"{where} passes {options}, options of {', '.join(plugins)}, which the project declares but which "
+                   "did not install or take them here; see the environment lines.")
+        return report, refusal.issue(fix)
 
     def event(self, issue: EnvironmentIssue | None = None) -> EnvironmentReady:
         what = f"{len(self.packages)} package(s) from {self.source}" if self.source else "no packages of the project's"
