@@ -33,13 +33,16 @@ class PackageIndex:
         self.projects: dict[str, list[str]] = {}
         self.url = ""
 
-    def add_sdist(self, name: str, version: str, marker: Path, *, body: str = "", value: int = 42) -> str:
+    def add_sdist(self, name: str, version: str, marker: Path, *, body: str = "", value: int = 42,
+                  setup_args: str = "") -> str:
         """An sdist of `name` with module `<name with _>` (VALUE = value); its setup.py writes `marker`, then
-        runs `body` (python, e.g. a sleep or a raise), then setup(). Returns the module name."""
+        runs `body` (python, e.g. a sleep or a raise), then setup() with `setup_args` too (e.g. `setup_requires=
+        ['x']`). Returns the module name."""
         module = name.replace("-", "_")
         setup = (f"import os\nos.makedirs({str(marker.parent)!r}, exist_ok=True)\n"
                  f"open({str(marker)!r}, 'w').write('setup.py ran here')\n{body}\n"
-                 f"from setuptools import setup\nsetup(name={name!r}, version={version!r}, py_modules=[{module!r}])\n")
+                 f"from setuptools import setup\nsetup(name={name!r}, version={version!r}, py_modules=[{module!r}]"
+                 f"{', ' + setup_args if setup_args else ''})\n")
         top = f"{module}-{version}"
         members = {f"{top}/setup.py": setup, f"{top}/{module}.py": f"VALUE = {value}\n",
                    f"{top}/PKG-INFO": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"}
