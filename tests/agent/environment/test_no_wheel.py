@@ -145,3 +145,26 @@ def test_a_package_no_release_of_which_has_a_wheel_stops_the_run_naming_it(
     after = {path: data for path, data in tree_bytes(ws).items() if not path.startswith(".greenloop/")}
     assert scripted_llm.requests == [] and after == before
     assert not (tmp_path / "host-marker").exists()
+
+
+@pytest.mark.docker
+async def test_a_locked_package_that_does_not_build_is_left_out_and_the_rest_of_the_lock_installed(
+        tmp_path: Path, scripted_llm: Any, make_settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    with extra_index(monkeypatch) as index:
+        broken, good = unique_name(), unique_name()
+        index.add_sdist(broken, "1.0.0", tmp_path / "host-marker", body=NO_COMPILER)  # pure python, no wheel at all
+        module = index.add_wheel(good, "3.0.0", value=3)
+        ws = write_project(tmp_path / "ws", {
+            "uv.lock": uv_lock({broken: "1.0.0", good: "3.0.0"}),
+            "app.py": f"import {module}\n\n\ndef value():\n    return {module}.VALUE\n",
+            "test_app.py": "from app import value\n\n\ndef test_value():\n    assert value() == 4\n"})
+        scripted_llm.script("no idea")
+        events, _ = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
+    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    assert ready.source == "uv.lock" and ready.packages == [f"{good}==3.0.0"], ready.lines
+    assert any(line.startswith(f"{broken}==1.0.0: left out, the rest installed without it (building "
+                               f"{broken.replace('-', '_')}-1.0.0.tar.gz from source") for line in ready.lines), ready.lines
+    assert ready.lines[-1] == f"uv.lock: 2 package(s), 1 installed; not installed: {broken}==1.0.0"
+    first = next(e for e in events if isinstance(e, TestsRan))
+    assert (first.passed, first.failed) == (0, 1) and "assert 3 == 4" in str(first.failures[0])
+    assert not (tmp_path / "host-marker").exists()

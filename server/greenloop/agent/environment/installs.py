@@ -1,7 +1,10 @@
 """One version source installed as far as it goes: together, then past what failed, each step a line.
 
 A source whose specs do not install together is not thrown away at once. First the specs with no wheel
-for the sandbox's Python move to the nearest release that has one (wheels.py). Then, at most `MAX_DROPS`
+for the sandbox's Python move to the nearest release that has one (wheels.py): before the first install
+for a source of pins (a lock, pinned requirements: an old pin's failed sdist build costs a minute, the index
+a few seconds), after it fails for the declared ranges (pip picks a release with a wheel within a range
+itself). Then, at most `MAX_DROPS`
 times, the one package pip's output names as the failure (an sdist that does not build, no matching
 distribution, a conflict) is left out and the rest installed again. What still fails falls back to the next
 source, except the declared ranges, the last source, which are then installed one by one (at most
@@ -45,15 +48,14 @@ class Installer:
 
     async def install_source(self, source: str, specs: list[str], last: bool) -> list[str] | None:
         """The specs of `source` that are installed now; None when it falls back to the next source."""
+        if not last:  # pins (a lock's): asked first, as a failed build of an old pin costs more than the index
+            specs = await self._nearest(specs)
         result = await self.sandbox.install(specs)
         if _ok(result):
             return specs
         why = _why(result)
-        moved = await nearest_wheels(specs, self.python, self.ranges)
-        self.lines.extend(moved.lines)
-        self.unavailable.extend(moved.unavailable)
-        if moved.changed:
-            specs = moved.specs
+        if last and (moved := await self._nearest(specs)) != specs:
+            specs = moved
             result = await self.sandbox.install(specs)
             if _ok(result):
                 return specs
@@ -74,6 +76,12 @@ class Installer:
             return None
         self.lines.append(f"{source}: not installed together ({why}); one by one instead")
         return await self._one_by_one(specs)
+
+    async def _nearest(self, specs: list[str]) -> list[str]:
+        moved = await nearest_wheels(specs, self.python, self.ranges)
+        self.lines.extend(moved.lines)
+        self.unavailable.extend(moved.unavailable)
+        return moved.specs
 
     async def _one_by_one(self, specs: list[str]) -> list[str]:
         """The specs that install alone (at most MAX_ALONE, in MAX_ALONE_SECONDS): a conflict between two of

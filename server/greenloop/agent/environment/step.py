@@ -72,7 +72,8 @@ class EnvironmentStep:
             if specs is None:
                 continue
             self.source, self.packages, self.wanted = pins.source, specs, list(pins.specs)
-            gone = sorted({package_name(s) for s in wanted} - {package_name(s) for s in specs})
+            kept = {package_name(s) for s in specs}
+            gone = [s for s in wanted if package_name(s) not in kept]
             self.lines.append(f"{pins.source}: {len(pins.specs)} package(s), {len(specs)} installed"
                               + (f"; not installed: {', '.join(gone)}" if gone else ""))
             break

@@ -23,7 +23,7 @@ from packaging.version import Version
 
 from greenloop.agent.environment.locks import marker_environment
 from greenloop_sandbox.packages import normal_name
-from greenloop_sandbox.pip_index import Releases, releases
+from greenloop_sandbox.pip_index import Releases, index_urls, releases
 
 MAX_ASKED = 8  # index pages read at once
 
@@ -35,13 +35,13 @@ class Moved:
     specs: list[str] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
     unavailable: list[str] = field(default_factory=list)  # normal names: no release has a wheel for this Python
-    changed: bool = False
 
 
 async def nearest_wheels(specs: list[str], python: str, ranges: Mapping[str, SpecifierSet]) -> Moved:
     """`specs` with each compiled package that has no wheel for `python` moved (see the module docstring);
     `ranges` is the project's declared range per normal name (a spec's own range when it has none)."""
     gate = asyncio.Semaphore(MAX_ASKED)
+    indexes = await asyncio.to_thread(index_urls)  # once: it may ask pip's configuration
 
     async def ask(spec: str) -> tuple[str, Requirement | None, Releases | None]:
         try:
@@ -54,7 +54,7 @@ async def nearest_wheels(specs: list[str], python: str, ranges: Mapping[str, Spe
         except InvalidMarker:
             pass
         async with gate:
-            return spec, req, await releases(req.name, python)
+            return spec, req, await releases(req.name, python, indexes)
 
     moved = Moved()
     for spec, req, listed in await asyncio.gather(*(ask(s) for s in specs)):
@@ -68,12 +68,10 @@ async def nearest_wheels(specs: list[str], python: str, ranges: Mapping[str, Spe
         elif isinstance(chosen, str):
             moved.lines.append(f"{spec}: not installed: {chosen}")
             moved.unavailable.append(normal_name(req.name))
-            moved.changed = True
         else:
             version, inside = chosen
             new = _spec(req, version)
             moved.specs.append(new)
-            moved.changed = True
             if inside:
                 moved.lines.append(f"{spec}: no wheel for Python {python}; {req.name} {version} instead, the nearest "
                                    f"release the project's range ({declared or 'any'}) allows that has one")
