@@ -70,7 +70,8 @@ async def resolve_wheels(packages: list[str], dest: Path, work: Path, build: Bui
         if isinstance(made, str):
             return _failed(made, start)
         built.update(dict.fromkeys(made, sdist))
-    return _failed(f"more than {MAX_BUILDS} packages would have to be built from source; not installed.", start)
+    return _failed(f"more than {MAX_BUILDS} packages would have to be built from source ({', '.join(sorted(tried))} "
+                   "and more); not installed.", start)
 
 
 async def _build(sdist: IndexFile, work: Path, dest: Path, build: Build, timeout: float) -> list[str] | str:  # noqa: ASYNC109
