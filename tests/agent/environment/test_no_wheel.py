@@ -16,9 +16,10 @@ from packaging.version import Version
 
 from greenloop.agent import FixRequest, fix
 from greenloop.agent.environment.installs import failing_package, tail
-from greenloop.agent.environment.wheels import choose
+from greenloop.agent.environment.wheels import choose, nearest_wheels
 from greenloop.agent.events import EnvironmentReady, TestsRan
 from greenloop.cli import main
+from greenloop_sandbox.packages import normal_name
 from greenloop_sandbox.pip_index import Releases, releases
 from tests.agent.conftest import collect, tree_bytes, write_project
 from tests.support.package_index import PackageIndex, extra_index, unique_name
@@ -96,6 +97,16 @@ async def test_the_index_says_which_releases_have_a_wheel_for_this_python(
     assert await releases("no-such-name-here", "3.11", [index.url]) is None
 
 
+async def test_a_range_no_release_with_a_wheel_fits_moves_outside_it_and_says_so(
+        compiled: tuple[PackageIndex, str, str, Path]) -> None:
+    _, name, _, _ = compiled
+    moved = await nearest_wheels([f"{name}<1.1", "six==1.16.0"], "3.11", {normal_name(name): SpecifierSet("<1.1")})
+    assert moved.specs == [f"{name}==1.2.0", "six==1.16.0"]  # six has a wheel: kept as the project wrote it
+    assert moved.lines == [f"{name}<1.1: no release the project allows (<1.1) has a wheel for Python 3.11; {name} "
+                           "1.2.0 instead, OUTSIDE that range (the nearest release that has one)"]
+    assert moved.unavailable == []
+
+
 def uv_lock(pins: dict[str, str]) -> str:
     rows = "".join(f'\n[[package]]\nname = "{n}"\nversion = "{v}"\nsource = {{ registry = "https://pypi.org/simple" }}\n'
                    for n, v in pins.items())
@@ -118,8 +129,8 @@ async def test_a_locked_release_without_a_wheel_moves_to_the_nearest_one_and_the
     ready = next(e for e in events if isinstance(e, EnvironmentReady))
     assert ready.source == "uv.lock", ready.lines  # not thrown away for one package
     assert f"{name}==1.2.0" in ready.packages and f"{other}==3.0.0" in ready.packages, ready.lines
-    assert any(line.startswith(f"{name}==1.0.0: no wheel for Python 3.11; {name} 1.2.0 instead") and
-               "(<2,>=1.0)" in line for line in ready.lines), ready.lines
+    assert f"{name}==1.0.0: no wheel for Python 3.11; {name} 1.2.0 instead, the nearest release within the " \
+           "project's range (<2,>=1.0) that has one" in ready.lines
     first = next(e for e in events if isinstance(e, TestsRan))
     assert (first.passed, first.failed) == (0, 1) and "assert 15 == 16" in str(first.failures[0])  # 12 + 3: ran
     assert not marker.exists()  # no sdist's code ran on this machine

@@ -73,8 +73,9 @@ async def nearest_wheels(specs: list[str], python: str, ranges: Mapping[str, Spe
             new = _spec(req, version)
             moved.specs.append(new)
             if inside:
+                within = f" within the project's range ({declared})" if str(declared) else ""
                 moved.lines.append(f"{spec}: no wheel for Python {python}; {req.name} {version} instead, the nearest "
-                                   f"release the project's range ({declared or 'any'}) allows that has one")
+                                   f"release{within} that has one")
             else:
                 moved.lines.append(f"{spec}: no release the project allows ({declared or req.specifier}) has a wheel "
                                    f"for Python {python}; {req.name} {version} instead, OUTSIDE that range (the "
