@@ -206,6 +206,12 @@ async def wheel_versions(name: str, python: str, indexes: list[str] | None = Non
     return sorted(found, reverse=True)
 
 
+# the first release candidate of each CPython (its ABI final from then on): a wheel for that Python's own ABI
+# uploaded before it was built against an alpha or beta and may crash on the release (PEP 700 `upload-time`)
+ABI_FROZEN = {"3.8": "2019-10-01", "3.9": "2020-08-11", "3.10": "2021-08-03", "3.11": "2022-08-08",
+              "3.12": "2023-08-06", "3.13": "2024-08-01", "3.14": "2025-07-22"}
+
+
 @dataclass(frozen=True)
 class Releases:
     """What the index lists of one name for the sandbox: its releases (not yanked, not pre-releases), those
@@ -261,7 +267,12 @@ def _wheel(file: dict[str, Any], python: str) -> tuple[Version, bool, bool] | No
     except (InvalidWheelFilename, InvalidSpecifier, InvalidVersion):
         return None
     pure = any(t.platform == "any" and t.abi == "none" and t.interpreter.startswith("py") for t in tags)
-    return version, bool(tags & sandbox_tags(python)), pure
+    fits = tags & sandbox_tags(python)
+    own_abi = f"cp{python.replace('.', '')}"  # a wheel for this Python's own ABI, not abi3 or pure
+    frozen = ABI_FROZEN.get(python, "")
+    if fits and all(t.abi == own_abi for t in fits) and str(file.get("upload-time") or "9")[:10] < frozen:
+        fits = set()  # built against an alpha or beta of this Python: its ABI was not final (coverage 6.1.2)
+    return version, bool(fits), pure
 
 
 def _sdist_version(filename: str) -> Version | None:

@@ -31,6 +31,7 @@ class PackageIndex:
         self.files: dict[str, bytes] = {}
         self.listed: dict[str, str] = {}  # file name -> the sha256 the page shows
         self.projects: dict[str, list[str]] = {}
+        self.uploaded: dict[str, str] = {}  # file name -> the PEP 700 upload-time its JSON page gives
         self.url = ""
 
     def add_sdist(self, name: str, version: str, marker: Path, *, body: str = "", value: int = 42,
@@ -87,7 +88,8 @@ class PackageIndex:
         if names is None:
             return None
         if json_api:
-            files = [{"filename": n, "url": f"/files/{n}", "hashes": {"sha256": self.listed[n]}} for n in names]
+            files = [{"filename": n, "url": f"/files/{n}", "hashes": {"sha256": self.listed[n]},
+                      **({"upload-time": self.uploaded[n]} if n in self.uploaded else {})} for n in names]
             return json.dumps({"meta": {"api-version": "1.0"}, "name": project, "files": files}).encode()
         links = "".join(f'<a href="/files/{n}#sha256={self.listed[n]}">{n}</a>\n' for n in names)
         return f"<!DOCTYPE html><html><body>\n{links}</body></html>\n".encode()

@@ -107,6 +107,18 @@ async def test_a_range_no_release_with_a_wheel_fits_moves_outside_it_and_says_so
     assert moved.unavailable == []
 
 
+async def test_a_wheel_for_this_pythons_abi_built_before_its_release_candidate_does_not_count(
+        compiled: tuple[PackageIndex, str, str, Path]) -> None:
+    # coverage 6.1.2 has a cp311 wheel from 2021, built against a 3.11 alpha: it ends pytest silently on 3.11.0
+    index, name, _, _ = compiled
+    index.add_wheel(name, "1.1.0", tag=NEW, value=11)
+    index.uploaded[f"{name.replace('-', '_')}-1.1.0-{NEW}.whl"] = "2021-11-11T01:17:58Z"
+    index.uploaded[f"{name.replace('-', '_')}-1.2.0-{NEW}.whl"] = "2022-08-16T14:39:32Z"
+    found = await releases(name, "3.11", [index.url])
+    assert found is not None and sorted(str(v) for v in found.wheels) == ["1.2.0", "2.0.0"]
+    assert "1.1.0" in {str(v) for v in found.versions}
+
+
 def uv_lock(pins: dict[str, str]) -> str:
     rows = "".join(f'\n[[package]]\nname = "{n}"\nversion = "{v}"\nsource = {{ registry = "https://pypi.org/simple" }}\n'
                    for n, v in pins.items())
