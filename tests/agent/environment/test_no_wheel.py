@@ -191,3 +191,30 @@ async def test_a_locked_package_that_does_not_build_is_left_out_and_the_rest_of_
     first = next(e for e in events if isinstance(e, TestsRan))
     assert (first.passed, first.failed) == (0, 1) and "assert 3 == 4" in str(first.failures[0])
     assert not (tmp_path / "host-marker").exists()
+
+
+@pytest.mark.docker
+async def test_declared_ranges_that_fail_together_for_no_one_package_are_installed_in_halves(
+        tmp_path: Path, scripted_llm: Any, make_settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from greenloop_sandbox import pip_resolve
+
+    monkeypatch.setattr(pip_resolve, "MAX_BUILDS", 1)  # two sdists to build: more than one install may build
+    with extra_index(monkeypatch) as index:
+        names = [unique_name() for _ in range(3)]
+        modules = [index.add_sdist(names[0], "1.0", tmp_path / "host-marker", value=1),
+                   index.add_sdist(names[1], "1.0", tmp_path / "host-marker", value=2),
+                   index.add_wheel(names[2], "1.0", value=3)]
+        ws = write_project(tmp_path / "ws", {
+            "requirements.txt": "".join(f"{n}>=1\n" for n in names),
+            "app.py": f"import {', '.join(modules)}\n\n\ndef total():\n    return "
+                      + " + ".join(f"{m}.VALUE" for m in modules) + "\n",
+            "test_app.py": "from app import total\n\n\ndef test_total():\n    assert total() == 7\n"})
+        scripted_llm.script("no idea")
+        events, _ = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
+    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    assert any(line.startswith("declared ranges: not installed together (more than 1 packages would have to be "
+                               "built from source") and line.endswith("in parts instead") for line in ready.lines)
+    assert ready.lines[-1] == "declared ranges: 3 package(s), 3 installed", ready.lines
+    first = next(e for e in events if isinstance(e, TestsRan))
+    assert (first.passed, first.failed) == (0, 1) and "assert 6 == 7" in str(first.failures[0])
+    assert not (tmp_path / "host-marker").exists()

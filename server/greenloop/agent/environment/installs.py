@@ -4,11 +4,11 @@ A source whose specs do not install together is not thrown away at once. First t
 for the sandbox's Python move to the nearest release that has one (wheels.py): before the first install
 for a source of pins (a lock, pinned requirements: an old pin's failed sdist build costs a minute, the index
 a few seconds), after it fails for the declared ranges (pip picks a release with a wheel within a range
-itself). Then, at most `MAX_DROPS`
-times, the one package pip's output names as the failure (an sdist that does not build, no matching
-distribution, a conflict) is left out and the rest installed again. What still fails falls back to the next
-source, except the declared ranges, the last source, which are then installed one by one (at most
-`MAX_ALONE`, in `MAX_ALONE_SECONDS`). Every spec moved or left out is a line of the environment step.
+itself). Then, at most `MAX_DROPS` times, the one package pip's output names as the failure (an sdist that
+does not build, no matching distribution, a conflict) is left out and the rest installed again. What still
+fails falls back to the next source, except the declared ranges, the last source, which are then installed
+in halves, a half that fails halved again down to the one spec that does not install (at most
+`MAX_PART_INSTALLS` installs, in `MAX_PART_SECONDS`; one by one stopped at 20 and left luigi's last 10). Every spec moved or left out is a line of the environment step.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from greenloop_sandbox.packages import normal_name, package_name
 from greenloop_sandbox.values import ExecResult
 
 MAX_DROPS = 3
-MAX_ALONE, MAX_ALONE_SECONDS = 20, 300.0  # declared ranges installed one by one when they do not install together
+MAX_PART_INSTALLS, MAX_PART_SECONDS = 40, 420.0  # declared ranges installed in parts when they do not install together
 _BUILT = re.compile(r"building (\S+?\.(?:tar\.gz|zip|tar\.bz2)) (?:from source|needs)")
 _FAILED = (re.compile(r"Failed building wheel for ([\w.\-]+)"), re.compile(r"No matching distribution found for "
            r"([\w.\-]+)"), re.compile(r"Cannot install ([\w.\-]+)=="), re.compile(r"^([\w.\-]+)\S*: no wheel for "
@@ -74,8 +74,8 @@ class Installer:
         if not last:
             self.lines.append(f"{source}: not installed, falling back to the next source ({why})")
             return None
-        self.lines.append(f"{source}: not installed together ({why}); one by one instead")
-        return await self._one_by_one(specs)
+        self.lines.append(f"{source}: not installed together ({why}); in parts instead")
+        return await self._in_parts(specs)
 
     async def _nearest(self, specs: list[str]) -> list[str]:
         moved = await nearest_wheels(specs, self.python, self.ranges)
@@ -83,22 +83,30 @@ class Installer:
         self.unavailable.extend(moved.unavailable)
         return moved.specs
 
-    async def _one_by_one(self, specs: list[str]) -> list[str]:
-        """The specs that install alone (at most MAX_ALONE, in MAX_ALONE_SECONDS): a conflict between two of
-        them, or one that cannot be installed here, costs that one, not all of them."""
+    async def _in_parts(self, specs: list[str]) -> list[str]:
+        """The specs that install in halves, each half that fails halved again down to one spec (at most
+        `MAX_PART_INSTALLS` installs in `MAX_PART_SECONDS`): a conflict, or a package that cannot be installed here,
+        costs that one, not its half; more builds from source than one install allows are split up."""
         kept: list[str] = []
-        start = time.monotonic()
-        for spec in specs[:MAX_ALONE]:
-            if time.monotonic() - start > MAX_ALONE_SECONDS:
-                self.lines.append(f"stopped installing one by one after {MAX_ALONE_SECONDS:.0f}s")
+        start, installs = time.monotonic(), 0
+        parts = [specs[: len(specs) // 2], specs[len(specs) // 2:]]
+        while parts:
+            part = parts.pop(0)
+            if not part:
+                continue
+            if installs >= MAX_PART_INSTALLS or time.monotonic() - start > MAX_PART_SECONDS:
+                rest = [s for p in [part, *parts] for s in p]
+                self.lines.append(f"stopped installing in parts after {installs} installs, "
+                                  f"{time.monotonic() - start:.0f}s; not tried: {', '.join(rest)}")
                 break
-            result = await self.sandbox.install([spec])
+            installs += 1
+            result = await self.sandbox.install(part)
             if _ok(result):
-                kept.append(spec)
+                kept.extend(part)
+            elif len(part) == 1:
+                self.lines.append(f"{part[0]}: not installed ({_why(result)})")
             else:
-                self.lines.append(f"{spec}: not installed ({_why(result)})")
-        if len(specs) > MAX_ALONE:
-            self.lines.append(f"not tried one by one (more than {MAX_ALONE}): {', '.join(specs[MAX_ALONE:])}")
+                parts[:0] = [part[: len(part) // 2], part[len(part) // 2:]]
         return kept
 
 
