@@ -78,9 +78,11 @@ class EnvironmentStep:
                               + (f"; not installed: {', '.join(gone)}" if gone else ""))
             break
         tool = language.test_tool if language is not None else ""
-        pinned = next((s for s in self.packages if package_name(s) == normal_name(tool) and "==" in s), "")
-        if pinned:
-            self.tool = f"{tool} {pinned.split('==', 1)[1]} (the project pins it)"
+        own_tool = next((s for s in self.packages if tool and package_name(s) == normal_name(tool)), "")
+        if "==" in own_tool:
+            self.tool = f"{tool} {own_tool.split('==', 1)[1]} (the project pins it)"
+        elif own_tool and (now := (await self._installed()).get(normal_name(tool))):
+            self.tool = f"{tool} {now} (the project's range: {own_tool})"
         elif tool and (have := installed.get(normal_name(tool))):
             self.tool = f"{tool} {have} (the sandbox's)"
         await self._import_roots()
