@@ -271,7 +271,7 @@ def _wheel(file: dict[str, Any], python: str) -> tuple[Version, bool, bool] | No
     own_abi = f"cp{python.replace('.', '')}"  # a wheel for this Python's own ABI, not abi3 or pure
     frozen = ABI_FROZEN.get(python, "")
     if fits and all(t.abi == own_abi for t in fits) and str(file.get("upload-time") or "9")[:10] < frozen:
-        fits = set()  # built against an alpha or beta of this Python: its ABI was not final (coverage 6.1.2)
+        fits = frozenset()  # built against an alpha or beta of this Python: its ABI was not final (coverage 6.1.2)
     return version, bool(fits), pure
 
 
