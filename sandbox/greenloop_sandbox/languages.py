@@ -60,6 +60,8 @@ class Language:
     removed_apis: Mapping[str, str] = field(default_factory=dict)  # "inspect.getargspec" -> the release without it
     test_tool: str = ""  # the test runner's package ("pytest"): the environment step may pick its version
     test_tool_error: str = ""  # regex: the test runner refusing the project's test code
+    unknown_option: str = ""  # regex: the test runner refusing an option of the project's configuration (group 1)
+    options: Mapping[str, str] = field(default_factory=dict)  # a plugin's option ("--cov") -> the plugin giving it
 
     @property
     def suffixes(self) -> tuple[str, ...]:
@@ -150,6 +152,8 @@ def _language(name: str, data: Mapping[str, Any]) -> Language:
         removed_apis=_removed_apis(data.get("removed_apis", "")),
         test_tool=str(data.get("test_tool", "")),
         test_tool_error=str(data.get("test_tool_error", "")),
+        unknown_option=str(data.get("unknown_option", "")),
+        options={str(k): str(v) for k, v in data.get("options", {}).items()},
     )
 
 

@@ -4,12 +4,14 @@
 fetched here instead: the index's page for the name is read, the newest file the spec allows is
 downloaded, and its sha256 must be the one the page lists (a file without one, or with another, is
 refused). `build_requires` reads the sdist's `[build-system] requires` from its pyproject.toml
-without unpacking anything else. Building happens in a container (sdist_build.py).
+without unpacking anything else. Building happens in a container (sdist_build.py). `releases` says which
+releases of a name have a wheel the sandbox's Python installs (PEP 691 JSON, the tags of `packaging.tags`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import io
 import os
@@ -21,12 +23,21 @@ import zipfile
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 from urllib.parse import urldefrag, urljoin
 
 import httpx
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import InvalidSdistFilename, canonicalize_name, parse_sdist_filename
-from packaging.version import Version
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.tags import Tag, compatible_tags, cpython_tags, platform_tags
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion, Version
 
 from greenloop_sandbox.values import SandboxError
 
@@ -187,11 +198,94 @@ async def wheel_versions(name: str, python: str, indexes: list[str] | None = Non
                          timeout: float = 60) -> list[Version]:  # noqa: ASYNC109 (the HTTP client's timeout)
     """The releases of `name` with a pure-python (`py3`/`py2.py3`) wheel whose Requires-Python allows `python`,
     not yanked, not pre-releases, newest first; [] when the index cannot be read (a reason for the caller)."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
-
-    urls = indexes if indexes is not None else await asyncio.to_thread(index_urls)
     found: set[Version] = set()
+    for file in await _json_files(name, indexes, timeout):
+        wheel = _wheel(file, python)
+        if wheel is not None and wheel[1] and wheel[2] and not wheel[0].is_prerelease:
+            found.add(wheel[0])
+    return sorted(found, reverse=True)
+
+
+# the first release candidate of each CPython (its ABI final from then on): a wheel for that Python's own ABI
+# uploaded before it was built against an alpha or beta and may crash on the release (PEP 700 `upload-time`)
+ABI_FROZEN = {"3.8": "2019-10-01", "3.9": "2020-08-11", "3.10": "2021-08-03", "3.11": "2022-08-08",
+              "3.12": "2023-08-06", "3.13": "2024-08-01", "3.14": "2025-07-22"}
+
+
+@dataclass(frozen=True)
+class Releases:
+    """What the index lists of one name for the sandbox: its releases (not yanked, not pre-releases), those
+    with a wheel the sandbox's Python installs, and whether some wheel is built for a platform (a compiled
+    package: building its sdist needs a compiler, which the sandbox has not)."""
+
+    versions: tuple[Version, ...] = ()  # newest first
+    wheels: frozenset[Version] = frozenset()
+    compiled: bool = False
+
+
+async def releases(name: str, python: str, indexes: list[str] | None = None,
+                   timeout: float = 60) -> Releases | None:  # noqa: ASYNC109 (the HTTP client's timeout)
+    """`Releases` of `name` for a Linux sandbox of `python` on this machine's architecture (the tags
+    `pip download --python-version` takes here); None when no index lists the name."""
+    files = await _json_files(name, indexes, timeout)
+    if not files:
+        return None
+    versions: set[Version] = set()
+    wheels: set[Version] = set()
+    compiled = False
+    for file in files:
+        if file.get("yanked"):
+            continue
+        wheel = _wheel(file, python)
+        version = wheel[0] if wheel is not None else _sdist_version(str(file.get("filename", "")))
+        if version is None or version.is_prerelease:
+            continue
+        versions.add(version)
+        if wheel is not None:
+            compiled = compiled or not wheel[2]
+            if wheel[1]:
+                wheels.add(version)
+    return Releases(tuple(sorted(versions, reverse=True)), frozenset(wheels), compiled)
+
+
+@functools.cache
+def sandbox_tags(python: str) -> frozenset[Tag]:
+    """The wheel tags a CPython `python` installs on this machine's platform (what pip's `--python-version` takes)."""
+    version = tuple(int(p) for p in python.split(".")[:2])
+    platforms = list(platform_tags())
+    return frozenset([*cpython_tags(version, platforms=platforms),
+                      *compatible_tags(version, f"cp{version[0]}{version[1]}", platforms)])
+
+
+def _wheel(file: dict[str, Any], python: str) -> tuple[Version, bool, bool] | None:
+    """(version, installs in the sandbox, pure python) of a listed wheel whose Requires-Python allows `python`;
+    None for an sdist, another file, or a wheel for another Python."""
+    try:
+        _, version, _, tags = parse_wheel_filename(str(file.get("filename", "")))
+        if not SpecifierSet(file.get("requires-python") or "").contains(python):
+            return None
+    except (InvalidWheelFilename, InvalidSpecifier, InvalidVersion):
+        return None
+    pure = any(t.platform == "any" and t.abi == "none" and t.interpreter.startswith("py") for t in tags)
+    fits = tags & sandbox_tags(python)
+    own_abi = f"cp{python.replace('.', '')}"  # a wheel for this Python's own ABI, not abi3 or pure
+    frozen = ABI_FROZEN.get(python, "")
+    if fits and all(t.abi == own_abi for t in fits) and str(file.get("upload-time") or "9")[:10] < frozen:
+        fits = frozenset()  # built against an alpha or beta of this Python: its ABI was not final (coverage 6.1.2)
+    return version, bool(fits), pure
+
+
+def _sdist_version(filename: str) -> Version | None:
+    try:
+        return parse_sdist_filename(filename)[1]
+    except (InvalidSdistFilename, InvalidVersion):
+        return None
+
+
+async def _json_files(name: str, indexes: list[str] | None, timeout: float) -> list[dict[str, Any]]:  # noqa: ASYNC109
+    """The files every index lists for `name` (PEP 691 JSON); [] when none can be read."""
+    urls = indexes if indexes is not None else await asyncio.to_thread(index_urls)
+    found: list[dict[str, Any]] = []
     async with httpx.AsyncClient(timeout=timeout, follow_redirects=True) as client:
         for index in urls:
             try:
@@ -200,13 +294,5 @@ async def wheel_versions(name: str, python: str, indexes: list[str] | None = Non
                 files = page.json().get("files", []) if page.status_code == 200 else []
             except (httpx.HTTPError, ValueError):
                 continue
-            for file in files:
-                try:
-                    _, version, _, tags = parse_wheel_filename(str(file.get("filename", "")))
-                    allowed = SpecifierSet(file.get("requires-python") or "").contains(python)
-                except (InvalidWheelFilename, InvalidSpecifier):
-                    continue
-                pure = any(t.interpreter in ("py3", "py2.py3") or t.interpreter.startswith("py3") for t in tags)
-                if allowed and pure and not file.get("yanked") and not version.is_prerelease:
-                    found.add(version)
-    return sorted(found, reverse=True)
+            found += [f for f in files if isinstance(f, dict)]
+    return found

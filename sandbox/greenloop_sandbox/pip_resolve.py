@@ -3,7 +3,9 @@
 `pip download --only-binary=:all:` fetches wheels; pip reads their metadata from the file, so no
 package code runs. A requirement with no wheel (`No matching distribution found for X`) has its sdist
 fetched as a file (pip_index.py) and handed to `build`, which makes a wheel of it in a container
-(sdist_build.py); the next download finds that wheel beside the others and resolves its dependencies.
+(sdist_build.py); the next download finds that wheel beside the others and resolves its dependencies. A
+build requirement only the sdist's setup code names (`setup_requires`: pip asks for it inside the build and
+finds none) is fetched as wheels too and the build tried again, a bounded number of times.
 Without `build` (the local backend) such a requirement is refused with a message saying why.
 """
 
@@ -27,6 +29,7 @@ from greenloop_sandbox.values import ExecResult, InstalledFile, InstallResult, S
 
 Build = Callable[[Path, Path, Path], Awaitable[ExecResult]]  # (sdist, its build wheels, where the wheel goes)
 MAX_BUILDS = 5
+MAX_SETUP_REQUIRES = 3  # builds of one sdist again, each with a build requirement its setup code named
 PYTHON = "3.11"  # the image's python (Debian bookworm)
 NO_WHEEL = re.compile(r"No matching distribution found for (\S+)")
 SOURCE_ONLY = ("{spec} has no wheel for this Python, only a source distribution, and building one runs "
@@ -67,7 +70,8 @@ async def resolve_wheels(packages: list[str], dest: Path, work: Path, build: Bui
         if isinstance(made, str):
             return _failed(made, start)
         built.update(dict.fromkeys(made, sdist))
-    return _failed(f"more than {MAX_BUILDS} packages would have to be built from source; not installed.", start)
+    return _failed(f"more than {MAX_BUILDS} packages would have to be built from source ({', '.join(sorted(tried))} "
+                   "and more); not installed.", start)
 
 
 async def _build(sdist: IndexFile, work: Path, dest: Path, build: Build, timeout: float) -> list[str] | str:  # noqa: ASYNC109
@@ -81,6 +85,16 @@ async def _build(sdist: IndexFile, work: Path, dest: Path, build: Build, timeout
                 f"{(got.stderr + got.stdout)[-1500:]}")
     before = await asyncio.to_thread(_wheel_names, dest)
     res = await build(work / "sdist" / sdist.filename, wheels, dest)
+    asked: set[str] = set()
+    for _ in range(MAX_SETUP_REQUIRES):  # what only its setup code names (`setup_requires`), fetched as wheels
+        needed = NO_WHEEL.search(res.stdout + res.stderr)
+        if res.ok or needed is None or needed[1] in asked:
+            break
+        asked.add(needed[1])
+        got = await run_host(wheel_argv([needed[1]], wheels), cwd=wheels, timeout=timeout)
+        if not got.ok:
+            break
+        res = await build(work / "sdist" / sdist.filename, wheels, dest)
     if not res.ok:
         why = "ran longer than its timeout and was stopped" if res.timed_out else f"failed (exit code {res.exit_code})"
         return (f"building {sdist.filename} from source in the sandbox (no network) {why}; not installed:\n"

@@ -125,6 +125,21 @@ async def test_an_sdist_whose_build_fails_or_hangs_is_said_and_nothing_runs_here
 
 
 @pytest.mark.docker
+async def test_a_build_requirement_only_the_setup_code_names_is_fetched_and_the_build_tried_again(
+        docker_images: None, index: PackageIndex, tmp_path: Path) -> None:
+    # avro-python3's setup.py asks for isort and pycodestyle (`setup_requires`): pip asks for them inside the build
+    marker = tmp_path / "ran" / "marker"
+    helper, needs = unique_name(), unique_name()
+    index.add_wheel(helper, "2.0")
+    module = index.add_sdist(needs, "1.0", marker, value=5, setup_args=f"setup_requires=[{helper!r}]")
+    async with DockerSandbox(load_template("python")) as sb:
+        res = await sb.install([needs])
+        assert res.ok, res.stderr
+        assert (await sb.exec(["python3", "-c", f"import {module}; assert {module}.VALUE == 5"])).ok
+    assert not marker.exists()
+
+
+@pytest.mark.docker
 async def test_a_wheel_only_package_installs_as_before(docker_images: None) -> None:
     async with DockerSandbox(load_template("python")) as sb:
         res = await sb.install(["six==1.16.0"])

@@ -31,15 +31,19 @@ class PackageIndex:
         self.files: dict[str, bytes] = {}
         self.listed: dict[str, str] = {}  # file name -> the sha256 the page shows
         self.projects: dict[str, list[str]] = {}
+        self.uploaded: dict[str, str] = {}  # file name -> the PEP 700 upload-time its JSON page gives
         self.url = ""
 
-    def add_sdist(self, name: str, version: str, marker: Path, *, body: str = "", value: int = 42) -> str:
+    def add_sdist(self, name: str, version: str, marker: Path, *, body: str = "", value: int = 42,
+                  setup_args: str = "") -> str:
         """An sdist of `name` with module `<name with _>` (VALUE = value); its setup.py writes `marker`, then
-        runs `body` (python, e.g. a sleep or a raise), then setup(). Returns the module name."""
+        runs `body` (python, e.g. a sleep or a raise), then setup() with `setup_args` too (e.g. `setup_requires=
+        ['x']`). Returns the module name."""
         module = name.replace("-", "_")
         setup = (f"import os\nos.makedirs({str(marker.parent)!r}, exist_ok=True)\n"
                  f"open({str(marker)!r}, 'w').write('setup.py ran here')\n{body}\n"
-                 f"from setuptools import setup\nsetup(name={name!r}, version={version!r}, py_modules=[{module!r}])\n")
+                 f"from setuptools import setup\nsetup(name={name!r}, version={version!r}, py_modules=[{module!r}]"
+                 f"{', ' + setup_args if setup_args else ''})\n")
         top = f"{module}-{version}"
         members = {f"{top}/setup.py": setup, f"{top}/{module}.py": f"VALUE = {value}\n",
                    f"{top}/PKG-INFO": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"}
@@ -54,21 +58,23 @@ class PackageIndex:
         self.add_file(name, filename, buf.getvalue())
         return module
 
-    def add_wheel(self, name: str, version: str, *, value: int = 42, module: str = "", body: str = "") -> str:
-        """A pure-python wheel of `name` with module `module` (default `<name with _>`; VALUE = value, after
-        `body`, python run on import, e.g. a raise); returns the module name."""
+    def add_wheel(self, name: str, version: str, *, value: int = 42, module: str = "", body: str = "",
+                  tag: str = "py3-none-any") -> str:
+        """A wheel of `name` with module `module` (default `<name with _>`; VALUE = value, after `body`, python
+        run on import, e.g. a raise), pure python unless `tag` says a platform (a made-up compiled release:
+        its code is still python); returns the module name."""
         module = module or name.replace("-", "_")
         info = f"{name.replace('-', '_')}-{version}.dist-info"
         files = {f"{module}.py": f"{body}\nVALUE = {value}\n",
                  f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
-                 f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+                 f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: {tag}\n",
                  f"{info}/top_level.txt": f"{module}\n"}
         files[f"{info}/RECORD"] = "".join(f"{path},,\n" for path in files) + f"{info}/RECORD,,\n"
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w") as zf:
             for path, text in files.items():
                 zf.writestr(path, text)
-        self.add_file(name, f"{name.replace('-', '_')}-{version}-py3-none-any.whl", buf.getvalue())
+        self.add_file(name, f"{name.replace('-', '_')}-{version}-{tag}.whl", buf.getvalue())
         return module
 
     def add_file(self, name: str, filename: str, data: bytes) -> None:
@@ -82,7 +88,8 @@ class PackageIndex:
         if names is None:
             return None
         if json_api:
-            files = [{"filename": n, "url": f"/files/{n}", "hashes": {"sha256": self.listed[n]}} for n in names]
+            files = [{"filename": n, "url": f"/files/{n}", "hashes": {"sha256": self.listed[n]},
+                      **({"upload-time": self.uploaded[n]} if n in self.uploaded else {})} for n in names]
             return json.dumps({"meta": {"api-version": "1.0"}, "name": project, "files": files}).encode()
         links = "".join(f'<a href="/files/{n}#sha256={self.listed[n]}">{n}</a>\n' for n in names)
         return f"<!DOCTYPE html><html><body>\n{links}</body></html>\n".encode()

@@ -227,7 +227,7 @@ class ChangeSet(BaseModel):
 class EnvironmentIssue(BaseModel):
     """Why a project's tests cannot run in the sandbox as it is: where, the runner's words, the class, the fix."""
 
-    problem: Literal["removed_api", "test_tool", "dependency_api", "project_import"]
+    problem: Literal["removed_api", "test_tool", "dependency_api", "project_import", "no_wheel", "test_config"]
     file: str | None = None  # workspace-relative
     line: int | None = None
     message: str = ""  # the runner's own error line

@@ -100,6 +100,15 @@ async def test_the_projects_own_pytest_pin_wins_over_the_sandboxs(tmp_path: Path
     assert (first.passed, first.failed) == (1, 1)
 
 
+async def test_the_pytest_a_projects_range_installed_is_the_one_named(tmp_path: Path, scripted_llm: Any,
+                                                                       make_settings: Any) -> None:
+    ws = write_project(tmp_path / "ws", {"requirements-dev.txt": "pytest<7\n", **CALC_TESTS})
+    scripted_llm.script("no idea")
+    events, _ = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
+    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    assert ready.test_tool == "pytest 6.2.5 (the project's range: pytest<7)", ready.lines  # not the image's 7.2.1
+
+
 async def test_test_code_on_a_removed_name_gets_the_pytest_that_does_not_run_it(tmp_path: Path, scripted_llm: Any,
                                                                                 make_settings: Any) -> None:
     # a nose-style module `setup` calling a name Python 3.9 removed: pytest 7 and 8 run it, pytest 9 does not

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from packaging.version import InvalidVersion, Version
 
 from greenloop.agent.events import EnvironmentIssue
 from greenloop_sandbox.languages import Language
+from greenloop_sandbox.packages import normal_name
 from greenloop_sandbox.parsers.common import runner_message
 from greenloop_sandbox.report import TestFailure, TestReport
 
@@ -76,6 +77,26 @@ def dependency_api_issue(failure: TestFailure, in_workspace: Callable[[str], boo
         problem="dependency_api", file=file, line=line, message=_said(failure),
         fix=(f"`{api}` is not in {dist} {version} (installed){nor}; the project was written for an older {dist}: "
              f"pin `{dist}<{bound}` in {where}, or port the call to {dist} {version}."))
+
+
+def no_wheel_issue(report: TestReport, language: Language, python: str, unavailable: Collection[str],
+                   in_workspace: Callable[[str], bool]) -> EnvironmentIssue | None:
+    """A test failing on a missing module of a package the environment step could not install because no release
+    of it has a wheel for `python` (`unavailable`: normal names); None when no failure is that."""
+    if not language.missing_module or not unavailable:
+        return None
+    for failure in report.failures:
+        found = re.search(language.missing_module, f"{failure.message}\n{failure.traceback}")
+        name = normal_name(found[1].partition(".")[0]) if found else ""
+        if name in unavailable:
+            file, line = _place(failure, in_workspace)
+            return EnvironmentIssue(
+                problem="no_wheel", file=file, line=line, message=_said(failure),
+                fix=(f"{name} has no wheel for Python {python} in any release, and the sandbox cannot build it from "
+                     "source (it has no compiler). Set project.image to an image with an older Python the project "
+                     f"supports and {language.test_tool or 'its test tools'} (for example one built FROM "
+                     "python:3.8-slim), or move the project to a release of it published for this Python."))
+    return None
 
 
 def _removed_api(text: str, language: Language, python: str) -> tuple[str, str] | None:

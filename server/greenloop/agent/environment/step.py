@@ -24,18 +24,19 @@ from packaging.version import InvalidVersion, Version
 
 from greenloop.agent.changes.declared import declared_packages
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.environment import dependency_versions, tool_versions
-from greenloop.agent.environment.diagnosis import diagnose
+from greenloop.agent.environment import dependency_versions, installs, test_config, tool_versions
+from greenloop.agent.environment.diagnosis import diagnose, no_wheel_issue
 from greenloop.agent.environment.sources import DECLARED, version_sources
+from greenloop.agent.environment.wheels import declared_ranges
 from greenloop.agent.events import EnvironmentIssue, EnvironmentReady
 from greenloop.agent.ports import Refused, SandboxPort
+from greenloop_sandbox.languages import Language
 from greenloop_sandbox.packages import normal_name, package_name
 from greenloop_sandbox.pip_resolve import PYTHON
 from greenloop_sandbox.report import TestReport
 
 _IMAGE_TOOLS = {"pip", "setuptools", "wheel", "python"}  # the image's own tooling: never installed over
 PTH = "greenloop-project.pth"
-MAX_ALONE, MAX_ALONE_SECONDS = 20, 300.0  # declared ranges installed one by one when they do not install together
 
 
 @dataclass
@@ -51,6 +52,7 @@ class EnvironmentStep:
     packages: list[str] = field(default_factory=list)
     tool: str = ""
     wanted: list[str] = field(default_factory=list)  # every spec of the source used, installed or already there
+    unavailable: list[str] = field(default_factory=list)  # normal names with no wheel for this Python (wheels.py)
     started: float = field(default_factory=time.monotonic)
 
     async def prepare(self) -> None:
@@ -58,28 +60,29 @@ class EnvironmentStep:
         installed = await self._installed()
         language = self.sandbox.language
         own = {normal_name(n) for n in _own_names(self.copy)}
+        installer = installs.Installer(self.sandbox, self.python, declared_ranges(declared_packages(self.copy)),
+                                       self.lines, self.unavailable)
         for pins in version_sources(self.copy, self.python, self.interpreter):
             if not pins.specs:
                 self.lines.append(f"{pins.source}: not used, {pins.reason}")
                 continue
-            specs = [s for s in pins.specs if package_name(s) not in own | _IMAGE_TOOLS
-                     and not _satisfied(s, installed)]
-            if specs:
-                result = await self.sandbox.install(specs)
-                if isinstance(result, Refused) or not result.ok:
-                    why = result.reason if isinstance(result, Refused) else _tail(result.stderr + result.stdout)
-                    if pins.source != DECLARED:
-                        self.lines.append(f"{pins.source}: not installed, falling back to the next source ({why})")
-                        continue
-                    self.lines.append(f"{pins.source}: not installed together ({why}); one by one instead")
-                    specs = await self._one_by_one(specs)
+            wanted = [s for s in pins.specs if package_name(s) not in own | _IMAGE_TOOLS
+                      and not _satisfied(s, installed)]
+            specs = await installer.install_source(pins.source, wanted, pins.source == DECLARED) if wanted else []
+            if specs is None:
+                continue
             self.source, self.packages, self.wanted = pins.source, specs, list(pins.specs)
-            self.lines.append(f"{pins.source}: {len(pins.specs)} package(s), {len(specs)} installed")
+            kept = {package_name(s) for s in specs}
+            gone = [s for s in wanted if package_name(s) not in kept]
+            self.lines.append(f"{pins.source}: {len(pins.specs)} package(s), {len(specs)} installed"
+                              + (f"; not installed: {', '.join(gone)}" if gone else ""))
             break
         tool = language.test_tool if language is not None else ""
-        pinned = next((s for s in self.packages if package_name(s) == normal_name(tool) and "==" in s), "")
-        if pinned:
-            self.tool = f"{tool} {pinned.split('==', 1)[1]} (the project pins it)"
+        own_tool = next((s for s in self.packages if tool and package_name(s) == normal_name(tool)), "")
+        if "==" in own_tool:
+            self.tool = f"{tool} {own_tool.split('==', 1)[1]} (the project pins it)"
+        elif own_tool and (now := (await self._installed()).get(normal_name(tool))):
+            self.tool = f"{tool} {now} (the project's range: {own_tool})"
         elif tool and (have := installed.get(normal_name(tool))):
             self.tool = f"{tool} {have} (the sandbox's)"
         await self._import_roots()
@@ -90,6 +93,11 @@ class EnvironmentStep:
         issue = diagnose(report, language, self.python, self._in_workspace)
         if language is None:
             return report, None
+        if issue is None and (refusal := test_config.read(report, language, self.copy)) is not None:
+            return await self._configured_plugins(language, refusal, report, test_ids, timeout)
+        if issue is None and (stop := no_wheel_issue(report, language, self.python, self.unavailable,
+                                                     self._in_workspace)) is not None:
+            return report, stop
         if issue is None:
             moved = await dependency_versions.find(self.sandbox, report, self.copy)
             return (report, None) if moved is None else await self._older_dependency(moved, report, test_ids, timeout)
@@ -139,6 +147,46 @@ class EnvironmentStep:
             return found.report, None
         return await self.sandbox.run_tests(test_ids, timeout=timeout), None
 
+    async def _configured_plugins(self, language: Language, refusal: test_config.OptionsRefused, report: TestReport,
+                                  test_ids: list[str] | None,
+                                  timeout: float) -> tuple[TestReport, EnvironmentIssue | None]:  # noqa: ASYNC109
+        """The plugins whose options the project's configuration passes, installed when the project declares them
+        and the tests run again; else the issue naming what to declare (test_config.py)."""
+        where, tool = refusal.file or "the project's pytest configuration", language.test_tool or "the test tool"
+        named = test_config.plugins(refusal.options, language)
+        options, plugins = " ".join(refusal.options), sorted(set(named.values()))
+        self.lines.append(f"{tool} refuses the options {options} that {where} passes: {refusal.message}")
+        declared = {p: test_config.declaring_file(self.copy, p) for p in plugins}
+        unknown = [o for o in refusal.options if o not in named]
+        if plugins and not unknown and all(declared.values()):
+            specs = [test_config.spec_in(self.copy, declared[p], p) for p in plugins]
+            result = await self.sandbox.install(specs)
+            if isinstance(result, Refused) or not result.ok:
+                why = result.reason if isinstance(result, Refused) else installs.tail(result.stderr + result.stdout)
+                self.lines.append(f"{', '.join(specs)} (declared in {', '.join(sorted(set(declared.values())))}): "
+                                  f"not installed ({why})")
+            else:
+                self.packages.extend(specs)
+                self.lines.append(f"{', '.join(specs)} installed: the project declares it "
+                                  f"({', '.join(sorted(set(declared.values())))}) and {where} passes its options")
+                again = await self.sandbox.run_tests(test_ids, timeout=timeout)
+                if test_config.read(again, language, self.copy) is None:
+                    return again, None
+                self.lines.append(f"{tool} still refuses the options with {', '.join(specs)}")
+        if unknown:
+            fix = (f"{where} passes {' '.join(unknown)}, which {tool} does not know here: the plugin that gives it is "
+                   "not installed. Declare that plugin with the project's test requirements (for example in "
+                   "requirements-dev.txt), or take the option out of the configuration.")
+        elif not all(declared.values()):
+            missing = [p for p in plugins if not declared[p]]
+            fix = (f"{where} passes {options}, options of {', '.join(missing)}, which the project does not declare: "
+                   f"add {', '.join(missing)} to its test requirements (for example requirements-dev.txt) and the "
+                   "environment step installs it.")
+        else:
+            fix = (f"{where} passes {options}, options of {', '.join(plugins)}, which the project declares but which "
+                   "did not install or take them here; see the environment lines.")
+        return report, refusal.issue(fix)
+
     def event(self, issue: EnvironmentIssue | None = None) -> EnvironmentReady:
         what = f"{len(self.packages)} package(s) from {self.source}" if self.source else "no packages of the project's"
         summary = "environment: " + "; ".join(p for p in (what, self.tool) if p)
@@ -147,23 +195,6 @@ class EnvironmentStep:
             summary += f"; the tests cannot run here ({issue.problem.replace('_', ' ')} at {where}: {issue.message})"
         return EnvironmentReady(summary=summary, lines=list(self.lines), source=self.source, packages=self.packages,
                                 test_tool=self.tool, seconds=round(time.monotonic() - self.started, 3), problem=issue)
-
-    async def _one_by_one(self, specs: list[str]) -> list[str]:
-        """The declared ranges that install alone (at most MAX_ALONE, in MAX_ALONE_SECONDS): a conflict between
-        two of them, or one with no wheel for this Python, costs that one, not all of them."""
-        kept: list[str] = []
-        start = time.monotonic()
-        for spec in specs[:MAX_ALONE]:
-            if time.monotonic() - start > MAX_ALONE_SECONDS:
-                self.lines.append(f"stopped installing one by one after {MAX_ALONE_SECONDS:.0f}s")
-                break
-            result = await self.sandbox.install([spec])
-            if isinstance(result, Refused) or not result.ok:
-                why = result.reason if isinstance(result, Refused) else _tail(result.stderr + result.stdout)
-                self.lines.append(f"{spec}: not installed ({why})")
-            else:
-                kept.append(spec)
-        return kept
 
     def _tool_version(self) -> Version | None:
         try:
@@ -239,12 +270,3 @@ def _satisfied(spec: str, installed: Mapping[str, str]) -> bool:
     except InvalidRequirement:
         return False
 
-
-def _tail(text: str) -> str:
-    """The line of an install's output that says why: pip's conflict or missing distribution, else its error."""
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    for key in ("No matching distribution", "depends on", "requires", "conflict", "ERROR:"):
-        said = [line for line in lines if key in line and "pip.pypa.io" not in line]
-        if said:
-            return " ".join(said[:2])[:300]
-    return lines[-1][:300] if lines else "no output"
