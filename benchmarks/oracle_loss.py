@@ -119,8 +119,8 @@ def classify(result: dict[str, Any], record: Record, fix: ReferenceFix | None, t
     if outcome in ("skipped", "not_reproduced") or (outcome == "error" and not record.events):
         return loss(CLASSES[0], str(result.get("error", ""))[:160])
     if outcome == "environment":  # the environment step stopped the run before any round: its own diagnosis
-        done = next((e for e in record.events if e.get("kind") == "done"), {})
-        return loss(CLASSES[0], str(done.get("summary", ""))[:160])
+        stop = next((e for e in record.events if e.get("kind") == "done"), {})
+        return loss(CLASSES[0], str(stop.get("summary", ""))[:160])
     runs = [e for e in record.events if e.get("kind") in ("tests_ran", "candidate_tested")]
     texts = [json.dumps(e.get("failures", [])) + str(e.get("reason", "")) for e in runs]
     if any(_WRONG_ID.search(t) for t in texts):
