@@ -59,16 +59,19 @@ class PackageIndex:
         return module
 
     def add_wheel(self, name: str, version: str, *, value: int = 42, module: str = "", body: str = "",
-                  tag: str = "py3-none-any") -> str:
+                  tag: str = "py3-none-any", entry_points: str = "") -> str:
         """A wheel of `name` with module `module` (default `<name with _>`; VALUE = value, after `body`, python
         run on import, e.g. a raise), pure python unless `tag` says a platform (a made-up compiled release:
-        its code is still python); returns the module name."""
+        its code is still python; `entry_points`: its entry_points.txt, e.g. a pytest11 plugin); returns the
+        module name."""
         module = module or name.replace("-", "_")
         info = f"{name.replace('-', '_')}-{version}.dist-info"
         files = {f"{module}.py": f"{body}\nVALUE = {value}\n",
                  f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
                  f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: {tag}\n",
                  f"{info}/top_level.txt": f"{module}\n"}
+        if entry_points:
+            files[f"{info}/entry_points.txt"] = entry_points
         files[f"{info}/RECORD"] = "".join(f"{path},,\n" for path in files) + f"{info}/RECORD,,\n"
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w") as zf:

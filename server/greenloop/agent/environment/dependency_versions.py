@@ -154,7 +154,7 @@ async def remedy(sandbox: SandboxPort, moved: Moved, python: str, allowed: Speci
 
 def declaring_file(copy: WorkingCopy, dist: str) -> str:
     """The project file that names `dist` (where its pin belongs); requirements.txt when none does."""
-    wanted = normal_name(dist)
+    wanted = normal_name(dist).replace("_", "-")  # as the text is read: `_` and `.` written `-`
     for path in sorted(copy.paths()):
         name = PurePosixPath(path).name
         if (name.endswith(".txt") and "requirements" in name) or name in ("pyproject.toml", "setup.cfg", "setup.py"):

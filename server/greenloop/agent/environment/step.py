@@ -3,7 +3,8 @@ importable, and a first run's environment problems remedied or said.
 
 `prepare` installs the first version source that installs (sources.py; a failed one is a line and the
 next is tried) and puts the project's import roots (a `src/` layout, `[tool.pytest.ini_options]
-pythonpath`) on the sandbox's path. `settle` reads the first test run (diagnosis.py): the test tool
+pythonpath`) on the sandbox's path. `settle` reads the first test run: a package the step installed that
+stopped it before any test ran is left out (broken_installs.py); then (diagnosis.py) the test tool
 refusing the tests gets an older release (tool_versions.py), and so does a dependency that no longer has a
 name the project uses (dependency_versions.py); a problem no remedy removes ends the run
 with outcome "environment" (exit code 3) before any candidate is made or model asked. The user's
@@ -13,6 +14,7 @@ files are never touched; only the sandbox's image changes.
 from __future__ import annotations
 
 import json
+import re
 import time
 import tomllib
 from collections.abc import Mapping
@@ -24,7 +26,13 @@ from packaging.version import InvalidVersion, Version
 
 from greenloop.agent.changes.declared import declared_packages
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.environment import dependency_versions, installs, test_config, tool_versions
+from greenloop.agent.environment import (
+    broken_installs,
+    dependency_versions,
+    installs,
+    test_config,
+    tool_versions,
+)
 from greenloop.agent.environment.diagnosis import diagnose, no_wheel_issue
 from greenloop.agent.environment.sources import DECLARED, version_sources
 from greenloop.agent.environment.wheels import declared_ranges
@@ -90,9 +98,10 @@ class EnvironmentStep:
     async def settle(self, report: TestReport, test_ids: list[str] | None, timeout: float) -> tuple[TestReport, EnvironmentIssue | None]:  # noqa: ASYNC109
         """The first run's report after the remedies, and the problem none of them removed (None: the loop may go on)."""
         language = self.sandbox.language
-        issue = diagnose(report, language, self.python, self._in_workspace)
         if language is None:
             return report, None
+        report = await self._without_broken_installs(report, test_ids, timeout)
+        issue = diagnose(report, language, self.python, self._in_workspace)
         if issue is None and (refusal := test_config.read(report, language, self.copy)) is not None:
             return await self._configured_plugins(language, refusal, report, test_ids, timeout)
         if issue is None and (stop := no_wheel_issue(report, language, self.python, self.unavailable,
@@ -125,6 +134,36 @@ class EnvironmentStep:
                              f"none of the {len(found.tried)} release(s) tried runs its tests on Python {self.python}, "
                              "so it may need an older Python too: set project.image.")
         return report, issue
+
+    async def _without_broken_installs(self, report: TestReport, test_ids: list[str] | None,
+                                       timeout: float) -> TestReport:  # noqa: ASYNC109
+        """The run again without each package this step installed that stopped it before any test ran
+        (broken_installs.py); the report as it is when there is none."""
+        language = self.sandbox.language
+        tool = (language.test_tool if language is not None else "") or "the test tool"
+        for _ in range(broken_installs.MAX_REMOVED):
+            spec = ""
+            for module in broken_installs.stopping_modules(report):  # deepest first: the first the step installed
+                owners = await self.sandbox.run_command(["python3", "-c", broken_installs.OWNERS, module], seconds=60)
+                if spec := broken_installs.installed_owner(owners or "", self.packages):
+                    break
+            name = package_name(spec) if spec else ""
+            if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", name):
+                break
+            stopped = broken_installs.said(report)
+            result = await self.sandbox.run_setup(f"python3 -m pip uninstall -y --break-system-packages --disable-pip-version-check {name}")
+            if isinstance(result, Refused) or not result.ok:
+                why = result.reason if isinstance(result, Refused) else installs.tail(result.stderr + result.stdout)
+                self.lines.append(f"{spec} stops {tool} before any test ran ({stopped}) and could not be left out "
+                                  f"({why})")
+                break
+            self.packages.remove(spec)
+            where = test_config.declaring_file(self.copy, name)
+            self.lines.append(f"{spec} left out: {tool} stopped in it before any test ran ({stopped}); "
+                              + (f"the project declares it in {where}: take it out there" if where else
+                                 "take it out of the project's requirements") + " if its tests no longer need it")
+            report = await self.sandbox.run_tests(test_ids, timeout=timeout)
+        return report
 
     async def _older_dependency(self, moved: dependency_versions.Moved, report: TestReport, test_ids: list[str] | None,
                                 timeout: float) -> tuple[TestReport, EnvironmentIssue | None]:  # noqa: ASYNC109

@@ -1,0 +1,65 @@
+"""A package the environment step installed that stops the test tool before any test ran: left out, and said.
+
+An old project may declare a test plugin that today's test tool cannot load: pytest-catchlog (merged into
+pytest 3.3) calls `py.builtin` when pytest loads its entry point, and pytest 7.2 and later have no
+`py.builtin`. The run then stops in that plugin's module, before a test or the project's code ran; the
+project's own tests are not at fault, and an older pytest does not help on this Python. So when the first
+run ran no test and the deepest library frame of its traceback that is a module of a distribution this
+step installed itself is found, that distribution is uninstalled in the sandbox's image and the tests run again; the
+environment line names it and where the project declares it. A distribution the image had before the step
+is never removed, and at most `MAX_REMOVED` are.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from greenloop_sandbox.packages import normal_name, package_name
+from greenloop_sandbox.report import TestReport
+
+MAX_REMOVED = 2
+MAX_PROBES = 4  # library modules of one traceback asked about in the sandbox
+_LIBRARY_FRAME = re.compile(r"/(?:site|dist)-packages/(?P<top>[A-Za-z_]\w*)(?:/|\.py\b)")
+# run in the sandbox: the distributions that provide a top-level module (nothing is imported)
+OWNERS = ("import importlib.metadata as md, json, sys; "
+          "print(json.dumps(md.packages_distributions().get(sys.argv[1], [])))")
+
+
+def stopping_modules(report: TestReport) -> list[str]:
+    """The top-level library modules of the traceback of a run that ran no test, deepest first, at most
+    `MAX_PROBES` ([] when a test ran). The deepest may be the test tool's own (`pytest.__getattr__` raising for
+    a name it no longer has): the module at fault is the deepest one the step installed."""
+    if report.cases:
+        return []
+    tops: list[str] = []
+    for failure in report.failures:
+        for found in reversed(list(_LIBRARY_FRAME.finditer(f"{failure.message}\n{failure.traceback}"))):
+            if found["top"] not in tops:
+                tops.append(found["top"])
+    return tops[:MAX_PROBES]
+
+
+def installed_owner(owners_json: str, installed: list[str]) -> str:
+    """The spec among `installed` (what the step installed) whose distribution provides the module, per the
+    sandbox's `OWNERS` output; "" when none of them does."""
+    owners: set[str] = set()
+    for line in owners_json.splitlines():  # stdout, then stderr: the line that is a JSON list
+        try:
+            found = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(found, list):
+            owners = {normal_name(str(d)) for d in found}
+            break
+    return next((spec for spec in installed if package_name(spec) in owners), "")
+
+
+def said(report: TestReport) -> str:
+    """The line the run stopped with: the failure's last line that names an error."""
+    for failure in report.failures:
+        lines = [ln.strip() for ln in f"{failure.message}\n{failure.traceback}".splitlines() if ln.strip()]
+        errors = [ln for ln in lines if re.search(r"\b\w*(?:Error|Exception)\b:", ln)]
+        if errors or lines:
+            return (errors or lines)[-1].removeprefix("E ").strip()[:200]
+    return ""
