@@ -56,6 +56,7 @@ CLASSES = (
     "other (read the record)",
 )
 RIGHT = ("same", "equivalent")
+_ECHO = re.compile(r"changes? nothing|changes none of the definitions")  # the reply gave the code back
 _WRONG_ID = re.compile(r"file or directory not found|found no collectors|no tests ran|not found: ")
 
 
@@ -142,7 +143,8 @@ def classify(result: dict[str, Any], record: Record, fix: ReferenceFix | None, t
         return loss(CLASSES[6], f"shown {len(seen)} of {len(set(truth))}: {', '.join(sorted(seen))}")
     rejected = [e for e in record.events if e.get("kind") == "candidate_tested" and e.get("status") == "rejected"
                 and route_name(str(e.get("route") or "")) != SmallEditsForm.route and _about(str(e.get("target", "")), truth)
-                and not str(e.get("reason", "")).startswith("the same change as")]  # a repeat is no failure to apply
+                and not str(e.get("reason", "")).startswith("the same change as")  # a repeat is no failure to apply
+                and not _ECHO.search(str(e.get("reason", "")))]  # nor the oracle's echo of a def it was not shown
     if rejected:
         return loss(CLASSES[7], str(rejected[0].get("reason", ""))[:160])
     paths = {d.split("::", 1)[0] for d in truth}

@@ -66,6 +66,9 @@ def test_each_lost_cell_gets_its_class(tmp_path: Path) -> None:
                   [function("Circle.area"), function("ratio")]),
         "rej-1": ({"outcome": "stuck"}, [rejected("the search text matches 2 places"), *stuck],
                   [function("Circle.area"), function("ratio")]),
+        "echo-1": ({"outcome": "stuck"}, [rejected("the reply's `area` is the same as the one in the file: it "
+                                                   "changes nothing"), *stuck],  # an echo is no failure to apply
+                   [function("Circle.area"), function("ratio")]),
         "judged-1": ({"outcome": "green", "extra": {"kind": "model", "verdict": {"name": "unknown"}}},
                      [{"kind": "done", "outcome": "green", "changes": {"files": [{"path": PATH, "after": FIXED}]}}], []),
         "judged-2": ({"outcome": "green", "extra": {"kind": "model", "verdict": {"name": "unknown"}}},
@@ -88,6 +91,7 @@ def test_each_lost_cell_gets_its_class(tmp_path: Path) -> None:
         "ids-1": "tests rerun under the wrong id",
         "dup-1": "fix needs lines outside defs",  # `from math import inf`; a repeated reply is no failure to apply
         "rej-1": "reply could not be applied",
+        "echo-1": "fix needs lines outside defs",  # as dup-1: the next rule that fits
         "judged-1": "",  # the verdict did not finish, the truth defs are the reference's
         "judged-2": "green, not the fix (model reply)",
         "env-1": "tests could not run (environment)",
@@ -95,6 +99,6 @@ def test_each_lost_cell_gets_its_class(tmp_path: Path) -> None:
         "budget-1": "rounds ran out before the right def was asked",
     }
     text = loss_table.table(loss_table.losses("realbugs", out, out.parent / "set" / "cases.jsonl"), "t")
-    assert "14 cells: 6 green, **2 green and right**, 12 lost; median 0 s per cell that ran." in text
+    assert "15 cells: 6 green, **2 green and right**, 13 lost; median 0 s per cell that ran." in text
     assert "did not finish: judged-1." in text
     assert "| shown only part of a multi-def fix | 2 | greenpart-1, part-1 |" in text
