@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 
+from greenloop.agent.environment import diagnosis
 from greenloop_sandbox.packages import normal_name, package_name
 from greenloop_sandbox.report import TestReport
 
@@ -56,10 +57,5 @@ def installed_owner(owners_json: str, installed: list[str]) -> str:
 
 
 def said(report: TestReport) -> str:
-    """The line the run stopped with: the failure's last line that names an error."""
-    for failure in report.failures:
-        lines = [ln.strip() for ln in f"{failure.message}\n{failure.traceback}".splitlines() if ln.strip()]
-        errors = [ln for ln in lines if re.search(r"\b\w*(?:Error|Exception)\b:", ln)]
-        if errors or lines:
-            return (errors or lines)[-1].removeprefix("E ").strip()[:200]
-    return ""
+    """The line the run stopped with (diagnosis.said of its first failure)."""
+    return diagnosis.said(report.failures[0])[:200] if report.failures else ""

@@ -44,14 +44,14 @@ def diagnose(report: TestReport, language: Language | None, python: str,
             older = _before(release)
             file, line = _place(failure, in_workspace)
             return EnvironmentIssue(
-                problem="removed_api", file=file, line=line, message=_said(failure),
+                problem="removed_api", file=file, line=line, message=said(failure),
                 fix=(f"`{api}` was removed in Python {release}, and the sandbox has Python {python}: this project "
                      f"needs Python {older} or older. Set project.image to an image with that Python and "
                      f"{language.test_tool or 'its test tools'} (for example one built FROM python:{older}-slim), "
                      "or port the call."))
         if language.test_tool_error and re.search(language.test_tool_error, text):
             file, line = _place(failure, in_workspace)
-            return EnvironmentIssue(problem="test_tool", file=file, line=line, message=_said(failure), fix="")
+            return EnvironmentIssue(problem="test_tool", file=file, line=line, message=said(failure), fix="")
     return None
 
 
@@ -74,7 +74,7 @@ def dependency_api_issue(failure: TestFailure, in_workspace: Callable[[str], boo
         bound = version
     nor = f" nor in {', '.join(lacking)}" if lacking else ""
     return EnvironmentIssue(
-        problem="dependency_api", file=file, line=line, message=_said(failure),
+        problem="dependency_api", file=file, line=line, message=said(failure),
         fix=(f"`{api}` is not in {dist} {version} (installed){nor}; the project was written for an older {dist}: "
              f"pin `{dist}<{bound}` in {where}, or port the call to {dist} {version}."))
 
@@ -91,7 +91,7 @@ def no_wheel_issue(report: TestReport, language: Language, python: str, unavaila
         if name in unavailable:
             file, line = _place(failure, in_workspace)
             return EnvironmentIssue(
-                problem="no_wheel", file=file, line=line, message=_said(failure),
+                problem="no_wheel", file=file, line=line, message=said(failure),
                 fix=(f"{name} has no wheel for Python {python} in any release, and the sandbox cannot build it from "
                      "source (it has no compiler). Set project.image to an image with an older Python the project "
                      f"supports and {language.test_tool or 'its test tools'} (for example one built FROM "
@@ -137,5 +137,6 @@ def _place(failure: TestFailure, in_workspace: Callable[[str], bool]) -> tuple[s
     return failure.file, failure.line
 
 
-def _said(failure: TestFailure) -> str:
+def said(failure: TestFailure) -> str:
+    """What the runner said of the failure: its own error line, else the message's first line."""
     return runner_message(failure.traceback) or (failure.message.strip().splitlines() or [""])[0]
