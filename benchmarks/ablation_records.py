@@ -44,6 +44,7 @@ RUNG_OF_WHY = (  # the start of a round's `why` -> its rung (agent/repair/rungs/
     ("the top-ranked functions together", "several"),
     ("the top-ranked function", "function"),
     ("the lines to change in the long top-ranked function", "region"),
+    ("the next-ranked functions together", "next ranked"),
     ("the next-ranked function", "next function"),  # removed rung (decision ablation): older stores
     ("the whole file, once", "oneshot"),
     ("the whole file", "anew or file"),  # removed rung (decision ablation): older stores

@@ -380,7 +380,7 @@ class LoopSettings(_Section):
         default_factory=list,
         description="Rungs of the repair ladder not tried (for ablations), by name: \"settle\", \"install\", "
         "\"missing name\", \"broken file\", \"properties\", \"checks\", \"small edits\", \"function\", "
-        "\"hotter\", \"anew\", \"region\", \"blocks\", \"several\", \"trim\" (agent/repair/ladder.py); e.g. [\"hotter\"]. A name that is "
+        "\"hotter\", \"anew\", \"region\", \"blocks\", \"several\", \"next ranked\", \"trim\" (agent/repair/ladder.py); e.g. [\"hotter\"]. A name that is "
         "no rung ends the run with an error.",
     )
     second_look: bool = Field(

@@ -197,3 +197,17 @@ def test_several_asks_the_top_def_with_its_callees_then_the_path_from_the_test(t
              if a.why.startswith("the top-ranked functions together")]
     groups = [[t.symbol for t in (a.target, *a.also)] for a in found]
     assert groups == [["big", "helper", "rule"], ["factory", "rule"]]
+
+
+def test_several_then_asks_the_defs_ranked_past_its_first_group_that_no_request_showed(tmp_path: Path) -> None:
+    # a bug in a def ranked 5th: after the top group, the next-ranked defs are asked a group at a time,
+    # each def once, one alone too (rungs/next_ranked.py); else the run stops "stuck" with rounds left
+    source = "".join(f"def f{n}(x):\n    return x + {n}\n\n\n" for n in range(8))
+    copy = WorkingCopy(tmp_path, {"mod.py": source.encode(), "test_mod.py": b""})
+    ranked = [Location("mod.py", f"f{n}", "function", 4 * n + 1, 4 * n + 2, 1.0 - n / 10, "frames",
+                       role="target" if n == 0 else "ranked") for n in range(8)]
+    found = [a for a in ladder(ranked, TestReport(failed=1), copy, TestFiles()) if a.route == "function"
+             and "functions together" in a.why]
+    groups = [(a.why.split()[1], [t.symbol for t in (a.target, *a.also)]) for a in found]
+    assert groups == [("top-ranked", ["f0", "f1", "f2"]), ("next-ranked", ["f3", "f4", "f5"]),
+                      ("next-ranked", ["f6", "f7"])]

@@ -41,6 +41,7 @@ from greenloop.agent.repair.rungs import (
     hotter,
     install,
     missing_name,
+    next_ranked,
     oneshot,
     properties,
     region,
@@ -63,6 +64,7 @@ ORDER: tuple[Rung, ...] = (
     region.RUNG,  # a long top function: the lines to change, in place of the whole def asked above
     blocks.RUNG,  # SEARCH/REPLACE blocks on the top file
     several.RUNG,  # the top-ranked functions together, several of them changed in one reply
+    next_ranked.RUNG,  # the defs ranked past those groups that no request showed, a group at a time
     failing_tests.RUNG,  # tests that may change: the failing checks, placed right after the first rung (its `place`)
 )
 ONESHOT: tuple[Rung, ...] = (oneshot.RUNG,)  # `loop.strategy = "oneshot"`: the baseline's one rung

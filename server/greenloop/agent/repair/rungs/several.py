@@ -103,18 +103,24 @@ class Several(Rung):
     name = "several"
 
     def applies(self, state: LadderState) -> list[Approach]:
-        first = _group(group_order(state))
-        path = _group([loc for loc in state.unshown if loc.role == "path"])
-        out: list[Approach] = []
-        if len(first) >= 2:
-            out.append(Approach(SEVERAL, first[0], "the top-ranked functions together", also=tuple(first[1:])))
-        if len(path) >= 2 and {(t.path, t.start_line) for t in path} != {(t.path, t.start_line) for t in first}:
+        first, path = asked_groups(state)
+        out = [Approach(SEVERAL, first[0], "the top-ranked functions together", also=tuple(first[1:]))] if first else []
+        if path:
             out.append(Approach(SEVERAL, path[0], "the top-ranked functions together, from the failing test's calls",
                                 also=tuple(path[1:])))
         return out
 
 
-def _group(order: list[Location]) -> list[Target]:
+def asked_groups(state: LadderState) -> tuple[list[Target], list[Target]]:
+    """The groups this rung asks ([] where it asks none): the top def's, then the failing test's calls' when it differs."""
+    first = group(group_order(state))
+    path = group([loc for loc in state.unshown if loc.role == "path"])
+    first = first if len(first) >= 2 else []
+    differs = {(t.path, t.start_line) for t in path} != {(t.path, t.start_line) for t in first}
+    return first, path if len(path) >= 2 and differs else []
+
+
+def group(order: list[Location]) -> list[Target]:
     """The first of `order` that fit together: MAX_DEFS at most, MAX_LINES in all, none overlapping another."""
     chosen: list[Target] = []
     for loc in order:
