@@ -8,6 +8,7 @@ from pathlib import Path
 from packaging.version import Version
 
 from greenloop.agent.changes.working_copy import WorkingCopy
+from greenloop.agent.environment import tool_requires
 from greenloop.agent.environment.diagnosis import diagnose
 from greenloop.agent.environment.locks import read_lock
 from greenloop.agent.environment.sources import version_sources
@@ -112,3 +113,18 @@ def test_the_search_tries_the_newest_then_each_older_major_bounded() -> None:
                                      "3.10.1", "2.9.2")]
     assert [str(v) for v in candidates(versions, Version("7.4.4"))] == ["8.3.5", "7.2.1", "6.2.5", "5.4.3", "4.6.11"]
     assert [str(v) for v in candidates(versions, None)] == ["8.3.5", "7.4.4", "6.2.5", "5.4.3", "4.6.11"]
+
+
+def test_a_pin_outside_the_test_tools_requirements_is_found_and_others_are_not() -> None:
+    # the sandbox's `tool_requires.REQUIRES` output for pytest 7.2.1 (importlib.metadata's own spelling)
+    output = ('warning on stdout\n["7.2.1", ["attrs (>=19.2.0)", "iniconfig", "pluggy (<2.0,>=0.12)", '
+              '"tomli (>=1.0.0) ; python_version < \\"3.11\\"", "colorama ; sys_platform == \\"win32\\"", '
+              '"hypothesis (>=3.56) ; extra == \'testing\'"]]\n')
+    version, requires = tool_requires.read(output, "3.11")
+    assert version == "7.2.1" and sorted(requires) == ["attrs", "iniconfig", "pluggy"]  # markers read for 3.11
+    assert sorted(tool_requires.read(output, "3.10")[1]) == ["attrs", "iniconfig", "pluggy", "tomli"]
+    assert str(tool_requires.outside("attrs==18.1.0", requires)) == "attrs>=19.2.0"
+    assert str(tool_requires.outside("pluggy==0.6.0", requires)) == "pluggy<2.0,>=0.12"
+    for spec in ("attrs==19.3.0", "attrs>=17", "iniconfig==0.1", "six==1.0", "not a spec !"):
+        assert tool_requires.outside(spec, requires) is None, spec  # within, a range, no range, not the tool's
+    assert tool_requires.read("not json\n", "3.11") == ("", {})

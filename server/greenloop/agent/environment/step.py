@@ -31,6 +31,7 @@ from greenloop.agent.environment import (
     dependency_versions,
     installs,
     test_config,
+    tool_requires,
     tool_versions,
 )
 from greenloop.agent.environment.diagnosis import diagnose, no_wheel_issue
@@ -70,12 +71,16 @@ class EnvironmentStep:
         own = {normal_name(n) for n in _own_names(self.copy)}
         installer = installs.Installer(self.sandbox, self.python, declared_ranges(declared_packages(self.copy)),
                                        self.lines, self.unavailable)
+        tool = language.test_tool if language is not None else ""
+        tool_version, tool_requires = await self._tool_requires(tool)
         for pins in version_sources(self.copy, self.python, self.interpreter):
             if not pins.specs:
                 self.lines.append(f"{pins.source}: not used, {pins.reason}")
                 continue
             wanted = [s for s in pins.specs if package_name(s) not in own | _IMAGE_TOOLS
                       and not _satisfied(s, installed)]
+            if not any(package_name(s) == normal_name(tool) for s in pins.specs):  # the sandbox's tool stays
+                wanted = self._within_tool(wanted, pins.source, f"{tool} {tool_version}", tool_requires)
             specs = await installer.install_source(pins.source, wanted, pins.source == DECLARED) if wanted else []
             if specs is None:
                 continue
@@ -85,7 +90,6 @@ class EnvironmentStep:
             self.lines.append(f"{pins.source}: {len(pins.specs)} package(s), {len(specs)} installed"
                               + (f"; not installed: {', '.join(gone)}" if gone else ""))
             break
-        tool = language.test_tool if language is not None else ""
         own_tool = next((s for s in self.packages if tool and package_name(s) == normal_name(tool)), "")
         if "==" in own_tool:
             self.tool = f"{tool} {own_tool.split('==', 1)[1]} (the project pins it)"
@@ -240,6 +244,25 @@ class EnvironmentStep:
             return Version(self.tool.split()[1]) if len(self.tool.split()) > 1 else None
         except InvalidVersion:
             return None
+
+    async def _tool_requires(self, tool: str) -> tuple[str, dict[str, Requirement]]:
+        """The sandbox's test tool's version and requirements on this Python (tool_requires.py)."""
+        if not tool:
+            return "", {}
+        output = await self.sandbox.run_command(["python3", "-c", tool_requires.REQUIRES, tool], seconds=60)
+        return tool_requires.read(output or "", self.python)
+
+    def _within_tool(self, wanted: list[str], source: str, tool: str, requires: dict[str, Requirement]) -> list[str]:
+        """`wanted` without the pins outside the sandbox's test tool's requirements, each said in a line."""
+        kept: list[str] = []
+        for spec in wanted:
+            if (needed := tool_requires.outside(spec, requires)) is None:
+                kept.append(spec)
+                continue
+            self.lines.append(f"{spec} ({source}) not installed: {tool} (the sandbox's) needs {needed}, and the "
+                              f"image's copy stays; pin {tool.split()[0]} in the project's test requirements to use "
+                              "the versions of its day")
+        return kept
 
     def _in_workspace(self, path: str) -> bool:
         return self.copy.read(path) is not None
