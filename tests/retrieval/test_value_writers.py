@@ -139,9 +139,13 @@ def test_the_index_records_each_way_of_writing_an_attribute() -> None:
     assert method.writes == ("self.a", "self.b", "o.c", "self.d", "o.e", "o.f", "o.g")
     js = extract("t.js", b"class A { m() { this.a = 1; this.b += 1; this.c++; return this.d; } }").definitions
     assert js[-1].writes == ("this.a", "this.b", "this.c")
+    rust = extract("t.rs", b"impl A { fn m(&mut self) { self.a = 1; self.b += 2; let c = self.c; } }").definitions
+    assert rust[-1].writes == ("self.a", "self.b")
 
 
 def test_reads_on_a_line_leave_out_calls_assignment_targets_and_strings() -> None:
     line = "self.total = f(self.items, key=obj.rate, label='x.y') + self.count() + 1.5  # self.z"
     assert reads(line) == [("self", "items"), ("obj", "rate")]
     assert reads("x = self.config.level + a[0].size") == [("self", "config"), ("config", "level"), ("", "size")]
+    assert reads("half = self.total // self.parts") == [("self", "total"), ("self", "parts")]  # `//` divides
+    assert reads("const half = this.total; // this.parts", "javascript") == [("this", "total")]

@@ -24,7 +24,8 @@ _PER_FRAME = 3  # attributes followed per frame, those with the fewest writers f
 _OTHER_FILE = 0.5  # what a writer in another file than the frame keeps
 _MISSING = re.compile(r"AttributeError: (?!module ).*?has no attribute '(?P<name>\w+)'")
 _STRING = re.compile(r"""(?P<q>['"])(?:\\.|(?!(?P=q)).)*(?P=q)""")
-_COMMENT = re.compile(r"\s(?:#|//).*$")
+_COMMENTS = {"python": re.compile(r"#.*$")}  # a line comment, by language (else `//`)
+_SLASHES = re.compile(r"//.*$")
 # `.name` after a name or a bracket, not followed by a call; the receiver is the name just before the dot
 _READ = re.compile(r"(?<=[\w)\]])\s*\.\s*(?P<name>[A-Za-z_]\w*)\b(?!\s*\()")
 _BEFORE = re.compile(r"([A-Za-z_]\w*)\s*$")
@@ -46,9 +47,9 @@ def attribute_writers(index: RepoIndex) -> dict[str, list[tuple[Definition, str]
     return index.derived("attribute_writers", build)
 
 
-def reads(line: str) -> list[tuple[str, str]]:
+def reads(line: str, language: str | None = "python") -> list[tuple[str, str]]:
     """(receiver, attribute) read on a source line: not called, not the target of a plain assignment."""
-    code = _COMMENT.sub("", _STRING.sub("''", line))
+    code = _COMMENTS.get(language or "", _SLASHES).sub("", _STRING.sub("''", line))
     target = _TARGET.search(code)
     if target is not None and _balanced(code[: target.start()]):
         code = code[target.end():]
@@ -59,13 +60,11 @@ def reads(line: str) -> list[tuple[str, str]]:
     return [(receiver, name) for name, receiver in found.items()]
 
 
-def _line(index: RepoIndex, frame: Frame) -> str:
+def _read(index: RepoIndex, frame: Frame) -> list[tuple[str, str]]:
+    """What the frame's line reads."""
     lines = index.lines(frame.path)
-    return lines[frame.line - 1] if 0 < frame.line <= len(lines) else ""
-
-
-def _names(line: str) -> set[str]:
-    return {name for _, name in reads(line)}
+    symbols = index.symbols(frame.path)
+    return reads(lines[frame.line - 1], symbols.language if symbols else None) if 0 < frame.line <= len(lines) else []
 
 
 def _balanced(text: str) -> bool:
@@ -78,16 +77,15 @@ def offer_writers(index: RepoIndex, frames: list[Frame], text: str, evidence: Ev
     Where an `AttributeError` was raised, only the missing attribute is followed: it names the value at fault.
     """
     table = attribute_writers(index)
-    project = [(f, _line(index, f)) for f in frames if not is_test_path(f.path)]
+    project = [(f, _read(index, f)) for f in frames if not is_test_path(f.path)]
     missing = _MISSING.search(text)
     raised = -1  # the frame that reads the missing attribute (else the deepest)
     if missing is not None:
-        raised = next((i for i, (_, line) in enumerate(project) if missing["name"] in _names(line)), 0)
-    for depth, (frame, line) in enumerate(project):
+        raised = next((i for i, (_, read) in enumerate(project) if missing["name"] in {n for _, n in read}), 0)
+    for depth, (frame, read) in enumerate(project):
         reader = index.enclosing(frame.path, frame.line)
         if reader is not None and is_test_definition(reader):
             continue
-        read = reads(line)
         if depth == raised:  # on the object the line reads it from, when it does
             read = [(next((r for r, n in read if n == missing["name"]), ""), missing["name"])] if missing else []
         followed = sorted(((name, _writers(table, name, receiver, reader)) for receiver, name in read),
