@@ -29,6 +29,7 @@ class Definition:
     refs: tuple[str, ...] = ()  # names referenced in its own body (not in nested definitions)
     parent: str | None = None  # symbol of the enclosing definition
     calls: tuple[str, ...] = ()  # the subset of `refs` that its body calls
+    writes: tuple[str, ...] = ()  # attributes its own body assigns, "receiver.name" ("self.x", "o.y" for setattr(o, "y", v))
 
     @cached_property
     def key(self) -> str:

@@ -42,6 +42,7 @@ WEIGHTS: dict[str, float] = {
     "callee": 1.5,  # called by code the test called or the traceback ran
     "nested": 1.5,  # defined inside such code
     "message": 0.5,  # named in the error message
+    "writer": 3.0,  # writes an attribute a traceback frame reads (value_signals.py)
     "module": 4.0,  # in the module under test (named like the test file, or imported by it)
     "bm25": 1.5,  # BM25 score / best score, failure text as the query
     "name_like": 1.0,  # named like the failing test, or like a missing name on the failing line

@@ -4,7 +4,7 @@
 each signal and a note saying where it came from; `rank.py` weighs and sums
 them. Test code is collected apart (`Evidence.spec`): it is the spec, never
 the target. The signals of one failure come from `frame_signals.py`,
-`call_signals.py` and `lexical_signals.py`; those over all failures (`spread`),
+`call_signals.py`, `value_signals.py` and `lexical_signals.py`; those over all failures (`spread`),
 per file (`module`) and the `size` prior are here.
 """
 
@@ -30,6 +30,7 @@ from greenloop.retrieval.graph import module_name
 from greenloop.retrieval.index import RepoIndex, is_test_path
 from greenloop.retrieval.lexical_signals import lexical_index, neighbourhood, offer_bm25, offer_names_like
 from greenloop.retrieval.model import Frame
+from greenloop.retrieval.value_signals import offer_writers
 
 # a test that hung: pytest-timeout, faulthandler's dump, node's and cargo's own words
 _HUNG = re.compile(r"Failed: Timeout \(?>|\+{3,} Timeout \+{3,}|Timeout \(0:|test timed out|has been running for over")
@@ -56,6 +57,7 @@ def collect(index: RepoIndex, failures: Sequence[Failure]) -> Evidence:
         for test in tests:
             one.add_spec(test, f"the failing test {failure.test_id or test.symbol}".strip())
         framed = offer_frames(index, frames, one, hung=_HUNG.search(failure.text) is not None)
+        offer_writers(index, frames, failure.text, one)
         for key in {d.key for d, _ in framed}:
             in_traceback[key] = in_traceback.get(key, 0) + 1
         if not framed and _MISSING_NAME.search(failure.text):

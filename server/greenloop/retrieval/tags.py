@@ -33,6 +33,7 @@ class _RawDef:
     signature_start: int
     refs: list[str] = field(default_factory=list)
     calls: list[str] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)
     parent: _RawDef | None = None
     symbol: str = ""
 
@@ -48,9 +49,10 @@ def extract_as(language: str | None, path: str, data: bytes) -> FileSymbols:
     if language is None:
         return FileSymbols(path=path, language=None, line_count=lines)
     tree = parser(language).parse(data)
-    raw, refs, imports = _captures(tree, language, data)
+    raw, refs, imports, writes = _captures(tree, language, data)
     _nest(raw)
     module_refs = _assign_refs(raw, refs)
+    _assign_writes(raw, writes)
     definitions = tuple(_definition(path, item, data) for item in raw)
     note = "syntax errors: indexed what parsed" if tree.root_node.has_error else ""
     return FileSymbols(
@@ -67,7 +69,7 @@ def extract_as(language: str | None, path: str, data: bytes) -> FileSymbols:
 
 def _captures(
     tree: ts.Tree, language: str, data: bytes
-) -> tuple[list[_RawDef], list[tuple[int, str, bool]], list[str]]:
+) -> tuple[list[_RawDef], list[tuple[int, str, bool]], list[str], list[tuple[int, str]]]:
     # One pass of the query, all captures at once: no Python per match (references are most of them).
     found = ts.QueryCursor(tags_query(language)).captures(tree.root_node)
     refs: list[tuple[int, str, bool]] = []  # (position, name, is a call)
@@ -96,7 +98,8 @@ def _captures(
             raw[key] = _RawDef(kinds[node], _text(name_node, data), node, outer.start_byte, outer.end_byte, head)
     refs.sort()
     definitions = sorted(raw.values(), key=lambda d: (d.start_byte, -d.end_byte))
-    return definitions, refs, list(dict.fromkeys(imports))
+    writes = sorted((n.start_byte, f"{_receiver(n, data)}.{_text(n, data)}") for n in found.get("write", ()))
+    return definitions, refs, list(dict.fromkeys(imports)), writes
 
 
 def _owner(name: ts.Node, definitions: dict[ts.Node, str]) -> ts.Node | None:
@@ -162,6 +165,53 @@ def _assign_refs(raw: list[_RawDef], refs: list[tuple[int, str, bool]]) -> list[
     return module
 
 
+_NAMES = {"identifier", "property_identifier", "field_identifier", "this", "self"}
+_MEMBERS = {"attribute", "member_expression", "field_expression"}
+
+
+def _receiver(write: ts.Node, data: bytes) -> str:
+    """The last name of the object an attribute write is on (`self`, `thread_global`; `config` for `self.config.x`):
+    the member's object, `setattr`'s first argument, or the object whose `__dict__` is written."""
+    parent = write.parent
+    target: ts.Node | None = None
+    if parent is not None and parent.type in _MEMBERS:
+        target = parent.child_by_field_name("object") or parent.child_by_field_name("value")
+    elif parent is not None and parent.type == "string" and parent.parent is not None:
+        holder = parent.parent  # setattr's / setdefault's arguments, or `__dict__[...]`
+        call = holder.parent if holder.type == "argument_list" else None
+        function = call.child_by_field_name("function") if call is not None else None
+        if function is not None and function.type == "identifier":
+            target = holder.named_children[0] if holder.named_children else None
+        else:
+            target = function.child_by_field_name("object") if function is not None else holder.child_by_field_name("value")
+    if target is not None and target.type in _MEMBERS and _member_name(target, data) == "__dict__":
+        target = target.child_by_field_name("object")
+    if target is None:
+        return ""
+    return _text(target, data) if target.type in _NAMES else _member_name(target, data)
+
+
+def _member_name(node: ts.Node, data: bytes) -> str:
+    name = node.child_by_field_name("attribute") or node.child_by_field_name("property") or node.child_by_field_name("field")
+    return _text(name, data) if name is not None else ""
+
+
+def _assign_writes(raw: list[_RawDef], writes: list[tuple[int, str]]) -> None:
+    """Give each attribute write (`@write`) to its innermost definition; module-level writes are dropped."""
+    stack: list[_RawDef] = []
+    index = 0
+    for position, name in writes:
+        while index < len(raw) and raw[index].start_byte <= position:
+            while stack and stack[-1].end_byte <= raw[index].start_byte:
+                stack.pop()
+            stack.append(raw[index])
+            index += 1
+        while stack and stack[-1].end_byte <= position:
+            stack.pop()
+        if stack:
+            stack[-1].writes.append(name)
+
+
 def _definition(path: str, item: _RawDef, data: bytes) -> Definition:
     start = item.node.start_point.row + 1
     outer_start = start - data.count(b"\n", item.start_byte, item.node.start_byte)
@@ -178,6 +228,7 @@ def _definition(path: str, item: _RawDef, data: bytes) -> Definition:
         signature=_signature(item.node, item.signature_start, data),
         refs=tuple(dict.fromkeys(item.refs)),
         calls=tuple(dict.fromkeys(item.calls)),
+        writes=tuple(dict.fromkeys(item.writes)),
         parent=item.parent.symbol if item.parent else None,
     )
 

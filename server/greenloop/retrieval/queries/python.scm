@@ -25,3 +25,17 @@
 (import_statement name: (dotted_name) @import)
 (import_statement name: (aliased_import name: (dotted_name) @import))
 (import_from_statement module_name: (_) @import)
+
+; Attributes a definition writes (@write): `o.x = ...`, `o.x += ...`, `a, o.x = ...`, `setattr(o, "x", ...)`,
+; `o.__dict__.setdefault("x", ...)`, `o.__dict__["x"] = ...` (the value signal's writers, value_signals.py).
+(assignment left: (attribute attribute: (identifier) @write))
+(augmented_assignment left: (attribute attribute: (identifier) @write))
+(assignment left: (pattern_list (attribute attribute: (identifier) @write)))
+(assignment left: (tuple_pattern (attribute attribute: (identifier) @write)))
+(call function: (identifier) @_setattr (#eq? @_setattr "setattr")
+  arguments: (argument_list . (_) . (string (string_content) @write)))
+(call function: (attribute object: (attribute attribute: (identifier) @_dict (#eq? @_dict "__dict__"))
+                           attribute: (identifier) @_setdefault (#eq? @_setdefault "setdefault"))
+  arguments: (argument_list . (string (string_content) @write)))
+(assignment left: (subscript value: (attribute attribute: (identifier) @_dict2 (#eq? @_dict2 "__dict__"))
+                             subscript: (string (string_content) @write)))

@@ -35,3 +35,7 @@
 ; Modules a file uses (@import): preferred when a name is defined in several files.
 (use_declaration argument: (_) @import)
 (mod_item name: (identifier) @import)
+
+; Fields a definition writes (@write): `s.x = ...`, `s.x += ...` (value_signals.py).
+(assignment_expression left: (field_expression field: (field_identifier) @write))
+(compound_assignment_expr left: (field_expression field: (field_identifier) @write))

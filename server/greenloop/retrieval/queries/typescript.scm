@@ -53,3 +53,8 @@
   function: (identifier) @_suite
   arguments: (arguments . (string (string_fragment) @name) . [(arrow_function) (function_expression)])
   (#match? @_suite "^(describe|suite|context)$")) @definition.class
+
+; Properties a definition writes (@write): `o.x = ...`, `o.x += ...`, `o.x++` (value_signals.py).
+(assignment_expression left: (member_expression property: (property_identifier) @write))
+(augmented_assignment_expression left: (member_expression property: (property_identifier) @write))
+(update_expression argument: (member_expression property: (property_identifier) @write))
