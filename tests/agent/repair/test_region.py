@@ -148,7 +148,8 @@ def test_a_long_top_function_is_asked_for_its_region_in_place_of_its_whole_def(t
 
     region = [("region", WHY), ("region", WHY + ", sampled hotter")]
     # the method is most of its file: the anew rung's whole def too is asked as its lines (once per temperature)
-    assert whys() == [*region, ("blocks", "changes in several places")]
+    # then, the ladder above spent, the other ranked def no request asked (rung "next ranked")
+    assert whys() == [*region, ("blocks", "changes in several places"), ("function", "the next-ranked functions together")]
     hot = [a for a in ladder([top], TestReport(failed=1), copy, TestFiles()) if a.route == "region"]
     assert [a.hotter for a in hot] == [0.0, 0.3]  # sampled as the function and hotter rungs' rounds were
     # turned off, the whole def is asked for as before; with only the whole-def rungs off, it still comes
