@@ -32,7 +32,7 @@ from typing import Any
 from greenloop.agent.changes.working_copy import WorkingCopy
 from greenloop.agent.environment.step import EnvironmentStep
 from greenloop.agent.ports import SandboxPort, open_sandbox_for
-from greenloop.bench.realbugs import CASE_TIMEOUT, TEST_TOOLS, expected_error, unpack
+from greenloop.bench.realbugs import CASE_TIMEOUT, TEST_TOOLS, expected_error, recorded_output, unpack
 from greenloop.bench.realbugs_run import not_red
 from greenloop.settings import Settings, load_settings
 from greenloop_sandbox import TestReport
@@ -63,7 +63,7 @@ async def _declared(port: SandboxPort, copy: WorkingCopy, tests: list[str],
 async def run_case(row: dict[str, Any], settings: Settings) -> dict[str, Any]:
     case_id, tests = row["id"], list(row["tests"])
     archive = SET / "cases" / case_id / "workspace.tar.gz"
-    expected = expected_error(archive)
+    expected, recorded = expected_error(archive), recorded_output(archive)
     out: dict[str, Any] = {"id": case_id, "expected": expected}
     with tempfile.TemporaryDirectory(prefix="greenloop-envbench-") as tmp:
         ws = unpack(archive, Path(tmp), case_id)
@@ -76,10 +76,10 @@ async def run_case(row: dict[str, Any], settings: Settings) -> dict[str, Any]:
                     if not why:
                         await port.sync(copy.files())
                         report = await port.run_tests(tests, timeout=settings.sandbox.test_timeout)
-                        why = not_red(report, port.template.language.missing_module, expected)
+                        why = not_red(report, port.template.language.missing_module, expected, recorded)
                 else:
                     report, seconds, summary = await _declared(port, copy, tests, settings.sandbox.test_timeout)
-                    why = not_red(report, port.template.language.missing_module, expected)
+                    why = not_red(report, port.template.language.missing_module, expected, recorded)
                 out[config] = {"runs_for_the_reason": not why, "why_not": why[:300], "seconds": round(seconds, 2),
                                "environment": summary[:600]}
     return out

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from greenloop.bench.realbugs import CASE_TIMEOUT, expected_error, unpack
+from greenloop.bench.realbugs import CASE_TIMEOUT, expected_error, recorded_output, unpack
 from greenloop.bench.realbugs_run import not_red
 from greenloop.bench.suites import Task, load_suite
 from greenloop_sandbox import Limits, open_sandbox, read_tree
@@ -39,7 +39,7 @@ async def check(task: Task) -> dict[str, object]:
             await asyncio.to_thread(subprocess.run, patch, cwd=workspace, check=True)
             await sb.sync(dict(read_tree(workspace)))
             green = await sb.run_tests(tests, timeout=600)
-    why = not_red(red, sb.template.language.missing_module, expected_error(archive))
+    why = not_red(red, sb.template.language.missing_module, expected_error(archive), recorded_output(archive))
     return {"id": task.id, "installed": True, "red": red.summary(), "reproduced": not why, "why": why,
             "fixed_green": green.green, "seconds": round(time.monotonic() - start, 1)}
 

@@ -50,12 +50,15 @@ def realbugs_task(row: dict[str, Any], folder: Path) -> Task:
     )
 
 
+def recorded_output(archive: Path) -> str:
+    """The case's real failing output, as recorded beside its workspace ("" when there is none)."""
+    output = archive.parent / "failing_output.txt"
+    return output.read_text("utf-8", errors="replace") if output.is_file() else ""
+
+
 def expected_error(archive: Path) -> str:
     """The exception the case's real failing output names first (`JSONDecodeError`); "" if none or no output."""
-    output = archive.parent / "failing_output.txt"
-    if not output.is_file():
-        return ""
-    found = _ERROR_LINE.search(output.read_text("utf-8", errors="replace"))
+    found = _ERROR_LINE.search(recorded_output(archive))
     return found.group(1).rsplit(".", 1)[-1] if found else ""
 
 

@@ -27,7 +27,7 @@ from greenloop.agent import ChangeSet, FixRequest, Ports, WorkingCopy, fix, open
 from greenloop.agent.ports import SandboxPort
 from greenloop.bench.cell_outcome import consume
 from greenloop.bench.correctness import VARIANTS, Verdict, after, changed, judge, patched, texts
-from greenloop.bench.realbugs import CASE_TIMEOUT, expected_error, unpack
+from greenloop.bench.realbugs import CASE_TIMEOUT, expected_error, recorded_output, unpack
 from greenloop.bench.tasks import Task
 from greenloop.retrieval.index import is_test_path
 from greenloop.settings import Settings
@@ -54,7 +54,8 @@ async def drive_case(task: Task, tmp: Path, settings: Settings, seen: dict[str, 
                 return _not_run(task, "skipped", f"requirements not installed offline: {why.strip()[-400:]}")
             await ports.sandbox.sync(copy.files())
             red = await ports.sandbox.run_tests(tests, timeout=settings.sandbox.test_timeout)
-            why_not = not_red(red, ports.sandbox.template.language.missing_module, expected_error(archive))
+            why_not = not_red(red, ports.sandbox.template.language.missing_module, expected_error(archive),
+                              recorded_output(archive))
             if why_not:
                 return _not_run(task, "not_reproduced", why_not)
             events = fix(FixRequest(workspace=workspace, test_ids=tests), settings, ports=ports)
@@ -66,10 +67,12 @@ async def drive_case(task: Task, tmp: Path, settings: Settings, seen: dict[str, 
         calls.close()
 
 
-def not_red(report: TestReport, missing_module: str, expected: str = "") -> str:
+def not_red(report: TestReport, missing_module: str, expected: str = "", recorded: str = "") -> str:
     """Why a report of the buggy workspace is not the case's red state ("" when it is).
 
     `expected` is the exception the real failing output names; the sandbox's failures must name it too.
+    A missing module is the environment's, unless the real failing output (`recorded`) misses the same one:
+    then it is the bug's (code that asks for a module by a wrong name).
     """
     if report.green:
         return f"the named tests pass in the sandbox ({report.summary()})"
@@ -77,7 +80,7 @@ def not_red(report: TestReport, missing_module: str, expected: str = "") -> str:
         return f"the named tests did not run ({report.summary()}): {report.raw.strip()[-300:]}"
     text = "\n".join(f.message + "\n" + f.traceback for f in report.failures) or report.raw
     found = re.search(missing_module, text) if missing_module else None
-    if found:
+    if found and found.group(0) not in recorded:
         return f"the tests fail only because a module is missing ({found.group(0)})"
     if expected and expected not in text:
         first = report.failures[0].message.strip()[:200] if report.failures else report.summary()
