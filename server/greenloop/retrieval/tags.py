@@ -7,6 +7,7 @@ process; the index caches its result by content hash.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from sys import intern
 
@@ -143,12 +144,11 @@ def _nest(raw: list[_RawDef]) -> None:
         stack.append(item)
 
 
-def _assign_refs(raw: list[_RawDef], refs: list[tuple[int, str, bool]]) -> list[str]:
-    """Give each reference to its innermost definition; return the module-level rest."""
-    module: list[str] = []
+def _innermost(raw: list[_RawDef], positions: Iterable[int]) -> Iterator[_RawDef | None]:
+    """The innermost definition around each position, in ascending order (None at module level)."""
     stack: list[_RawDef] = []
     index = 0
-    for position, name, call in refs:
+    for position in positions:
         while index < len(raw) and raw[index].start_byte <= position:
             while stack and stack[-1].end_byte <= raw[index].start_byte:
                 stack.pop()
@@ -156,12 +156,19 @@ def _assign_refs(raw: list[_RawDef], refs: list[tuple[int, str, bool]]) -> list[
             index += 1
         while stack and stack[-1].end_byte <= position:
             stack.pop()
-        if stack:
-            stack[-1].refs.append(name)
-            if call:
-                stack[-1].calls.append(name)
-        else:
+        yield stack[-1] if stack else None
+
+
+def _assign_refs(raw: list[_RawDef], refs: list[tuple[int, str, bool]]) -> list[str]:
+    """Give each reference to its innermost definition; return the module-level rest."""
+    module: list[str] = []
+    for (_, name, call), owner in zip(refs, _innermost(raw, (r[0] for r in refs)), strict=True):
+        if owner is None:
             module.append(name)
+            continue
+        owner.refs.append(name)
+        if call:
+            owner.calls.append(name)
     return module
 
 
@@ -198,18 +205,9 @@ def _member_name(node: ts.Node, data: bytes) -> str:
 
 def _assign_writes(raw: list[_RawDef], writes: list[tuple[int, str]]) -> None:
     """Give each attribute write (`@write`) to its innermost definition; module-level writes are dropped."""
-    stack: list[_RawDef] = []
-    index = 0
-    for position, name in writes:
-        while index < len(raw) and raw[index].start_byte <= position:
-            while stack and stack[-1].end_byte <= raw[index].start_byte:
-                stack.pop()
-            stack.append(raw[index])
-            index += 1
-        while stack and stack[-1].end_byte <= position:
-            stack.pop()
-        if stack:
-            stack[-1].writes.append(name)
+    for (_, name), owner in zip(writes, _innermost(raw, (w[0] for w in writes)), strict=True):
+        if owner is not None:
+            owner.writes.append(name)
 
 
 def _definition(path: str, item: _RawDef, data: bytes) -> Definition:
