@@ -34,6 +34,7 @@ from greenloop.agent.environment.step import EnvironmentStep
 from greenloop.agent.ports import SandboxPort, open_sandbox_for
 from greenloop.bench.realbugs import CASE_TIMEOUT, TEST_TOOLS, expected_error, recorded_output, unpack
 from greenloop.bench.realbugs_run import not_red
+from greenloop.cli import stop_like_ctrl_c
 from greenloop.settings import Settings, load_settings
 from greenloop_sandbox import TestReport
 
@@ -106,6 +107,7 @@ def table(rows: list[dict[str, Any]], missing: list[str]) -> str:
 
 
 def main() -> int:
+    stop_like_ctrl_c([])
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True, help="JSONL of finished cases (resumed)")
     parser.add_argument("--limit", type=int, default=0, help="at most this many cases on disk (0: all)")
@@ -136,7 +138,11 @@ def main() -> int:
             print(f"[envbench] stopped: {args.seconds:.0f}s spent", file=sys.stderr, flush=True)
             break
         print(f"[envbench] {row['id']} ...", file=sys.stderr, flush=True)
-        result = asyncio.run(run_case(row, settings))
+        try:  # SIGTERM cancels the case as Ctrl-C does: its sandboxes are removed, no container is left behind
+            result = asyncio.run(run_case(row, settings))
+        except KeyboardInterrupt:
+            print(f"[envbench] stopped during {row['id']}", file=sys.stderr, flush=True)
+            break
         done[row["id"]] = result
         with args.out.open("a") as fh:
             fh.write(json.dumps(result) + "\n")

@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     received: list[int] = []
-    previous = _stop_like_ctrl_c(received)
+    previous = stop_like_ctrl_c(received)
     try:
         return int(args.func(args))
     except GreenloopError as exc:
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(sig, handler)
 
 
-def _stop_like_ctrl_c(received: list[int]) -> dict[int, _Handler]:
+def stop_like_ctrl_c(received: list[int]) -> dict[int, _Handler]:
     """Make SIGTERM/SIGHUP act as SIGINT: inside `asyncio.run` that cancels the run's task, so every
     `finally` and `__aexit__` runs (Python's default for SIGTERM is to die without any of them, which
     would leave the run's container and the embedded model server behind). Returns the old handlers."""
