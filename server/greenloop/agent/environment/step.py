@@ -72,15 +72,16 @@ class EnvironmentStep:
         installer = installs.Installer(self.sandbox, self.python, declared_ranges(declared_packages(self.copy)),
                                        self.lines, self.unavailable)
         tool = language.test_tool if language is not None else ""
-        tool_version, tool_requires = await self._tool_requires(tool)
+        required: tuple[str, dict[str, Requirement]] | None = None  # the sandbox's tool's, read when first needed
         for pins in version_sources(self.copy, self.python, self.interpreter):
             if not pins.specs:
                 self.lines.append(f"{pins.source}: not used, {pins.reason}")
                 continue
             wanted = [s for s in pins.specs if package_name(s) not in own | _IMAGE_TOOLS
                       and not _satisfied(s, installed)]
-            if not any(package_name(s) == normal_name(tool) for s in pins.specs):  # the sandbox's tool stays
-                wanted = self._within_tool(wanted, pins.source, f"{tool} {tool_version}", tool_requires)
+            if wanted and not any(package_name(s) == normal_name(tool) for s in pins.specs):  # the sandbox's tool stays
+                required = required or await self._tool_requires(tool)
+                wanted = self._within_tool(wanted, pins.source, f"{tool} {required[0]}", required[1])
             specs = await installer.install_source(pins.source, wanted, pins.source == DECLARED) if wanted else []
             if specs is None:
                 continue
