@@ -81,7 +81,7 @@ class EnvironmentStep:
                       and not _satisfied(s, installed)]
             if wanted and not any(package_name(s) == normal_name(tool) for s in pins.specs):  # the sandbox's tool stays
                 required = required or await self._tool_requires(tool)
-                wanted = self._within_tool(wanted, pins.source, f"{tool} {required[0]}", required[1])
+                wanted = self._within_tool(wanted, pins.source, tool, *required)
             specs = await installer.install_source(pins.source, wanted, pins.source == DECLARED) if wanted else []
             if specs is None:
                 continue
@@ -253,16 +253,17 @@ class EnvironmentStep:
         output = await self.sandbox.run_command(["python3", "-c", tool_requires.REQUIRES, tool], seconds=60)
         return tool_requires.read(output or "", self.python)
 
-    def _within_tool(self, wanted: list[str], source: str, tool: str, requires: dict[str, Requirement]) -> list[str]:
+    def _within_tool(self, wanted: list[str], source: str, tool: str, version: str,
+                     requires: dict[str, Requirement]) -> list[str]:
         """`wanted` without the pins outside the sandbox's test tool's requirements, each said in a line."""
         kept: list[str] = []
         for spec in wanted:
             if (needed := tool_requires.outside(spec, requires)) is None:
                 kept.append(spec)
                 continue
-            self.lines.append(f"{spec} ({source}) not installed: {tool} (the sandbox's) needs {needed}, and the "
-                              f"image's copy stays; pin {tool.split()[0]} in the project's test requirements to use "
-                              "the versions of its day")
+            self.lines.append(f"{spec} ({source}) not installed: {f'{tool} {version}'.strip()} (the sandbox's) needs "
+                              f"{needed}, and the image's copy stays; pin {tool} in the project's test requirements to "
+                              "use the versions of its day")
         return kept
 
     def _in_workspace(self, path: str) -> bool:
