@@ -36,6 +36,10 @@ def test_the_deepest_library_module_of_a_run_that_ran_no_test_is_read_and_its_ow
     assert broken_installs.stopping_modules(stopped_report()) == ["pytest_oldlog", "pluggy"]  # deepest first
     assert broken_installs.stopping_modules(stopped_report(ran=True)) == []  # a test ran: the tests' own business
     assert broken_installs.stopping_modules(stopped_report("app.py:3: in <module>\nE   NameError: x")) == []
+    # a module an ImportError names as lacking a name is the importer's wish (an older release), not a frame
+    named = ("ImportError while loading conftest '/ws/conftest.py'.\nconftest.py:1: in <module>\n    from w.url import _c\n"
+             "E   ImportError: cannot import name '_c' from 'w.url' (/usr/local/lib/python3.11/dist-packages/w/url.py)\n")
+    assert broken_installs.stopping_modules(stopped_report(named)) == []
     owners = 'some warning on stdout\n["pytest-oldlog"]\n'
     assert broken_installs.installed_owner(owners, ["six>=1", "pytest_oldlog"]) == "pytest_oldlog"
     assert broken_installs.installed_owner(owners, ["six>=1"]) == ""  # the image's own: never removed

@@ -170,6 +170,25 @@ async def test_a_dependency_that_moved_on_gets_its_newest_older_release_that_has
 
 
 @pytest.mark.docker
+async def test_a_conftest_that_imports_a_moved_api_gets_the_older_release_not_the_package_left_out(
+        tmp_path: Path, scripted_llm: Any, make_settings: Any, moved_on: tuple[PackageIndex, str, str]) -> None:
+    _, name, module = moved_on
+    ws = project(tmp_path, name, module, name)
+    # imported by the conftest, the ImportError stops pytest before any test, its message naming the installed
+    # module's path: that module is what the project's code wants an older release of, not a frame it stopped in
+    (ws / "conftest.py").write_text("import shout  # noqa: F401\n")
+    scripted_llm.script("no idea")
+    events, done = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
+    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    assert ready.problem is None, ready.lines
+    assert not any("left out" in line for line in ready.lines), ready.lines
+    assert any(line.startswith(f"{name} 1.4.0 kept") for line in ready.lines), ready.lines
+    first = next(e for e in events if isinstance(e, TestsRan))
+    assert (first.passed, first.failed) == (0, 1)
+    assert done.outcome != "environment"
+
+
+@pytest.mark.docker
 def test_when_the_projects_range_allows_no_release_with_the_name_the_run_stops_with_exit_3(
         tmp_path: Path, scripted_llm: Any, capsys: pytest.CaptureFixture[str],
         moved_on: tuple[PackageIndex, str, str]) -> None:

@@ -7,7 +7,10 @@ project's own tests are not at fault, and an older pytest does not help on this 
 run ran no test and the deepest library frame of its traceback that is a module of a distribution this
 step installed itself is found, that distribution is uninstalled in the sandbox's image and the tests run again; the
 environment line names it and where the project declares it. A distribution the image had before the step
-is never removed, and at most `MAX_REMOVED` are.
+is never removed, and at most `MAX_REMOVED` are. A module an ImportError only names as the one lacking a
+name (`cannot import name '_safe_chars' from 'w3lib.url' (/usr/.../dist-packages/w3lib/url.py)`) is not a frame
+the run stopped in: the code that imports it wants an older release of it (dependency_versions.py), and leaving
+it out would only make it missing.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from greenloop_sandbox.report import TestReport
 MAX_REMOVED = 2
 MAX_PROBES = 4  # library modules of one traceback asked about in the sandbox
 _LIBRARY_FRAME = re.compile(r"/(?:site|dist)-packages/(?P<top>[A-Za-z_]\w*)(?:/|\.py\b)")
+_NAMED_BY_IMPORT = re.compile(r"cannot import name .{1,200}? from '[\w.]+' \([^)\n]*\)")  # the importer's wish
 # run in the sandbox: the distributions that provide a top-level module (nothing is imported)
 OWNERS = ("import importlib.metadata as md, json, sys; "
           "print(json.dumps(md.packages_distributions().get(sys.argv[1], [])))")
@@ -35,7 +39,8 @@ def stopping_modules(report: TestReport) -> list[str]:
         return []
     tops: list[str] = []
     for failure in report.failures:
-        for found in reversed(list(_LIBRARY_FRAME.finditer(f"{failure.message}\n{failure.traceback}"))):
+        text = _NAMED_BY_IMPORT.sub("", f"{failure.message}\n{failure.traceback}")
+        for found in reversed(list(_LIBRARY_FRAME.finditer(text))):
             if found["top"] not in tops:
                 tops.append(found["top"])
     return tops[:MAX_PROBES]
