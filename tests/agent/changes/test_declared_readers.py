@@ -147,6 +147,38 @@ def test_setup_py_requirements_read_from_files_are_read_from_those_files(tmp_pat
     assert declared(tmp_path, {"setup.py": by_with}) == []
 
 
+SETUP_PY_CONDITIONS = """\
+import os, platform, sys
+from setuptools import setup
+
+PY2 = sys.version_info[0] == 2
+install_requires = ["python-dateutil>=2.7.5,<3"]
+if sys.platform == "nt":
+    install_requires.append("python-daemon<2.2.0")
+else:
+    install_requires.append("python-daemon")
+if sys.version_info[:3] >= (3, 5, 2):
+    install_requires.append("tornado>=5.0,<7")
+else:
+    install_requires.append("tornado>=5.0,<6")
+if PY2 or sys.version_info < (3, 4):
+    install_requires.append("enum34")
+elif not platform.system().startswith("Win") and os.name == "posix":
+    install_requires.append("uvloop")
+if os.environ.get("READTHEDOCS"):  # not a condition on the interpreter: not read
+    install_requires.append("sphinx")
+tests = ["mock"] if sys.version_info.major < 3 else ["pytest-mock"]
+setup(install_requires=install_requires, tests_require=tests)
+"""
+
+
+def test_setup_py_conditions_on_the_interpreter_are_decided_for_this_python_and_others_are_not_read(
+        tmp_path: Path) -> None:
+    # as luigi's setup.py chose tornado: the branch that holds on this Python (3.11, Linux) is read, and only it
+    assert declared(tmp_path, {"setup.py": SETUP_PY_CONDITIONS}) == [
+        "python-dateutil<3,>=2.7.5", "python-daemon", "tornado<7,>=5.0", "uvloop", "pytest-mock"]
+
+
 TOX_INI = """\
 [tox]
 envlist = py

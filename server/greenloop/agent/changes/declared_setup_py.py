@@ -8,9 +8,13 @@ setup.py files build their lists in a few common shapes, each read here:
 - a dict passed as `setup(**kwargs)`, built as a literal, `dict(...)` or key by key;
 - a requirements file the value reads: a string naming a file of the workspace in the value's expression
   (`open("requirements.txt").read().splitlines()`, `read_file("requirements.in")`), in the body of the
-  function the value calls (`get_requirements()`), or in the `with open(...) as f:` whose name it uses.
-Anything else (a condition, a loop, a value computed at run time) is not read: its requirements are not
-declared where a reader can see them.
+  function the value calls (`get_requirements()`), or in the `with open(...) as f:` whose name it uses;
+- a condition on the interpreter (`if sys.version_info >= (3, 5, 2):`, `sys.platform == "win32"`, `os.name`,
+  `platform.system()`, a name bound to one such as `PY2 = ...`, `x if ... else y`): decided as the environment
+  markers of requirements are (packaging's default environment: this Python, Linux), and only the branch
+  that holds is read, as setuptools would when run there.
+Anything else (another condition, a loop, a value computed at run time) is not read: its requirements are
+not declared where a reader can see them.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import ast
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from packaging.markers import default_environment
 
 Read = Callable[[str], str | None]  # a workspace file's text, None when it has none
 RequirementLines = Callable[[str], list[str]]  # a requirements file's lines (its `-r` includes followed)
@@ -42,6 +48,7 @@ class _Evaluator:
     lines_of: RequirementLines
     names: dict[str, Value | FileRef] = field(default_factory=dict)
     functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    flags: dict[str, bool] = field(default_factory=dict)  # names bound to a condition on the interpreter
 
     def bind(self, body: list[ast.stmt]) -> None:
         for node in body:
@@ -62,10 +69,14 @@ class _Evaluator:
                 self.bind(node.body)
             elif isinstance(node, ast.Try) or (isinstance(node, ast.If) and _is_main_guard(node.test)):
                 self.bind(node.body)
+            elif isinstance(node, ast.If) and (holds := _holds(node.test, self.flags)) is not None:
+                self.bind(node.body if holds else node.orelse)
 
     def _assign(self, target: ast.expr, value_node: ast.expr) -> None:
         value = self.value(value_node)
         if value is None:
+            if isinstance(target, ast.Name) and (holds := _holds(value_node, self.flags)) is not None:
+                self.flags[target.id] = holds
             return
         if isinstance(target, ast.Name):
             self.names[target.id] = value
@@ -105,6 +116,8 @@ class _Evaluator:
             return left + right if isinstance(left, list) and isinstance(right, list) else None
         if isinstance(node, ast.Dict):
             return self._dict(node)
+        if isinstance(node, ast.IfExp) and (holds := _holds(node.test, self.flags)) is not None:
+            return self.value(node.body if holds else node.orelse)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             if node.func.id in _WRAPPERS and len(node.args) == 1 and isinstance(inner := self.value(node.args[0]), list):
                 return inner
@@ -209,3 +222,87 @@ def _workspace_path(text: str) -> str:
 def _is_main_guard(test: ast.expr) -> bool:
     return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
             and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators))
+
+
+_HERE = default_environment()  # what requirement markers are decided against: this Python, this platform
+_ATTRIBUTES: dict[tuple[str, str], object] = {
+    ("sys", "platform"): _HERE["sys_platform"], ("os", "name"): _HERE["os_name"],
+    ("six", "PY2"): _HERE["python_version"].startswith("2."), ("six", "PY3"): _HERE["python_version"].startswith("3.")}
+_CALLS = {("platform", "system"): _HERE["platform_system"],
+          ("platform", "python_implementation"): _HERE["platform_python_implementation"]}
+_VERSION = tuple(int(part) for part in _HERE["python_full_version"].split(".")[:3] if part.isdigit())
+_COMPARE = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+            ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+            ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+
+
+def _holds(test: ast.expr, flags: dict[str, bool]) -> bool | None:
+    """Whether a condition on the interpreter holds here; None for any other condition (not decided)."""
+    if isinstance(test, ast.Name):
+        return flags.get(test.id)
+    if isinstance(test, ast.Attribute):
+        return fact if isinstance(fact := _fact(test), bool) else None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _holds(test.operand, flags)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        parts = [_holds(v, flags) for v in test.values]
+        if None in parts:
+            return None
+        return all(parts) if isinstance(test.op, ast.And) else any(parts)
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr in ("startswith", "endswith") \
+            and isinstance(of := _fact(test.func.value), str) and len(test.args) == 1:
+        arg = _literal(test.args[0])
+        prefixes = (arg,) if isinstance(arg, str) else arg if isinstance(arg, tuple) else None
+        if prefixes is None or not all(isinstance(p, str) for p in prefixes):
+            return None
+        return of.startswith(prefixes) if test.func.attr == "startswith" else of.endswith(prefixes)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _COMPARE:
+        left, right = _fact(test.left), _fact(test.comparators[0])
+        if left is None and right is None:
+            return None
+        left = _literal(test.left) if left is None else left
+        right = _literal(test.comparators[0]) if right is None else right
+        if left is None or right is None:
+            return None
+        try:
+            return bool(_COMPARE[type(test.ops[0])](left, right))
+        except TypeError:
+            return None
+    return None
+
+
+def _fact(node: ast.expr) -> object | None:
+    """The interpreter's value an expression reads (`sys.version_info[:2]`, `sys.platform`, ...); None otherwise."""
+    if isinstance(node, ast.Subscript) and _is(node.value, "sys", "version_info"):
+        index = node.slice
+        if isinstance(index, ast.Slice) and index.lower is None and index.step is None \
+                and isinstance(index.upper, ast.Constant) and isinstance(index.upper.value, int):
+            return _VERSION[:index.upper.value]
+        if isinstance(index, ast.Constant) and isinstance(index.value, int) and 0 <= index.value < len(_VERSION):
+            return _VERSION[index.value]
+        return None
+    if isinstance(node, ast.Attribute) and _is(node.value, "sys", "version_info"):
+        return {"major": _VERSION[0], "minor": _VERSION[1]}.get(node.attr)
+    if _is(node, "sys", "version_info"):
+        return _VERSION
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return _ATTRIBUTES.get((node.value.id, node.attr))
+    if isinstance(node, ast.Call) and not node.args and isinstance(node.func, ast.Attribute) \
+            and isinstance(node.func.value, ast.Name):
+        return _CALLS.get((node.func.value.id, node.func.attr))
+    return None
+
+
+def _is(node: ast.expr, module: str, name: str) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name) \
+        and node.value.id == module
+
+
+def _literal(node: ast.expr) -> object | None:
+    """A constant, or a tuple/list of constants, as Python has it; None for anything else."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return tuple(value) if isinstance(value, list) else value
