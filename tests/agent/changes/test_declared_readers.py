@@ -219,3 +219,11 @@ def test_requirements_files_follow_their_includes_as_pip_does(tmp_path: Path) ->
     [pinned] = version_sources(WorkingCopy(tmp_path, {k: v.encode() for k, v in files.items()}), "3.11")[:1]
     assert pinned.source == "requirements-dev.txt" and pinned.reason == ""
     assert set(pinned.specs) == {"six==1.16.0", "click==8.1.7", "pytest==8.3.5"}
+
+
+def test_a_package_declared_twice_keeps_its_first_range_with_the_extras_of_both(tmp_path: Path) -> None:
+    # as fastapi: pyproject's `anyio` is the first range found, the test requirements add its `[trio]` extra,
+    # which the tests need (pip installs the union of a name's extras too)
+    pyproject = '[project]\nname = "webapp"\ndependencies = ["anyio>=3.7.1,<4.0.0"]\n'
+    assert declared(tmp_path, {"pyproject.toml": pyproject, "requirements-tests.txt": "anyio[trio] >=3.2.1,<4\n"
+                               "pywin32; sys_platform == 'win32'\n"}) == ["anyio[trio]<4.0.0,>=3.7.1"]

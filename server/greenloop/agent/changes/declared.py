@@ -74,11 +74,11 @@ def declared_packages(copy: WorkingCopy) -> list[str]:
             specs.extend(_pipfile(text))
         else:  # a requirements file (REQUIREMENT_FILES)
             specs.extend(lines_of(path))
-    out: dict[str, str] = {}
-    for spec in specs:
+    out: dict[str, Requirement] = {}
+    for spec in specs:  # the first range found for a name is kept, with every file's extras of it (pip's union)
         if (found := _spec(spec)) is not None:
-            out.setdefault(found[0], found[1])
-    return list(out.values())[:MAX_DECLARED]
+            out.setdefault(normal_name(found.name), found).extras.update(found.extras)
+    return [_text(req) for req in out.values()][:MAX_DECLARED]
 
 
 def requirement_lines(read: Read, path: str) -> list[str]:
@@ -179,13 +179,18 @@ def _pipfile(text: str) -> list[str]:
     return found
 
 
-def _spec(text: str) -> tuple[str, str] | None:
-    """(normal name, spec without its marker) for a requirement that applies here; None otherwise."""
+def _spec(text: str) -> Requirement | None:
+    """The requirement without its marker when it applies here; None otherwise."""
     try:
         req = Requirement(text)
     except InvalidRequirement:
         return None
     if req.url or (req.marker is not None and not req.marker.evaluate({"extra": ""})):
         return None
+    req.marker = None
+    return req
+
+
+def _text(req: Requirement) -> str:
     extras = f"[{','.join(sorted(req.extras))}]" if req.extras else ""
-    return normal_name(req.name), f"{req.name}{extras}{req.specifier}"
+    return f"{req.name}{extras}{req.specifier}"
