@@ -3,6 +3,7 @@ a removed standard-library name stops the run, an old conftest gets an older pyt
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -69,11 +70,30 @@ async def test_a_conftest_only_old_pytest_accepts_gets_an_older_pytest(tmp_path:
     assert done.outcome != "environment"
 
 
-async def test_a_conftest_no_pytest_for_this_python_accepts_stops_after_the_bound(
-        tmp_path: Path, scripted_llm: Any, make_settings: Any) -> None:
-    # `Node.get_marker` went in pytest 4, and pytest 3 cannot rewrite asserts on Python 3.11
+async def test_a_conftest_only_pytest_3_accepts_gets_it_with_plain_asserts(tmp_path: Path, scripted_llm: Any,
+                                                                          make_settings: Any) -> None:
+    # `Node.get_marker` went in pytest 4, and pytest 3's assertion rewriting does not compile on Python 3.11:
+    # the search goes down the majors below the refused one, and the runner turns the rewriting off
     ws = write_project(tmp_path / "ws", {
         "conftest.py": "def pytest_runtest_setup(item):\n    if item.get_marker('slow'):\n        pass\n",
+        **CALC_TESTS})
+    scripted_llm.script("no idea")
+    events, done = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
+    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    assert ready.problem is None, ready.lines
+    assert ready.test_tool.startswith("pytest 3.") and ready.test_tool.endswith("(the newest that runs the tests)")
+    assert any("runs with plain asserts" in line for line in ready.lines), ready.lines
+    tried = [line for line in ready.lines if re.match(r"pytest \d+\.\d+\.\d+: ", line)]
+    assert [line.split(":")[0] for line in tried][1:4] == ["pytest 6.2.5", "pytest 5.4.3", "pytest 4.6.11"], tried
+    first = next(e for e in events if isinstance(e, TestsRan))
+    assert (first.passed, first.failed) == (1, 1)  # the tests ran: the code's own failure is left for the rounds
+    assert done.outcome != "environment"
+
+
+async def test_a_conftest_no_pytest_accepts_stops_after_the_bound(
+        tmp_path: Path, scripted_llm: Any, make_settings: Any) -> None:
+    ws = write_project(tmp_path / "ws", {
+        "conftest.py": "def pytest_runtest_setup(item):\n    if item.get_no_such_marker('slow'):\n        pass\n",
         **CALC_TESTS})
     events, done = await collect(fix(FixRequest(ws), make_settings(ws)))
     assert done.outcome == "environment", done.summary

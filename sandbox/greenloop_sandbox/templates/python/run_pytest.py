@@ -3,7 +3,8 @@
 Run as `python3 run_pytest.py <pytest args>` inside the sandbox (baked into the image, or from
 the package on the local backend's host). Not imported by greenloop_sandbox. With GREENLOOP_CASES
 naming a JSON file (greenloop_sandbox/case_times.py writes it), each test gets its own limit and
-the run stops once it can no longer beat the best state (`CaseLimits`).
+the run stops once it can no longer beat the best state (`CaseLimits`). An old pytest whose assertion
+rewriting cannot compile on this Python runs with plain asserts (`plain_asserts`).
 """
 
 from __future__ import annotations
@@ -141,8 +142,45 @@ def plugins() -> list[object]:
     return found
 
 
+PLAIN_NOTE = "greenloop: pytest {version} cannot rewrite asserts on Python {python}; they run plain"
+
+
+def plain_asserts(args: list[str]) -> bool:
+    """Whether this pytest's assertion rewriting fails to compile on this Python, so its asserts must run plain.
+
+    An old pytest (3.x, 4.x) builds syntax trees as the Python of its day did; on Python 3.10 and later
+    `compile` refuses them (`required field "lineno" missing from alias`), in every test module and conftest,
+    before any test ran. The environment step may pick such a release for a project whose tests need an API
+    newer ones removed (`Node.get_marker`), so the rewriter is tried here on two lines; a pytest whose rewriter
+    cannot even be called that way is left as it is."""
+    if any(arg.startswith("--assert") for arg in args):
+        return False
+    import ast
+    import inspect
+
+    source = b"import os\nassert os.sep, 'sep'\n"
+    tree = ast.parse(source)
+    try:
+        from _pytest.assertion import rewrite
+
+        if "source" in inspect.signature(rewrite.rewrite_asserts).parameters:
+            rewrite.rewrite_asserts(tree, source)  # type: ignore[call-arg,unused-ignore]
+        else:
+            rewrite.rewrite_asserts(tree)  # type: ignore[call-arg,unused-ignore]
+    except Exception:  # another pytest's internals: not this check's to judge
+        return False
+    try:
+        compile(tree, "<greenloop-check>", "exec", dont_inherit=True)
+    except (TypeError, ValueError):
+        return True
+    return False
+
+
 def main() -> None:
     sys.path[0] = os.getcwd()  # as `python3 -m pytest` has it: the project's modules import from its root
+    if plain_asserts(sys.argv[1:]):
+        sys.argv.insert(1, "--assert=plain")
+        print(PLAIN_NOTE.format(version=pytest.__version__, python=".".join(map(str, sys.version_info[:2]))))
     code = pytest.main(plugins=plugins())
     sys.stdout.flush()
     sys.stderr.flush()

@@ -128,6 +128,10 @@ class EnvironmentStep:
             self.lines.extend(found.tried)
             if found.kept is not None and found.report is not None:
                 self.tool = f"{language.test_tool} {found.kept} (the newest that runs the tests)"
+                if "cannot rewrite asserts" in found.report.raw:  # the python runner's note (run_pytest.py)
+                    self.lines.append(f"{language.test_tool} {found.kept} runs with plain asserts: its assertion "
+                                      f"rewriting does not compile on Python {self.python}, so a failed assert "
+                                      "shows no values")
                 self.lines.append(f"pin {language.test_tool}=={found.kept} in the project's test requirements so "
                                   "every environment runs this one")
                 if test_ids is None:

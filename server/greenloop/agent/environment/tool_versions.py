@@ -6,8 +6,9 @@ that no longer has a name the project uses).
 Asked when the diagnosis says the test tool refuses the project's test code, or that test code meets a
 removed standard-library name (which test functions run is the tool's choice: pytest 8 runs nose-style
 `setup` functions, pytest 9 does not). The releases come from the package index (pure-python wheels for
-the sandbox's Python, pip_index.wheel_versions); the newest release, then the newest of each older major,
-is installed in turn (a cached image layer, wheels only) and the failing tests run again. The first with which tests run and the tool no longer refuses them is kept;
+the sandbox's Python, pip_index.wheel_versions); the newest release, then the newest of each major older than
+the refused one (`tool_candidates`: a tool removes APIs in a major, it does not bring them back, so the other
+releases of newer majors are skipped), is installed in turn (a cached image layer, wheels only) and the failing tests run again. The first with which tests run and the tool no longer refuses them is kept;
 the others' environments are put back. At most `MAX_TRIES` releases and `MAX_SECONDS` in all.
 """
 
@@ -58,6 +59,16 @@ def candidates(versions: list[Version], refused: Version | None, *, below: Versi
     return [newest[k] for k in sorted(newest, reverse=True)][:limit]
 
 
+def tool_candidates(versions: list[Version], refused: Version | None, limit: int = MAX_TRIES) -> list[Version]:
+    """The newest release (a project written for a newer tool), then the newest of each major below the refused
+    one, newest first (`Node.get_marker`, gone in pytest 4, needs pytest 3: the sixth major down from 9)."""
+    if refused is None:
+        return candidates(versions, refused, limit=limit)
+    newest = [v for v in versions[:1] if v.major > refused.major]
+    older = candidates(versions, refused, below=Version(str(refused.major)), limit=limit - len(newest))
+    return newest + older
+
+
 async def try_releases(sandbox: SandboxPort, dist: str, releases: list[Version], test_ids: list[str] | None,
                        timeout: float, still: Callable[[TestReport], str | None],  # noqa: ASYNC109
                        seconds: float = MAX_SECONDS) -> ToolSearch:
@@ -99,7 +110,7 @@ async def search(sandbox: SandboxPort, language: Language, python: str, refused:
         issue = diagnose(report, language, python, in_workspace)
         return None if report.cases and issue is None else _why(issue, report)
 
-    return await try_releases(sandbox, tool, candidates(versions, refused), test_ids, timeout, still)
+    return await try_releases(sandbox, tool, tool_candidates(versions, refused), test_ids, timeout, still)
 
 
 def _why(issue: EnvironmentIssue | None, report: TestReport) -> str:
