@@ -56,7 +56,8 @@ def run_child(worker: Any, request: dict[str, Any], fds: list[int], learn: str |
         sys.pycache_prefix = os.path.join(worker.private, "pyc")  # read there; written by _cache_bytecode only
         RewriteCache(os.path.join(worker.private, "rewritten")).install()
         _unwarned(worker.preloaded)
-        code = int(worker.runner.pytest.main(request["argv"], plugins=worker.runner.plugins()))
+        argv = worker.runner.arguments(request["argv"])  # as run_pytest.main has them
+        code = int(worker.runner.pytest.main(argv, plugins=worker.runner.plugins()))
         if recorder is not None and learn is not None:
             recorder.save(learn, os.getcwd())
         _cache_bytecode(os.getcwd())

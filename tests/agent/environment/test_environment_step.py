@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from greenloop.agent import FixRequest, fix
-from greenloop.agent.events import EnvironmentReady, IterationStarted, TestsRan
+from greenloop.agent.events import EnvironmentReady, IterationStarted, Message, TestsRan
 from greenloop.cli import main
 from tests.agent.conftest import collect, tree_bytes, write_project
 
@@ -77,7 +77,7 @@ async def test_a_conftest_only_pytest_3_accepts_gets_it_with_plain_asserts(tmp_p
     ws = write_project(tmp_path / "ws", {
         "conftest.py": "def pytest_runtest_setup(item):\n    if item.get_marker('slow'):\n        pass\n",
         **CALC_TESTS})
-    scripted_llm.script("no idea")
+    scripted_llm.script("```python\ndef add(a, b):\n    return a + b\n```\n")
     events, done = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
     ready = next(e for e in events if isinstance(e, EnvironmentReady))
     assert ready.problem is None, ready.lines
@@ -87,7 +87,9 @@ async def test_a_conftest_only_pytest_3_accepts_gets_it_with_plain_asserts(tmp_p
     assert [line.split(":")[0] for line in tried][1:4] == ["pytest 6.2.5", "pytest 5.4.3", "pytest 4.6.11"], tried
     first = next(e for e in events if isinstance(e, TestsRan))
     assert (first.passed, first.failed) == (1, 1)  # the tests ran: the code's own failure is left for the rounds
-    assert done.outcome != "environment"
+    # the rounds' candidate runs (warm runs, on by default) and the coverage pass run it with plain asserts too
+    assert done.outcome == "green", done.summary
+    assert not any(isinstance(e, Message) and "pytest ran no test" in e.text for e in events)
 
 
 async def test_a_conftest_no_pytest_accepts_stops_after_the_bound(

@@ -176,12 +176,18 @@ def plain_asserts(args: list[str]) -> bool:
     return False
 
 
+def arguments(args: list[str]) -> list[str]:
+    """pytest's arguments for this pytest on this Python: `--assert=plain` first when `plain_asserts` says so,
+    with a note on stdout (the environment step reads it). The warm worker's runs take them from here too."""
+    if not plain_asserts(args):
+        return args
+    print(PLAIN_NOTE.format(version=pytest.__version__, python=".".join(map(str, sys.version_info[:2]))))
+    return ["--assert=plain", *args]
+
+
 def main() -> None:
     sys.path[0] = os.getcwd()  # as `python3 -m pytest` has it: the project's modules import from its root
-    if plain_asserts(sys.argv[1:]):
-        sys.argv.insert(1, "--assert=plain")
-        print(PLAIN_NOTE.format(version=pytest.__version__, python=".".join(map(str, sys.version_info[:2]))))
-    code = pytest.main(plugins=plugins())
+    code = pytest.main(arguments(sys.argv[1:]), plugins=plugins())
     sys.stdout.flush()
     sys.stderr.flush()
     # Leave without atexit handlers: multiprocessing joins its children there, so a timed-out

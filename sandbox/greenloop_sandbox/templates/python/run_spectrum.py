@@ -27,7 +27,7 @@ from collections.abc import Generator
 from typing import Any
 
 import pytest
-from run_pytest import plugins
+from run_pytest import arguments, plugins
 
 MARK = "SPECTRUM "
 _MAX_BYTES = 600_000  # the encoded line stays well under the sandbox's output cap
@@ -132,7 +132,7 @@ def main() -> None:
     os.dup2(devnull, 2)
     cov.start()
     try:
-        code = pytest.main([*pytest_args, "-p", "no:cacheprovider", "--capture=no", "-q", *files],
+        code = pytest.main(arguments([*pytest_args, "-p", "no:cacheprovider", "--capture=no", "-q", *files]),
                            plugins=[*plugins(), plugin])
     finally:
         cov.stop()
