@@ -1,31 +1,62 @@
-"""Before/after cells of a bench_versions run, task by task: outcome, verdict, tokens; differences listed."""
-import json, sys
+"""Two sets of bench cells paired by (task, config): outcome, verdict and tokens compared, differences listed.
+
+    python3 parity_table.py BEFORE.jsonl AFTER.jsonl [--strip-config-prefix parity-]
+
+BEFORE and AFTER are bench results files (a bench folder's `.bench/results.jsonl`, or the copies beside this
+file). A config name in AFTER may carry a prefix the other lacks (the e5fc4d3 bench's `parity-plain`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
 from collections import Counter
-out = sys.argv[1]
-def cells(label):
-    rows = {}
-    for l in open(f"{out}/{label}/.bench/results.jsonl"):
-        r = json.loads(l)
-        rows[(r["task"], r["config"])] = r
+from pathlib import Path
+from typing import Any
+
+Key = tuple[str, str]
+
+
+def cells(path: Path, prefix: str = "") -> dict[Key, dict[str, Any]]:
+    rows: dict[Key, dict[str, Any]] = {}
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            rows[(row["task"], row["config"].removeprefix(prefix))] = row
     return rows
-b, a = cells("before"), cells("after")
-same = diff = 0
-summary = Counter()
-for key in sorted(set(b) & set(a)):
-    rb, ra = b[key], a[key]
-    vb = (rb["extra"].get("verdict") or {}).get("name"); va = (ra["extra"].get("verdict") or {}).get("name")
-    tb = rb["prompt_tokens"] + rb["completion_tokens"]; ta = ra["prompt_tokens"] + ra["completion_tokens"]
-    for label, r, v in (("before", rb, vb), ("after", ra, va)):
-        summary[(label, key[1], "green")] += r["outcome"] == "green"
-        summary[(label, key[1], "right")] += v in ("same", "equivalent")
-        summary[(label, key[1], "cells")] += 1
-    if (rb["outcome"], vb, tb) == (ra["outcome"], va, ta):
-        same += 1
-    else:
-        diff += 1
-        print("differs:", key, rb["outcome"], vb, tb, "|", ra["outcome"], va, ta)
-print(f"paired cells: {same + diff}, identical (outcome, verdict, tokens): {same}, differ: {diff}")
-for config in sorted({k[1] for k in summary}):
-    for label in ("before", "after"):
-        print(label, config, {k: summary[(label, config, k)] for k in ("cells", "green", "right")})
-print("only before:", sorted(set(b) - set(a))[:5], "only after:", sorted(set(a) - set(b))[:5])
+
+
+def facts(row: dict[str, Any]) -> tuple[str, str | None, int]:
+    verdict = (row["extra"].get("verdict") or {}).get("name")
+    return row["outcome"], verdict, row["prompt_tokens"] + row["completion_tokens"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("before", type=Path)
+    parser.add_argument("after", type=Path)
+    parser.add_argument("--strip-config-prefix", default="")
+    args = parser.parse_args()
+    before, after = cells(args.before), cells(args.after, args.strip_config_prefix)
+    same, differ = 0, 0
+    summary: Counter[tuple[str, str, str]] = Counter()
+    for key in sorted(set(before) & set(after)):
+        pair = (("before", facts(before[key])), ("after", facts(after[key])))
+        for label, (outcome, verdict, _) in pair:
+            summary[(label, key[1], "cells")] += 1
+            summary[(label, key[1], "green")] += outcome == "green"
+            summary[(label, key[1], "right")] += verdict in ("same", "equivalent")
+        if pair[0][1] == pair[1][1]:
+            same += 1
+        else:
+            differ += 1
+            print("differs:", key, pair[0][1], "|", pair[1][1])
+    print(f"paired cells: {same + differ}, identical (outcome, verdict, tokens): {same}, differ: {differ}")
+    for config in sorted({k[1] for k in summary}):
+        for label in ("before", "after"):
+            print(label, config, {k: summary[(label, config, k)] for k in ("cells", "green", "right")})
+    print("only before:", sorted(set(before) - set(after)), "only after:", sorted(set(after) - set(before)))
+
+
+if __name__ == "__main__":
+    main()
