@@ -40,6 +40,13 @@ def test_the_deepest_library_module_of_a_run_that_ran_no_test_is_read_and_its_ow
     named = ("ImportError while loading conftest '/ws/conftest.py'.\nconftest.py:1: in <module>\n    from w.url import _c\n"
              "E   ImportError: cannot import name '_c' from 'w.url' (/usr/local/lib/python3.11/dist-packages/w/url.py)\n")
     assert broken_installs.stopping_modules(stopped_report(named)) == []
+    # a test module pytest could not collect is an errored case, but no test that ran
+    uncollected = TestReport(errors=1, exit_code=2, raw=STOPPED, cases=[TestCase(test_id="test_app.py::test_app",
+                             outcome="error")], failures=[TestFailure(test_id="test_app.py::test_app", kind="error",
+                             message="collection failure", traceback=STOPPED)])
+    assert broken_installs.stopping_modules(uncollected) == ["pytest_oldlog", "pluggy"]
+    assert broken_installs.now_missing(stopped_report("E   ModuleNotFoundError: No module named 'pytest_oldlog'"),
+                                       "pytest_oldlog")
     owners = 'some warning on stdout\n["pytest-oldlog"]\n'
     assert broken_installs.installed_owner(owners, ["six>=1", "pytest_oldlog"]) == "pytest_oldlog"
     assert broken_installs.installed_owner(owners, ["six>=1"]) == ""  # the image's own: never removed
@@ -70,6 +77,52 @@ async def test_a_declared_plugin_that_stops_pytest_before_any_test_is_left_out_a
     first = next(e for e in events if isinstance(e, TestsRan))
     assert (first.passed, first.failed) == (0, 1), first  # the tests ran: the code's own bug is the rounds'
     assert done.outcome != "environment"
+
+
+# a made-up library whose import fails on this Python (`asyncio.coroutine`, gone in 3.11), as aiofiles 0.5
+OLD_ASYNC = "import asyncio\n\n\n@asyncio.coroutine\ndef read():\n    pass\n"
+
+
+def guarded_project(tmp_path: Path, module: str, guarded: bool) -> Path:
+    load = (f"try:\n    import {module}\nexcept ImportError:\n    {module} = None\n" if guarded
+            else f"import {module}\n")
+    return write_project(tmp_path / "ws", {
+        "requirements-dev.txt": f"{module.replace('_', '-')}\n",
+        "app.py": load + "\n\ndef add(a, b):\n    return a - b\n",
+        "test_app.py": "from app import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"})
+
+
+@pytest.mark.docker
+async def test_a_declared_library_that_stops_every_test_modules_import_is_left_out_when_the_code_can_go_without(
+        tmp_path: Path, scripted_llm: Any, make_settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    with extra_index(monkeypatch) as index:
+        name = unique_name()
+        module = index.add_wheel(name, "0.5.0", body=OLD_ASYNC)
+        ws = guarded_project(tmp_path, module, guarded=True)  # the code imports it only when it is there
+        scripted_llm.script("no idea")
+        events, done = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
+    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    assert ready.problem is None, ready.lines
+    assert any(line.startswith(f"{name} left out: pytest stopped in it before any test ran (AttributeError: ")
+               for line in ready.lines), ready.lines
+    first = next(e for e in events if isinstance(e, TestsRan))
+    assert (first.passed, first.failed) == (0, 1), first  # the test ran: the code's own bug is the rounds'
+    assert done.outcome != "environment"
+
+
+@pytest.mark.docker
+async def test_a_library_the_code_imports_is_put_back_not_left_out(
+        tmp_path: Path, scripted_llm: Any, make_settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    with extra_index(monkeypatch) as index:
+        name = unique_name()
+        module = index.add_wheel(name, "0.5.0", body=OLD_ASYNC)
+        ws = guarded_project(tmp_path, module, guarded=False)
+        events, _ = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
+    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    assert any(line.startswith(f"{name} stops pytest before any test ran") and f"imports `{module}`: kept" in line
+               for line in ready.lines), ready.lines
+    assert any(p.startswith(name) for p in ready.packages), ready.packages
+    assert not any("left out" in line for line in ready.lines)
 
 
 def test_the_file_that_declares_a_dashed_distribution_is_found_however_its_name_is_written(tmp_path: Path) -> None:

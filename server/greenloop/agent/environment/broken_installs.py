@@ -7,7 +7,11 @@ project's own tests are not at fault, and an older pytest does not help on this 
 run ran no test and the deepest library frame of its traceback that is a module of a distribution this
 step installed itself is found, that distribution is uninstalled in the sandbox's image and the tests run again; the
 environment line names it and where the project declares it. A distribution the image had before the step
-is never removed, and at most `MAX_REMOVED` are. A module an ImportError only names as the one lacking a
+is never removed, and at most `MAX_REMOVED` are. A test module that could not be collected is no test that
+ran (pytest writes it as an errored case, "collection failure"): fastapi's test extras pin aiofiles 0.5, whose
+`asyncio.coroutine` (gone in Python 3.11) stops the import of every test module through starlette, which
+imports aiofiles only when it is there. When the project's code imports the module itself, leaving it out
+only makes it missing (`now_missing`): it is put back, and said. A module an ImportError only names as the one lacking a
 name (`cannot import name '_safe_chars' from 'w3lib.url' (/usr/.../dist-packages/w3lib/url.py)`) is not a frame
 the run stopped in: the code that imports it wants an older release of it (dependency_versions.py), and leaving
 it out would only make it missing.
@@ -24,6 +28,7 @@ from greenloop_sandbox.report import TestReport
 
 MAX_REMOVED = 2
 MAX_PROBES = 4  # library modules of one traceback asked about in the sandbox
+COLLECTION = "collection failure"  # pytest's JUnit message of a test module it could not import
 _LIBRARY_FRAME = re.compile(r"/(?:site|dist)-packages/(?P<top>[A-Za-z_]\w*)(?:/|\.py\b)")
 _NAMED_BY_IMPORT = re.compile(r"cannot import name .{1,200}? from '[\w.]+' \([^)\n]*\)")  # the importer's wish
 # run in the sandbox: the distributions that provide a top-level module (nothing is imported)
@@ -35,7 +40,7 @@ def stopping_modules(report: TestReport) -> list[str]:
     """The top-level library modules of the traceback of a run that ran no test, deepest first, at most
     `MAX_PROBES` ([] when a test ran). The deepest may be the test tool's own (`pytest.__getattr__` raising for
     a name it no longer has): the module at fault is the deepest one the step installed."""
-    if report.cases:
+    if ran_a_test(report):
         return []
     tops: list[str] = []
     for failure in report.failures:
@@ -44,6 +49,17 @@ def stopping_modules(report: TestReport) -> list[str]:
             if found["top"] not in tops:
                 tops.append(found["top"])
     return tops[:MAX_PROBES]
+
+
+def ran_a_test(report: TestReport) -> bool:
+    """Whether any test ran: a case that is not a module pytest could not collect."""
+    uncollected = {f.test_id for f in report.failures if f.message.startswith(COLLECTION)}
+    return any(case.test_id not in uncollected for case in report.cases)
+
+
+def now_missing(report: TestReport, module: str) -> bool:
+    """Whether the run says the module is not installed (the project's code imports it)."""
+    return any(f"No module named '{module}" in f"{f.message}\n{f.traceback}" for f in report.failures)
 
 
 def installed_owner(owners_json: str, installed: list[str]) -> str:

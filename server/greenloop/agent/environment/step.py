@@ -151,7 +151,7 @@ class EnvironmentStep:
         language = self.sandbox.language
         tool = (language.test_tool if language is not None else "") or "the test tool"
         for _ in range(broken_installs.MAX_REMOVED):
-            spec = ""
+            spec, module = "", ""
             for module in broken_installs.stopping_modules(report):  # deepest first: the first the step installed
                 owners = await self.sandbox.run_command(["python3", "-c", broken_installs.OWNERS, module], seconds=60)
                 if spec := broken_installs.installed_owner(owners or "", self.packages):
@@ -160,18 +160,25 @@ class EnvironmentStep:
             if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", name):
                 break
             stopped = broken_installs.said(report)
+            mark = await self.sandbox.environment()
             result = await self.sandbox.run_setup(f"python3 -m pip uninstall -y --break-system-packages --disable-pip-version-check {name}")
             if isinstance(result, Refused) or not result.ok:
                 why = result.reason if isinstance(result, Refused) else installs.tail(result.stderr + result.stdout)
                 self.lines.append(f"{spec} stops {tool} before any test ran ({stopped}) and could not be left out "
                                   f"({why})")
                 break
+            without = await self.sandbox.run_tests(test_ids, timeout=timeout)
+            if broken_installs.now_missing(without, module):
+                await self.sandbox.restore_environment(mark)
+                self.lines.append(f"{spec} stops {tool} before any test ran ({stopped}), and the project's code "
+                                  f"imports `{module}`: kept, since leaving it out only makes it missing")
+                break
             self.packages.remove(spec)
             where = test_config.declaring_file(self.copy, name)
             self.lines.append(f"{spec} left out: {tool} stopped in it before any test ran ({stopped}); "
                               + (f"the project declares it in {where}: take it out there" if where else
                                  "take it out of the project's requirements") + " if its tests no longer need it")
-            report = await self.sandbox.run_tests(test_ids, timeout=timeout)
+            report = without
         return report
 
     async def _older_dependency(self, moved: dependency_versions.Moved, report: TestReport, test_ids: list[str] | None,
