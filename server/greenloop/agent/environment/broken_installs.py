@@ -28,7 +28,6 @@ from greenloop_sandbox.report import TestReport
 
 MAX_REMOVED = 2
 MAX_PROBES = 4  # library modules of one traceback asked about in the sandbox
-COLLECTION = "collection failure"  # pytest's JUnit message of a test module it could not import
 _LIBRARY_FRAME = re.compile(r"/(?:site|dist)-packages/(?P<top>[A-Za-z_]\w*)(?:/|\.py\b)")
 _NAMED_BY_IMPORT = re.compile(r"cannot import name .{1,200}? from '[\w.]+' \([^)\n]*\)")  # the importer's wish
 # run in the sandbox: the distributions that provide a top-level module (nothing is imported)
@@ -40,7 +39,7 @@ def stopping_modules(report: TestReport) -> list[str]:
     """The top-level library modules of the traceback of a run that ran no test, deepest first, at most
     `MAX_PROBES` ([] when a test ran). The deepest may be the test tool's own (`pytest.__getattr__` raising for
     a name it no longer has): the module at fault is the deepest one the step installed."""
-    if ran_a_test(report):
+    if diagnosis.ran_a_test(report):
         return []
     tops: list[str] = []
     for failure in report.failures:
@@ -49,12 +48,6 @@ def stopping_modules(report: TestReport) -> list[str]:
             if found["top"] not in tops:
                 tops.append(found["top"])
     return tops[:MAX_PROBES]
-
-
-def ran_a_test(report: TestReport) -> bool:
-    """Whether any test ran: a case that is not a module pytest could not collect."""
-    uncollected = {f.test_id for f in report.failures if f.message.startswith(COLLECTION)}
-    return any(case.test_id not in uncollected for case in report.cases)
 
 
 def now_missing(report: TestReport, module: str) -> bool:

@@ -55,6 +55,16 @@ def diagnose(report: TestReport, language: Language | None, python: str,
     return None
 
 
+COLLECTION = "collection failure"  # pytest's JUnit message of a test module it could not import
+
+
+def ran_a_test(report: TestReport) -> bool:
+    """Whether any test ran: a case that is not a test module pytest could not collect (pytest writes each such
+    module as an errored case)."""
+    uncollected = {f.test_id for f in report.failures if f.message.startswith(COLLECTION)}
+    return any(case.test_id not in uncollected for case in report.cases)
+
+
 def dependency_suspects(text: str) -> list[tuple[str, str]]:
     """(module, name) pairs a failure's text says a module lacks, outside the standard library, in order."""
     pairs = [(m["mod"], m["name"]) for m in _MODULE_ATTR.finditer(text)]

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from greenloop.agent.environment.diagnosis import diagnose
+from greenloop.agent.environment.diagnosis import diagnose, ran_a_test, said
 from greenloop.agent.events import EnvironmentIssue
 from greenloop.agent.ports import Refused, SandboxPort
 from greenloop_sandbox.languages import Language
@@ -108,13 +108,14 @@ async def search(sandbox: SandboxPort, language: Language, python: str, refused:
 
     def still(report: TestReport) -> str | None:
         issue = diagnose(report, language, python, in_workspace)
-        return None if report.cases and issue is None else _why(issue, report)
+        return None if ran_a_test(report) and issue is None else why_not(issue, report)
 
     return await try_releases(sandbox, tool, tool_candidates(versions, refused), test_ids, timeout, still)
 
 
-def _why(issue: EnvironmentIssue | None, report: TestReport) -> str:
+def why_not(issue: EnvironmentIssue | None, report: TestReport) -> str:
+    """Why a release tried did not do: its refusal, or the line the run stopped with."""
     if issue is not None and issue.message:
         return f"refused too ({issue.message[:160]})"
-    said = report.failures[0].message.strip().splitlines()[0][:160] if report.failures else "no test ran"
-    return f"no test ran ({said})"
+    stopped = said(report.failures[0])[:160] if report.failures else "no test ran"
+    return f"no test ran ({stopped})"
