@@ -108,6 +108,24 @@ async def test_a_conftest_no_pytest_accepts_stops_after_the_bound(
     assert scripted_llm.requests == []
 
 
+async def test_a_test_inside_an_init_py_gets_a_pytest_that_takes_its_id(tmp_path: Path, scripted_llm: Any,
+                                                                       make_settings: Any) -> None:
+    # pytest 7.2 (the sandbox's) answers "not found" for an id inside an `__init__.py`; pytest 8 and later take it
+    ws = write_project(tmp_path / "ws", {
+        "calc.py": "def add(a, b):\n    return a - b\n",
+        "tests/__init__.py": "from calc import add\n\n\nclass TestAdd:\n    def test_add(self):\n"
+                             "        assert add(2, 3) == 5\n"})
+    scripted_llm.script("no idea")
+    request = FixRequest(ws, test_ids=["tests/__init__.py::TestAdd::test_add"])
+    events, _ = await collect(fix(request, make_settings(ws, loop={"max_iterations": 1})))
+    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    assert ready.problem is None, ready.lines
+    assert any("refuses the tests" in line and "__init__.py::" in line for line in ready.lines), ready.lines
+    assert ready.test_tool.endswith("(the newest that runs the tests)"), ready.test_tool
+    first = next(e for e in events if isinstance(e, TestsRan))
+    assert (first.passed, first.failed) == (0, 1), first  # the test ran: the code's own bug is the rounds'
+
+
 async def test_the_projects_own_pytest_pin_wins_over_the_sandboxs(tmp_path: Path, scripted_llm: Any,
                                                                   make_settings: Any) -> None:
     ws = write_project(tmp_path / "ws", {
