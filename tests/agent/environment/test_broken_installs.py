@@ -83,24 +83,28 @@ async def test_a_declared_plugin_that_stops_pytest_before_any_test_is_left_out_a
 OLD_ASYNC = "import asyncio\n\n\n@asyncio.coroutine\ndef read():\n    pass\n"
 
 
-def guarded_project(tmp_path: Path, module: str, guarded: bool) -> Path:
-    load = (f"try:\n    import {module}\nexcept ImportError:\n    {module} = None\n" if guarded
-            else f"import {module}\n")
-    return write_project(tmp_path / "ws", {
-        "requirements-dev.txt": f"{module.replace('_', '-')}\n",
-        "app.py": load + "\n\ndef add(a, b):\n    return a - b\n",
-        "test_app.py": "from app import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"})
+async def run_on_old_async(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripted_llm: Any, make_settings: Any,
+                           guarded: bool) -> tuple[str, str, list[Any], Any]:
+    """A fix run on a project declaring that library, whose code imports it guarded (only when it is there) or
+    not: the distribution's name, its module, the events and the Done."""
+    with extra_index(monkeypatch) as index:
+        name = unique_name()
+        module = index.add_wheel(name, "0.5.0", body=OLD_ASYNC)
+        load = (f"try:\n    import {module}\nexcept ImportError:\n    {module} = None\n" if guarded
+                else f"import {module}\n")
+        ws = write_project(tmp_path / "ws", {
+            "requirements-dev.txt": f"{name}\n",
+            "app.py": load + "\n\ndef add(a, b):\n    return a - b\n",
+            "test_app.py": "from app import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"})
+        scripted_llm.script("no idea")
+        events, done = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
+    return name, module, events, done
 
 
 @pytest.mark.docker
 async def test_a_declared_library_that_stops_every_test_modules_import_is_left_out_when_the_code_can_go_without(
         tmp_path: Path, scripted_llm: Any, make_settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    with extra_index(monkeypatch) as index:
-        name = unique_name()
-        module = index.add_wheel(name, "0.5.0", body=OLD_ASYNC)
-        ws = guarded_project(tmp_path, module, guarded=True)  # the code imports it only when it is there
-        scripted_llm.script("no idea")
-        events, done = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
+    name, _, events, done = await run_on_old_async(tmp_path, monkeypatch, scripted_llm, make_settings, guarded=True)
     ready = next(e for e in events if isinstance(e, EnvironmentReady))
     assert ready.problem is None, ready.lines
     assert any(line.startswith(f"{name} left out: pytest stopped in it before any test ran (AttributeError: ")
@@ -113,11 +117,7 @@ async def test_a_declared_library_that_stops_every_test_modules_import_is_left_o
 @pytest.mark.docker
 async def test_a_library_the_code_imports_is_put_back_not_left_out(
         tmp_path: Path, scripted_llm: Any, make_settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    with extra_index(monkeypatch) as index:
-        name = unique_name()
-        module = index.add_wheel(name, "0.5.0", body=OLD_ASYNC)
-        ws = guarded_project(tmp_path, module, guarded=False)
-        events, _ = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
+    name, module, events, _ = await run_on_old_async(tmp_path, monkeypatch, scripted_llm, make_settings, guarded=False)
     ready = next(e for e in events if isinstance(e, EnvironmentReady))
     assert any(line.startswith(f"{name} stops pytest before any test ran") and f"imports `{module}`: kept" in line
                for line in ready.lines), ready.lines
