@@ -20,9 +20,11 @@ not declared where a reader can see them.
 from __future__ import annotations
 
 import ast
+import operator
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from packaging.markers import default_environment
 
@@ -231,9 +233,9 @@ _ATTRIBUTES: dict[tuple[str, str], object] = {
 _CALLS = {("platform", "system"): _HERE["platform_system"],
           ("platform", "python_implementation"): _HERE["platform_python_implementation"]}
 _VERSION = tuple(int(part) for part in _HERE["python_full_version"].split(".")[:3] if part.isdigit())
-_COMPARE = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
-            ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
-            ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], object]] = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
+    ast.GtE: operator.ge, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
 
 
 def _holds(test: ast.expr, flags: dict[str, bool]) -> bool | None:
