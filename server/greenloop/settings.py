@@ -406,11 +406,6 @@ class LoopSettings(_Section):
         description="Longest wait for the model's own round after a small edit's green; past it the small edit "
         "is offered as plausible, and the run says the model was too slow.",
     )
-    own_round_next: bool = Field(
-        default=True,
-        description="When the model's own round gives the asked function back unchanged (it stands by that code), "
-        "the round goes on to the ladder's next approach about other code, within the same own_round_seconds.",
-    )
     trim_tries: int = Field(
         default=4, ge=0,
         description="A green whose state holds earlier rounds' changes is tried without each of them, at most this "

@@ -9,7 +9,7 @@ import pytest
 
 from greenloop.agent import FixRequest, fix
 from greenloop.agent.events import CandidateAsked, CandidateTested, Message
-from greenloop.agent.repair.own_round import ALIKE, NO_GREEN, OTHER
+from greenloop.agent.repair.own_round import ALIKE, OTHER
 from tests.agent.conftest import collect, write_project
 from tests.support.scripted_llm import slow
 
@@ -101,46 +101,3 @@ async def test_with_the_own_round_off_a_small_edits_green_ends_the_run_as_before
     _, done = await run(tmp_path, scripted_llm, make_settings, reply("    return not age < 18\n"), own_round=False)
     assert scripted_llm.requests_for("repair_function") == []
     assert (done.changes.risk, done.changes.other_kind) == ("", "")
-
-
-# the small edit makes the function asked about (`score`) pass in place of the one at fault (`bonus`)
-GAME = "def bonus(points):\n    return points * 2\n\n\ndef score(points):\n    return bonus(points) + 1\n"
-GAME_TESTS = "from game import score\n\n\ndef test_one():\n    assert score(1) == 4\n"
-BLOCKS = "game.py\n<<<<<<< SEARCH\n    return points * 2\n=======\n    return points * 3\n>>>>>>> REPLACE\n"
-ECHO = "```python\ndef score(points):\n    return bonus(points) + 1\n```\n"
-
-
-async def game(tmp_path: Path, scripted_llm: Any, make_settings: Any, **loop: Any) -> tuple[list[Any], Any]:
-    ws = write_project(tmp_path / "g", {"game.py": GAME, "test_game.py": GAME_TESTS})
-    scripted_llm.script(ECHO, step="repair_function")  # the model stands by `score`
-    scripted_llm.script(BLOCKS, step="repair_blocks")
-    settings = make_settings(ws, loop={"small_edits": 60, "candidates": 1, **loop})
-    events, done = await collect(fix(FixRequest(ws), settings))
-    assert done.outcome == "green", done.summary + done.evidence
-    assert done.changes.kind != "model" and "return bonus(points) + 2" in done.changes.files[0].after
-    return events, done
-
-
-@pytest.mark.docker
-async def test_when_the_model_stands_by_the_asked_function_its_own_round_asks_the_next_approach(
-    tmp_path: Path, scripted_llm: Any, make_settings: Any
-) -> None:
-    events, done = await game(tmp_path, scripted_llm, make_settings)
-    said = [e.text for e in events if isinstance(e, Message)]
-    assert any("The model gave `score` in game.py back unchanged: its own round asks about blocks game.py" in t
-               for t in said), said
-    assert [r.step for r in scripted_llm.requests] == ["repair_function", "repair_blocks"]
-    # the model's fix of `bonus` goes green too and behaves otherwise: the small edit is only plausible, and
-    # the model's green is shown beside it
-    assert (done.changes.risk, done.changes.risk_reason) == ("plausible", OTHER)
-    assert done.changes.other_kind == "model" and "+    return points * 3" in done.changes.other_diff
-
-
-@pytest.mark.docker
-async def test_with_own_round_next_off_the_own_round_asks_only_the_function(
-    tmp_path: Path, scripted_llm: Any, make_settings: Any
-) -> None:
-    _, done = await game(tmp_path, scripted_llm, make_settings, own_round_next=False)
-    assert [r.step for r in scripted_llm.requests] == ["repair_function"]
-    assert (done.changes.risk, done.changes.risk_reason) == ("plausible", NO_GREEN)
-    assert done.changes.other_kind == ""

@@ -60,7 +60,6 @@ class CandidateStrategy:
         self.feedback: dict[bool, str] = {}  # the last failed round's feedback, per target kind (a test or code)
         self.report: TestReport | None = None  # the state's tests as this strategy last moved them
         self.moves: list[Move] = []  # the rounds that moved the state and the files they moved to (trim.py)
-        self.later: tuple[Approach, ...] = ()  # the ladder's approaches after this round's (the own round's next)
 
     def ending(self, why: Why, iteration: int, report: TestReport, detail: str, events: EventSink) -> Stop:
         report = self.report or report
@@ -154,7 +153,6 @@ class CandidateStrategy:
             llm = context.ports.llm
             limit = approach.form.reply_limit(approach, copy, llm.settings.max_tokens)
             if await llm.fits(messages, step=f"repair_{approach.route}", max_tokens=limit):
-                self.later = tuple(steps[self.step + 1:])
                 return approach, messages
             self.spent.append(f"{approach.label} ({approach.why}): its request is longer than the model's context "
                               "window")
@@ -206,8 +204,7 @@ class CandidateStrategy:
                 result = judged.refused or result
         if judged.green is not None:
             result = await kept_green.kept(context, inputs, approach, copy, report, judged.green, self.ladder.on_green,
-                                           stamped, model_ran=told, on_kept=self.ladder.on_kept, moves=self.moves,
-                                           later=self.later)
+                                           stamped, model_ran=told, on_kept=self.ladder.on_kept, moves=self.moves)
         if result.approach is not edits and not told:  # the small edits' round was told already
             stamped.emit(round_event(iteration, result))
         return result

@@ -76,12 +76,11 @@ async def judged(context: RunContext, inputs: RoundInputs, copy: WorkingCopy, re
 
 async def kept(context: RunContext, inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport,
                green: Green, on_green: Sequence[OnGreen], events: EventSink, model_ran: bool = False,
-               on_kept: Sequence[OnKept] = (), moves: Sequence[Move] = (), later: Sequence[Approach] = ()
-               ) -> RoundResult:
+               on_kept: Sequence[OnKept] = (), moves: Sequence[Move] = ()) -> RoundResult:
     """A green that passed the gates, judged by the ladder's first step `on_green` that applies (a risky one:
     the model's second look; a small edit's: the model's own round; `model_ran`: the model's round on it came
-    first and gave no green, hangs-model-first; `later`: the ladder's approaches after `approach`), then by each
-    step `on_kept` that applies (trim: `moves` are the rounds that moved the state). Its events go to `events` (the gates' lines on the step's own greens after the
+    first and gave no green, hangs-model-first), then by each step `on_kept` that applies (trim: `moves` are the
+    rounds that moved the state). Its events go to `events` (the gates' lines on the step's own greens after the
     step's); returns the round to keep; the ledger keeps what the change set says."""
     told = EventList()
 
@@ -93,7 +92,7 @@ async def kept(context: RunContext, inputs: RoundInputs, approach: Approach, cop
     asked = approach.form.asks_model and not approach.test and not spent
     green_context = GreenContext(green, approach, small, model_ran, asked, spent, context.settings.loop,
                                  lambda again: _asking(context, inputs, again, copy, report), copy, report, judge,
-                                 evidence(copy, report), tuple(later))
+                                 evidence(copy, report))
     try:
         for step in on_green:
             if step.applies(green_context):

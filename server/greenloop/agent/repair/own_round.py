@@ -7,18 +7,14 @@ when an independent model candidate makes the same change (the same syntax tree,
 call the failing tests make and on generated variants of them: behaviour.alike), or when the model's green is
 worse by the rules (risky where the small edit is not, or refused by the gates). Otherwise the small edit is offered as
 plausible, with the model's green beside it, or the model's green is offered when the rules choose it (the
-one a second look would keep: second_look.choose), with the small edit beside it. When the model gives the
-asked function back unchanged (it stands by that code: stood_by.py), the round goes on to the ladder's next
-approach that asks about other code (`loop.own_round_next`): the small edit may have made a correct function
-pass in place of the one at fault. A model round that does not end within `loop.own_round_seconds` (both
-asks together) is stopped: the run says so, and the small edit is plausible.
+one a second look would keep: second_look.choose), with the small edit beside it. A model round that does
+not end within `loop.own_round_seconds` is stopped: the run says so, and the small edit is plausible.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Coroutine
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -39,7 +35,6 @@ from greenloop.agent.repair.second_look import (
     green_of,
     shape,
 )
-from greenloop.agent.repair.stood_by import STEP as STOOD_BY
 from greenloop_sandbox import TestReport
 
 NO_GREEN = "the model's own round on the same failure gave no green change to compare it with"
@@ -49,24 +44,15 @@ ALIKE = ("the model's own round made a change written otherwise that gives the s
 
 
 async def own_round(inputs: RoundInputs, approach: Approach, copy: WorkingCopy, report: TestReport, small: Green,
-                    seconds: float, events: EventSink, judge: Judge | None = None, evidence: Evidence | None = None,
-                    later: Sequence[Approach] = (), ask: Callable[[Approach], RoundInputs] | None = None) -> Green:
+                    seconds: float, events: EventSink, judge: Judge | None = None, evidence: Evidence | None = None
+                    ) -> Green:
     """The model's round on `approach` (no hint), within `seconds`, its events to `events`; returns the Green to
-    offer. `later` and `ask`: the ladder's next approaches and how to ask one, for when the model stands by the
-    asked code."""
+    offer."""
     fork = copy.fork()
     fork.restore(small.result.files or {})
     made = fork.code_fingerprint()  # the small edit's change: a model candidate making it again is tested, not refused
-    seen = {k: v for k, v in inputs.seen.items() if k != made}
-    inputs = replace(inputs, seen=seen)
-    deadline = time.monotonic() + seconds
+    inputs = replace(inputs, seen={k: v for k, v in inputs.seen.items() if k != made})
     other = await _within(run_round(inputs, approach, copy, report, events), seconds)
-    if other is not None and other.ended != "green" and ask is not None \
-            and (nxt := next_approach(other, later)) is not None:
-        events.emit(Message(text=f"The model gave {approach.label} back unchanged: its own round asks about "
-                                 f"{nxt.label} too ({nxt.why})."))
-        other = await _within(run_round(replace(ask(nxt), seen=seen), nxt, copy, report, events),
-                              max(deadline - time.monotonic(), 0.001))
     if other is None:  # out of time: the round was cancelled, its own `finally` stopped its tests
         events.emit(Message(text=f"The model's own round on the same failure did not end in {seconds:g} s "
                                  "(loop.own_round_seconds): the small edit is offered as plausible.", level="warning"))
@@ -78,16 +64,6 @@ async def own_round(inputs: RoundInputs, approach: Approach, copy: WorkingCopy, 
         if judge is not None:
             model = await judge(model)
     return await decide(inputs, copy, report, small, model)
-
-
-def next_approach(result: RoundResult, later: Sequence[Approach]) -> Approach | None:
-    """The first of `later` that asks the model about code other than what `result`'s round stood by (None: the
-    model did not stand by it, or no approach is left)."""
-    kept = STOOD_BY.keeps(result)
-    if kept is None:
-        return None
-    return next((a for a in later if a.form.asks_model and not a.test
-                 and not STOOD_BY.passes_over(a, frozenset({kept}))), None)
 
 
 async def decide(inputs: RoundInputs | None, copy: WorkingCopy, report: TestReport, small: Green,
@@ -149,7 +125,7 @@ class OwnRound:
             events.emit(Message(text=f"A {green.kind} makes the tests pass: before it is offered, the model gets its "
                                      "own round on the same failure."))
             return await own_round(g.ask(g.approach), g.approach, g.copy, g.report, green, g.loop.own_round_seconds,
-                                   events, g.judge, g.evidence, g.later, g.ask if g.loop.own_round_next else None)
+                                   events, g.judge, g.evidence)
         # no model round to compare with: the small edit is only plausible
         why = "the budget is spent" if g.budget_spent else f"no model is asked about {g.approach.label}"
         return replace(green, risk=green.risk or f"a small edit not checked against the model's own fix ({why})")

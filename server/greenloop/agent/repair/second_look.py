@@ -66,7 +66,6 @@ class GreenContext:
     report: TestReport
     judge: Judge  # the gates for a green of the step's own round
     evidence: Evidence
-    later: tuple[Approach, ...] = ()  # the ladder's approaches after the round's, for this state
 
 
 def diff_of(green: Green) -> str:
