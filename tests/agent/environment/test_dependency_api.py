@@ -205,3 +205,27 @@ def test_when_the_projects_range_allows_no_release_with_the_name_the_run_stops_w
     assert "1.4.0" not in text and "1.3.0" not in text
     after = {path: data for path, data in tree_bytes(ws).items() if not path.startswith(".greenloop/")}  # the run log
     assert scripted_llm.requests == [] and after == before
+
+
+@pytest.mark.docker
+async def test_remedies_chain_an_older_dependency_and_a_pytest_that_takes_the_test_id(
+        tmp_path: Path, scripted_llm: Any, make_settings: Any, moved_on: tuple[PackageIndex, str, str]) -> None:
+    # two problems, each hidden until the other is remedied: the sandbox's pytest 7.2 answers "not found" for a
+    # test inside an `__init__.py`, and the newest release of the dependency lacks the name the code imports
+    _, name, module = moved_on
+    ws = project(tmp_path, name, module, name)
+    (ws / "test_shout.py").unlink()
+    (ws / "tests").mkdir()
+    (ws / "tests" / "__init__.py").write_text("from shout import shout\n\n\nclass TestShout:\n"
+                                              "    def test_shout(self):\n        assert shout('hi') == 'HI!'\n")
+    scripted_llm.script("no idea")
+    request = FixRequest(ws, test_ids=["tests/__init__.py::TestShout::test_shout"])
+    events, done = await collect(fix(request, make_settings(ws, loop={"max_iterations": 1})))
+    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    assert ready.problem is None, ready.lines
+    assert ready.test_tool.endswith("(the newest that runs the tests)"), ready.lines
+    assert any("takes the tests, which then stop on" in line and "(remedied next)" in line for line in ready.lines)
+    assert any(line.startswith(f"{name} 1.4.0 kept") for line in ready.lines), ready.lines
+    first = next(e for e in events if isinstance(e, TestsRan))
+    assert (first.passed, first.failed) == (0, 1), first  # the test ran: the code's own bug is the rounds'
+    assert done.outcome != "environment"

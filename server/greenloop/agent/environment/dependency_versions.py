@@ -102,6 +102,18 @@ def read_probe(said: str | None) -> tuple[str, str] | None:
     return str(dists[0]), version
 
 
+def lacking(report: TestReport, paths: Iterable[str], tool: str) -> str | None:
+    """The first third-party module the run's failures say lacks a name, as "`module` lacking `name`" (None: none).
+    The test tool's own modules (`pytest`, `_pytest`) are not counted: a name they lack is the tool's problem."""
+    own = {tool, f"_{tool}"}
+    paths = list(paths)
+    for failure in report.failures:
+        for module, name in dependency_suspects(f"{failure.message}\n{failure.traceback}"):
+            if module.partition(".")[0] not in own and not is_workspace_module(module, paths):
+                return f"`{module}` lacking `{name}`"
+    return None
+
+
 def is_workspace_module(module: str, paths: Iterable[str]) -> bool:
     """Whether the workspace has a file or folder of the module's top-level name (at any depth: an import root)."""
     top = module.partition(".")[0]

@@ -6,7 +6,8 @@ next is tried) and puts the project's import roots (a `src/` layout, `[tool.pyte
 pythonpath`) on the sandbox's path. `settle` reads the first test run: a package the step installed that
 stopped it before any test ran is left out (broken_installs.py); then (diagnosis.py) the test tool
 refusing the tests gets an older release (tool_versions.py), and so does a dependency that no longer has a
-name the project uses (dependency_versions.py); a problem no remedy removes ends the run
+name the project uses (dependency_versions.py); the run a remedy leaves is read again, since it can show the
+next problem (at most MAX_REMEDIES remedies, none twice); a problem no remedy removes ends the run
 with outcome "environment" (exit code 3) before any candidate is made or model asked. The user's
 files are never touched; only the sandbox's image changes.
 """
@@ -46,6 +47,7 @@ from greenloop_sandbox.report import TestReport
 
 _IMAGE_TOOLS = {"pip", "setuptools", "wheel", "python"}  # the image's own tooling: never installed over
 PTH = "greenloop-project.pth"
+MAX_REMEDIES = 3  # remedies chained on one first run, each on the report the one before it left
 
 
 @dataclass
@@ -101,30 +103,52 @@ class EnvironmentStep:
         await self._import_roots()
 
     async def settle(self, report: TestReport, test_ids: list[str] | None, timeout: float) -> tuple[TestReport, EnvironmentIssue | None]:  # noqa: ASYNC109
-        """The first run's report after the remedies, and the problem none of them removed (None: the loop may go on)."""
+        """The first run's report after the remedies, and the problem none of them removed (None: the loop may go on).
+
+        A remedy's run can show the next problem (an older dependency, then a test id only a newer pytest
+        takes), so the report each remedy leaves is settled again: at most MAX_REMEDIES remedies, none twice."""
         language = self.sandbox.language
         if language is None:
             return report, None
-        report = await self._without_broken_installs(report, test_ids, timeout)
+        applied: list[str] = []
+        while True:
+            report = await self._without_broken_installs(report, test_ids, timeout)
+            report, issue, remedy = await self._remedy(language, report, test_ids, timeout, applied)
+            if issue is not None or remedy is None:
+                return report, issue
+            applied.append(remedy)
+            if len(applied) == MAX_REMEDIES:
+                return report, None
+
+    async def _remedy(self, language: Language, report: TestReport, test_ids: list[str] | None, timeout: float,  # noqa: ASYNC109
+                      applied: list[str]) -> tuple[TestReport, EnvironmentIssue | None, str | None]:
+        """One problem of `report` remedied: the report after it, the problem left (or None), and which remedy ran
+        (None: none was needed, or the one needed ran already, so the report is taken as it is)."""
         issue = diagnose(report, language, self.python, self._in_workspace)
         if issue is None and (refusal := test_config.read(report, language, self.copy)) is not None:
-            return await self._configured_plugins(language, refusal, report, test_ids, timeout)
+            if "plugins" in applied:
+                return report, None, None
+            return (*await self._configured_plugins(language, refusal, report, test_ids, timeout), "plugins")
         if issue is None and (stop := no_wheel_issue(report, language, self.python, self.unavailable,
                                                      self._in_workspace)) is not None:
-            return report, stop
+            return report, stop, None
         if issue is None:
             moved = await dependency_versions.find(self.sandbox, report, self.copy)
-            return (report, None) if moved is None else await self._older_dependency(moved, report, test_ids, timeout)
+            if moved is None or f"older {moved.dist}" in applied:
+                return report, None, None
+            return (*await self._older_dependency(moved, report, test_ids, timeout), f"older {moved.dist}")
         # test code the runner chose to run (tests ran): another release may not run it; code every release
         # imports (a conftest, a test module's top level: no test ran) fails in all of them
         in_tests = issue.file is not None and any(fnmatch(issue.file, g) for g in language.test_globs) \
             and bool(report.cases)
         if language.test_tool and (issue.problem == "test_tool" or in_tests):
+            if "test tool" in applied:  # a release was chosen that runs the tests: what it stops on now is the rounds'
+                return report, None, None
             refused = self._tool_version()
             said = "refuses the tests" if issue.problem == "test_tool" else "runs test code that fails here"
             self.lines.append(f"{language.test_tool} {refused or ''} {said}: {issue.message}".replace("  ", " "))
             found = await tool_versions.search(self.sandbox, language, self.python, refused, test_ids, timeout,
-                                               self._in_workspace)
+                                               self._in_workspace, self._lacking)
             self.lines.extend(found.tried)
             if found.kept is not None and found.report is not None:
                 self.tool = f"{language.test_tool} {found.kept} (the newest that runs the tests)"
@@ -135,14 +159,14 @@ class EnvironmentStep:
                 self.lines.append(f"pin {language.test_tool}=={found.kept} in the project's test requirements so "
                                   "every environment runs this one")
                 if test_ids is None:
-                    return found.report, None
-                return await self.sandbox.run_tests(test_ids, timeout=timeout), None
+                    return found.report, None, "test tool"
+                return await self.sandbox.run_tests(test_ids, timeout=timeout), None, "test tool"
             if issue.problem == "test_tool":
                 issue.fix = (f"Pin the {language.test_tool} the project was written for in its test requirements (for "
                              f"example `{language.test_tool}<{refused.major if refused else 'N'}` in requirements-dev.txt); "
                              f"none of the {len(found.tried)} release(s) tried runs its tests on Python {self.python}, "
                              "so it may need an older Python too: set project.image.")
-        return report, issue
+        return report, issue, None
 
     async def _without_broken_installs(self, report: TestReport, test_ids: list[str] | None,
                                        timeout: float) -> TestReport:  # noqa: ASYNC109
@@ -276,6 +300,11 @@ class EnvironmentStep:
                               f"{needed}, and the image's copy stays; pin {tool} in the project's test requirements to "
                               "use the versions of its day")
         return kept
+
+    def _lacking(self, report: TestReport) -> str | None:
+        """A dependency the run says lacks a name (dependency_versions.py settles it), as words; None: none."""
+        tool = self.sandbox.language.test_tool if self.sandbox.language is not None else ""
+        return dependency_versions.lacking(report, self.copy.paths(), normal_name(tool).replace("-", "_"))
 
     def _in_workspace(self, path: str) -> bool:
         return self.copy.read(path) is not None

@@ -8,8 +8,11 @@ removed standard-library name (which test functions run is the tool's choice: py
 `setup` functions, pytest 9 does not). The releases come from the package index (pure-python wheels for
 the sandbox's Python, pip_index.wheel_versions); the newest release, then the newest of each major older than
 the refused one (`tool_candidates`: a tool removes APIs in a major, it does not bring them back, so the other
-releases of newer majors are skipped), is installed in turn (a cached image layer, wheels only) and the failing tests run again. The first with which tests run and the tool no longer refuses them is kept;
-the others' environments are put back. At most `MAX_TRIES` releases and `MAX_SECONDS` in all.
+releases of newer majors are skipped), is installed in turn (a cached image layer, wheels only) and the failing
+tests run again. The first with which tests run and the tool no longer refuses them is kept; so is one that takes
+the tests and stops before any runs on another problem the step remedies next (`elsewhere`: a dependency lacking
+a name the code imports). The others' environments are put back. At most `MAX_TRIES` releases and `MAX_SECONDS`
+in all.
 """
 
 from __future__ import annotations
@@ -99,8 +102,10 @@ async def try_releases(sandbox: SandboxPort, dist: str, releases: list[Version],
 
 
 async def search(sandbox: SandboxPort, language: Language, python: str, refused: Version | None,
-                 test_ids: list[str] | None, timeout: float, in_workspace: Callable[[str], bool]) -> ToolSearch:  # noqa: ASYNC109
-    """Try older releases of the language's test tool until the tests run with one (see the module docstring)."""
+                 test_ids: list[str] | None, timeout: float, in_workspace: Callable[[str], bool],  # noqa: ASYNC109
+                 elsewhere: Callable[[TestReport], str | None] = lambda _: None) -> ToolSearch:
+    """Try older releases of the language's test tool until the tests run with one (see the module docstring).
+    `elsewhere(report)` names a problem of the run that is not the tool's (None: there is none)."""
     tool = language.test_tool
     versions = await wheel_versions(tool, python)
     if not versions:
@@ -108,9 +113,12 @@ async def search(sandbox: SandboxPort, language: Language, python: str, refused:
 
     def still(report: TestReport) -> str | None:
         issue = diagnose(report, language, python, in_workspace)
-        return None if ran_a_test(report) and issue is None else why_not(issue, report)
+        return None if issue is None and (ran_a_test(report) or elsewhere(report)) else why_not(issue, report)
 
-    return await try_releases(sandbox, tool, tool_candidates(versions, refused), test_ids, timeout, still)
+    found = await try_releases(sandbox, tool, tool_candidates(versions, refused), test_ids, timeout, still)
+    if found.report is not None and not ran_a_test(found.report) and (other := elsewhere(found.report)):
+        found.tried[-1] = f"{tool} {found.kept}: takes the tests, which then stop on {other} (remedied next)"
+    return found
 
 
 def why_not(issue: EnvironmentIssue | None, report: TestReport) -> str:
