@@ -208,12 +208,18 @@ def test_when_the_projects_range_allows_no_release_with_the_name_the_run_stops_w
 
 
 @pytest.mark.docker
+@pytest.mark.parametrize("first", ["the test tool", "the dependency"])
 async def test_remedies_chain_an_older_dependency_and_a_pytest_that_takes_the_test_id(
-        tmp_path: Path, scripted_llm: Any, make_settings: Any, moved_on: tuple[PackageIndex, str, str]) -> None:
+        tmp_path: Path, scripted_llm: Any, make_settings: Any, moved_on: tuple[PackageIndex, str, str],
+        first: str) -> None:
     # two problems, each hidden until the other is remedied: the sandbox's pytest 7.2 answers "not found" for a
-    # test inside an `__init__.py`, and the newest release of the dependency lacks the name the code imports
+    # test inside an `__init__.py`, and the newest release of the dependency lacks the name the code imports.
+    # Which the first run shows depends on where the import is: in the test module, the tool's refusal comes
+    # first; in a conftest, the ImportError does (then the older release's run stops on the refusal)
     _, name, module = moved_on
     ws = project(tmp_path, name, module, name)
+    if first == "the dependency":
+        (ws / "conftest.py").write_text("import shout  # noqa: F401\n")
     (ws / "test_shout.py").unlink()
     (ws / "tests").mkdir()
     (ws / "tests" / "__init__.py").write_text("from shout import shout\n\n\nclass TestShout:\n"
@@ -224,7 +230,8 @@ async def test_remedies_chain_an_older_dependency_and_a_pytest_that_takes_the_te
     ready = next(e for e in events if isinstance(e, EnvironmentReady))
     assert ready.problem is None, ready.lines
     assert ready.test_tool.endswith("(the newest that runs the tests)"), ready.lines
-    assert any("takes the tests, which then stop on" in line and "(remedied next)" in line for line in ready.lines)
+    handed_on = "takes the tests, which then stop on" if first == "the test tool" else "the run then stops on the test tool"
+    assert any(handed_on in line and "(remedied next)" in line for line in ready.lines), ready.lines
     assert any(line.startswith(f"{name} 1.4.0 kept") for line in ready.lines), ready.lines
     first = next(e for e in events if isinstance(e, TestsRan))
     assert (first.passed, first.failed) == (0, 1), first  # the test ran: the code's own bug is the rounds'

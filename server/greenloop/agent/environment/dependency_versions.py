@@ -140,8 +140,11 @@ def allowed_range(dist: str, specs: Iterable[str]) -> SpecifierSet:
 
 
 async def remedy(sandbox: SandboxPort, moved: Moved, python: str, allowed: SpecifierSet,
-                 test_ids: list[str] | None, timeout: float) -> ToolSearch:  # noqa: ASYNC109
-    """Older releases of the distribution in turn until the failing tests no longer fail on the name (see the docstring)."""
+                 test_ids: list[str] | None, timeout: float,  # noqa: ASYNC109
+                 elsewhere: Callable[[TestReport], str | None] = lambda _: None) -> ToolSearch:
+    """Older releases of the distribution in turn until the failing tests no longer fail on the name (see the docstring).
+    A release whose run stops before any test on another problem, `elsewhere(report)` (the test tool refusing
+    the tests), is kept for the step's next remedy."""
     try:
         installed: Version | None = Version(moved.version)
     except InvalidVersion:
@@ -159,9 +162,12 @@ async def remedy(sandbox: SandboxPort, moved: Moved, python: str, allowed: Speci
         for failure in report.failures:
             if (moved.module, moved.name) in dependency_suspects(f"{failure.message}\n{failure.traceback}"):
                 return f"still lacks `{moved.api}`"
-        return None if ran_a_test(report) else why_not(None, report)
+        return None if ran_a_test(report) or elsewhere(report) else why_not(None, report)
 
-    return await try_releases(sandbox, moved.dist, releases, test_ids, timeout, still, MAX_SECONDS)
+    found = await try_releases(sandbox, moved.dist, releases, test_ids, timeout, still, MAX_SECONDS)
+    if found.report is not None and not ran_a_test(found.report) and (other := elsewhere(found.report)):
+        found.tried[-1] = f"{moved.dist} {found.kept}: has `{moved.api}`; the run then stops on {other} (remedied next)"
+    return found
 
 
 def declaring_file(copy: WorkingCopy, dist: str) -> str:

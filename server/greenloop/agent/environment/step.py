@@ -212,7 +212,8 @@ class EnvironmentStep:
         issue = moved.issue(self._in_workspace, where)
         self.lines.append(f"{moved.dist} {moved.version} has no `{moved.api}`: {issue.message}")
         allowed = dependency_versions.allowed_range(moved.dist, [*self.wanted, *declared_packages(self.copy)])
-        found = await dependency_versions.remedy(self.sandbox, moved, self.python, allowed, test_ids, timeout)
+        found = await dependency_versions.remedy(self.sandbox, moved, self.python, allowed, test_ids, timeout,
+                                                 self._tool_refusal)
         self.lines.extend(found.tried)
         if found.kept is None or found.report is None:
             issue = moved.issue(self._in_workspace, where, tuple(str(v) for v in found.failed))
@@ -300,6 +301,12 @@ class EnvironmentStep:
                               f"{needed}, and the image's copy stays; pin {tool} in the project's test requirements to "
                               "use the versions of its day")
         return kept
+
+    def _tool_refusal(self, report: TestReport) -> str | None:
+        """The test tool refusing the tests (diagnosis.py; the tool search settles it), as words; None: it does not."""
+        issue = diagnose(report, self.sandbox.language, self.python, self._in_workspace)
+        return f"the test tool refusing the tests ({issue.message[:120]})" if issue and issue.problem == "test_tool" \
+            else None
 
     def _lacking(self, report: TestReport) -> str | None:
         """A dependency the run says lacks a name (dependency_versions.py settles it), as words; None: none."""
