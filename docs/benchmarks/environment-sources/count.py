@@ -10,7 +10,8 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 ORDER = ["cases.jsonl", "misses-rerun-61532c7.jsonl", "youtube-dl-10-second-run.jsonl", "rest-7a5d05a.jsonl",
-         "misses-5278a84.jsonl", "rest-69815ef.jsonl", "misses-56895be.jsonl", "misses-a7acc94.jsonl"]
+         "misses-5278a84.jsonl", "rest-69815ef.jsonl", "misses-56895be.jsonl", "misses-a7acc94.jsonl",
+         "chain-d542182.jsonl"]
 
 
 def main() -> None:
