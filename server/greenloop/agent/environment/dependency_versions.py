@@ -23,8 +23,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from greenloop.agent.changes.working_copy import WorkingCopy
-from greenloop.agent.environment.diagnosis import dependency_api_issue, dependency_suspects, ran_a_test
-from greenloop.agent.environment.tool_versions import ToolSearch, candidates, try_releases, why_not
+from greenloop.agent.environment.diagnosis import dependency_api_issue, dependency_suspects
+from greenloop.agent.environment.tool_versions import ToolSearch, candidates, try_releases
 from greenloop.agent.events import EnvironmentIssue
 from greenloop.agent.ports import SandboxPort
 from greenloop_sandbox.packages import normal_name
@@ -162,12 +162,9 @@ async def remedy(sandbox: SandboxPort, moved: Moved, python: str, allowed: Speci
         for failure in report.failures:
             if (moved.module, moved.name) in dependency_suspects(f"{failure.message}\n{failure.traceback}"):
                 return f"still lacks `{moved.api}`"
-        return None if ran_a_test(report) or elsewhere(report) else why_not(None, report)
+        return None
 
-    found = await try_releases(sandbox, moved.dist, releases, test_ids, timeout, still, MAX_SECONDS)
-    if found.report is not None and not ran_a_test(found.report) and (other := elsewhere(found.report)):
-        found.tried[-1] = f"{moved.dist} {found.kept}: has `{moved.api}`; the run then stops on {other} (remedied next)"
-    return found
+    return await try_releases(sandbox, moved.dist, releases, test_ids, timeout, still, MAX_SECONDS, elsewhere)
 
 
 def declaring_file(copy: WorkingCopy, dist: str) -> str:

@@ -74,9 +74,12 @@ def tool_candidates(versions: list[Version], refused: Version | None, limit: int
 
 async def try_releases(sandbox: SandboxPort, dist: str, releases: list[Version], test_ids: list[str] | None,
                        timeout: float, still: Callable[[TestReport], str | None],  # noqa: ASYNC109
-                       seconds: float = MAX_SECONDS) -> ToolSearch:
+                       seconds: float = MAX_SECONDS, elsewhere: Callable[[TestReport], str | None] = lambda _: None
+                       ) -> ToolSearch:
     """Install each release of `dist` in turn (wheels only, a cached image layer) and run the tests again; the
-    first for which `still(report)` is None (the problem is gone) is kept, the others' environments put back."""
+    first for which `still(report)` is None (the problem is gone) and a test ran is kept, the others'
+    environments put back. A run that stops before any test on `elsewhere(report)` (another problem, which the
+    step remedies next) keeps its release too."""
     found = ToolSearch()
     start = time.monotonic()
     before = await sandbox.environment()
@@ -91,9 +94,13 @@ async def try_releases(sandbox: SandboxPort, dist: str, releases: list[Version],
             continue
         report = await sandbox.run_tests(test_ids, timeout=timeout)
         problem = still(report)
+        other = elsewhere(report) if problem is None and not ran_a_test(report) else None
+        if problem is None and not ran_a_test(report) and other is None:
+            problem = why_not(None, report)
         if problem is None:
             found.kept, found.report = version, report
-            found.tried.append(f"{dist} {version}: runs the tests ({report.summary()})")
+            found.tried.append(f"{dist} {version}: the run then stops on {other} (remedied next)" if other else
+                               f"{dist} {version}: runs the tests ({report.summary()})")
             return found
         found.tried.append(f"{dist} {version}: {problem}")
         found.failed.append(version)
@@ -113,12 +120,10 @@ async def search(sandbox: SandboxPort, language: Language, python: str, refused:
 
     def still(report: TestReport) -> str | None:
         issue = diagnose(report, language, python, in_workspace)
-        return None if issue is None and (ran_a_test(report) or elsewhere(report)) else why_not(issue, report)
+        return None if issue is None else why_not(issue, report)
 
-    found = await try_releases(sandbox, tool, tool_candidates(versions, refused), test_ids, timeout, still)
-    if found.report is not None and not ran_a_test(found.report) and (other := elsewhere(found.report)):
-        found.tried[-1] = f"{tool} {found.kept}: takes the tests, which then stop on {other} (remedied next)"
-    return found
+    return await try_releases(sandbox, tool, tool_candidates(versions, refused), test_ids, timeout, still,
+                              elsewhere=elsewhere)
 
 
 def why_not(issue: EnvironmentIssue | None, report: TestReport) -> str:
