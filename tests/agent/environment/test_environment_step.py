@@ -17,6 +17,16 @@ from tests.agent.conftest import collect, tree_bytes, write_project
 pytestmark = pytest.mark.docker
 
 
+async def one_round(ws: Path, scripted_llm: Any, make_settings: Any, reply: str = "no idea",
+                    test_ids: list[str] | None = None) -> tuple[list[Any], Any, EnvironmentReady, Any]:
+    """A fix run of one round on `ws`, the model scripted to `reply`: its events, its Done, the environment step's
+    event and the first test run (None when none ran)."""
+    scripted_llm.script(reply)
+    events, done = await collect(fix(FixRequest(ws, test_ids=test_ids), make_settings(ws, loop={"max_iterations": 1})))
+    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    return events, done, ready, next((e for e in events if isinstance(e, TestsRan)), None)
+
+
 async def test_a_removed_stdlib_name_stops_the_run_before_any_candidate(tmp_path: Path, scripted_llm: Any,
                                                                         make_settings: Any) -> None:
     ws = write_project(tmp_path / "ws", {
@@ -59,13 +69,10 @@ async def test_a_conftest_only_old_pytest_accepts_gets_an_older_pytest(tmp_path:
     # `pytest.collect` went in pytest 7: the sandbox's pytest 7.2 refuses this conftest when it loads
     ws = write_project(tmp_path / "ws", {
         "conftest.py": "import pytest\n\nItem = pytest.collect.Item\n", **CALC_TESTS})
-    scripted_llm.script("no idea")
-    events, done = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
-    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    _, done, ready, first = await one_round(ws, scripted_llm, make_settings)
     assert ready.problem is None, ready.lines
     assert ready.test_tool == "pytest 6.2.5 (the newest that runs the tests)", ready.lines
     assert any("refuses the tests" in line and "has no attribute collect" in line for line in ready.lines)
-    first = next(e for e in events if isinstance(e, TestsRan))
     assert (first.passed, first.failed) == (1, 1)  # the tests ran: the code's own failure is left for the rounds
     assert done.outcome != "environment"
 
@@ -77,15 +84,13 @@ async def test_a_conftest_only_pytest_3_accepts_gets_it_with_plain_asserts(tmp_p
     ws = write_project(tmp_path / "ws", {
         "conftest.py": "def pytest_runtest_setup(item):\n    if item.get_marker('slow'):\n        pass\n",
         **CALC_TESTS})
-    scripted_llm.script("```python\ndef add(a, b):\n    return a + b\n```\n")
-    events, done = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
-    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    events, done, ready, first = await one_round(ws, scripted_llm, make_settings,
+                                                 reply="```python\ndef add(a, b):\n    return a + b\n```\n")
     assert ready.problem is None, ready.lines
     assert ready.test_tool.startswith("pytest 3.") and ready.test_tool.endswith("(the newest that runs the tests)")
     assert any("runs with plain asserts" in line for line in ready.lines), ready.lines
     tried = [line for line in ready.lines if re.match(r"pytest \d+\.\d+\.\d+: ", line)]
     assert [line.split(":")[0] for line in tried][1:4] == ["pytest 6.2.5", "pytest 5.4.3", "pytest 4.6.11"], tried
-    first = next(e for e in events if isinstance(e, TestsRan))
     assert (first.passed, first.failed) == (1, 1)  # the tests ran: the code's own failure is left for the rounds
     # the rounds' candidate runs (warm runs, on by default) and the coverage pass run it with plain asserts too
     assert done.outcome == "green", done.summary
@@ -115,14 +120,11 @@ async def test_a_test_inside_an_init_py_gets_a_pytest_that_takes_its_id(tmp_path
         "calc.py": "def add(a, b):\n    return a - b\n",
         "tests/__init__.py": "from calc import add\n\n\nclass TestAdd:\n    def test_add(self):\n"
                              "        assert add(2, 3) == 5\n"})
-    scripted_llm.script("no idea")
-    request = FixRequest(ws, test_ids=["tests/__init__.py::TestAdd::test_add"])
-    events, _ = await collect(fix(request, make_settings(ws, loop={"max_iterations": 1})))
-    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    _, _, ready, first = await one_round(ws, scripted_llm, make_settings,
+                                         test_ids=["tests/__init__.py::TestAdd::test_add"])
     assert ready.problem is None, ready.lines
     assert any("refuses the tests" in line and "__init__.py::" in line for line in ready.lines), ready.lines
     assert ready.test_tool.endswith("(the newest that runs the tests)"), ready.test_tool
-    first = next(e for e in events if isinstance(e, TestsRan))
     assert (first.passed, first.failed) == (0, 1), first  # the test ran: the code's own bug is the rounds'
 
 
@@ -131,12 +133,9 @@ async def test_the_projects_own_pytest_pin_wins_over_the_sandboxs(tmp_path: Path
     ws = write_project(tmp_path / "ws", {
         "requirements-dev.txt": "pytest==6.2.5\n",
         "conftest.py": "import pytest\n\nItem = pytest.collect.Item\n", **CALC_TESTS})
-    scripted_llm.script("no idea")
-    events, _ = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
-    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    _, _, ready, first = await one_round(ws, scripted_llm, make_settings)
     assert ready.summary == "environment: 1 package(s) from requirements-dev.txt; pytest 6.2.5 (the project pins it)"
     assert not any("refuses" in line for line in ready.lines)  # no search: the pin was right from the start
-    first = next(e for e in events if isinstance(e, TestsRan))
     assert (first.passed, first.failed) == (1, 1)
 
 
@@ -145,22 +144,17 @@ async def test_a_pin_older_than_the_sandboxs_pytest_needs_is_left_out_and_the_te
     # black's Pipfile.lock pins attrs 17.4-19.1; installed over the image's, pytest 7.2 stops before any test
     # ran (`attrs() got an unexpected keyword argument 'eq'`): the sandbox's pytest needs attrs>=19.2.0
     ws = write_project(tmp_path / "ws", {"requirements.txt": "attrs==18.1.0\n", **CALC_TESTS})
-    scripted_llm.script("no idea")
-    events, _ = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
-    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    _, _, ready, first = await one_round(ws, scripted_llm, make_settings)
     assert ready.problem is None, ready.lines
     assert any(line.startswith("attrs==18.1.0 (requirements.txt) not installed: pytest 7.2.1 (the sandbox's) needs "
                                "attrs>=19.2.0") for line in ready.lines), ready.lines
-    first = next(e for e in events if isinstance(e, TestsRan))
     assert (first.passed, first.failed) == (1, 1), first  # the tests ran: the code's own bug is the rounds'
 
 
 async def test_the_pytest_a_projects_range_installed_is_the_one_named(tmp_path: Path, scripted_llm: Any,
                                                                        make_settings: Any) -> None:
     ws = write_project(tmp_path / "ws", {"requirements-dev.txt": "pytest<7\n", **CALC_TESTS})
-    scripted_llm.script("no idea")
-    events, _ = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
-    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    _, _, ready, _ = await one_round(ws, scripted_llm, make_settings)
     assert ready.test_tool == "pytest 6.2.5 (the project's range: pytest<7)", ready.lines  # not the image's 7.2.1
 
 
@@ -171,12 +165,9 @@ async def test_test_code_on_a_removed_name_gets_the_pytest_that_does_not_run_it(
         "calc.py": "def add(a, b):\n    return a - b\n",
         "test_calc.py": "import sys\n\nfrom calc import add\n\n\ndef setup():\n    sys.setcheckinterval(100)\n\n\n"
                         "def test_add():\n    assert add(2, 3) == 5\n"})
-    scripted_llm.script("no idea")
-    events, done = await collect(fix(FixRequest(ws), make_settings(ws, loop={"max_iterations": 1})))
-    ready = next(e for e in events if isinstance(e, EnvironmentReady))
+    _, done, ready, first = await one_round(ws, scripted_llm, make_settings)
     assert ready.problem is None, ready.lines
     assert ready.test_tool.startswith("pytest 9.") and ready.test_tool.endswith("(the newest that runs the tests)")
     assert any("runs test code that fails here" in line and "setcheckinterval" in line for line in ready.lines)
-    first = next(e for e in events if isinstance(e, TestsRan))
     assert first.failed == 1 and "assert -1 == 5" in str(first.failures[0])  # the code's own failure, for the rounds
     assert done.outcome != "environment"
