@@ -2,10 +2,11 @@
 # Issue 62's informed-requests ablation, first stage, with the 1.5B model: the default loop (plain.toml) against
 # it without the three informed-request items (ablation/no-informed-requests.toml), task by task in one bench
 # (configs interleaved), at one fixed commit, one memo. PART picks the set:
-#   rb20   the realbugs 20 of the one-loop parity run, in its order (all in git)
+#   rb20   the realbugs 20 of the one-loop parity run (all in git)
 #   s40    realbugs' stratified 40 (--sample 40 --sample-seed 0 --stratify project over all 164 rows; the
 #          folders not in git are built first from the mirrors: `fetch` the projects first)
-#   hef40  the HumanEvalFix 40 of the one-loop parity run, in its order
+#   hef40  the HumanEvalFix 40 of the one-loop parity run
+# Tasks run cheapest first (by that parity run's seconds), so a run stopped part-way has compared the most tasks.
 # Resumable on any machine: each finished cell is appended to docs/benchmarks/informed-requests-qwen1.5b/
 # PART-cells.jsonl (the bench's results.jsonl, linked), so cells can be committed as they finish.
 # plain.toml at this commit is also issue 61's "today" baseline for the model's right greens.
@@ -31,7 +32,7 @@ case $part in
 import json, sys
 from pathlib import Path
 rows, key, done, dest = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4])
-order = [r["task"] for r in json.loads(done.read_text())["results"]]
+order = [r["task"] for r in sorted(json.loads(done.read_text())["results"], key=lambda r: r["seconds"])]
 lines = {json.loads(l)[key]: l for l in rows.read_text().splitlines() if l.strip()}
 dest.write_text("".join(lines[t] + "\n" for t in order))
 PY
