@@ -65,3 +65,8 @@ def test_a_huge_or_binary_looking_value_is_cut_to_one_printable_line() -> None:
     said = compared(f"assert {binary} == 'ab'\r\n" + WHERE.format(binary, "raw()"))
     assert said == "`raw()` returned `'\\x00\\x1b[1m\\x07ab'`, and the test expects `'ab'`."
     assert said.isprintable()
+
+
+def test_spaces_inside_a_quoted_value_are_kept_since_they_can_be_the_difference() -> None:
+    said = compared("assert 'a  b' == 'a b'\n" + WHERE.format("'a  b'", "join_words(['a', 'b'])"))
+    assert said == "`join_words(['a', 'b'])` returned `'a  b'`, and the test expects `'a b'`."

@@ -19,6 +19,7 @@ _PARSED_CHARS = 20_000  # an assert line longer than this is not read at all
 _WHERE = re.compile(r"^\s*\+(?P<indent>\s+)where (?P<value>.+?) = (?P<call>.+)$")
 _ASSERT = re.compile(r"^(?:E\s+)?(?:AssertionError: )?(assert .+)$")
 _SOURCE = re.compile(r"^>\s+(assert\b.+)$", re.M)
+_BREAK = re.compile(r"[ \t]*[\r\n]+\s*")
 
 # what the test expects of the code's value, by operator: (the code's value on the left, on the right)
 _EXPECTS: dict[type[ast.cmpop], tuple[str, str]] = {
@@ -146,8 +147,11 @@ def _printable(text: str) -> str:
 
 
 def _short(text: str) -> str:
-    """One line, printable, at most VALUE_CHARS: a huge or binary-looking value is cut, its length said."""
-    text = _printable(" ".join(text.split()))
+    """One line, printable, at most VALUE_CHARS: a huge or binary-looking value is cut, its length said.
+
+    Only line breaks (and the indent around them) become one space: a run of spaces inside a line is kept,
+    since in a quoted value it can be the very difference the test is about ('a  b' against 'a b')."""
+    text = _printable(_BREAK.sub(" ", text.strip()))
     if len(text) <= VALUE_CHARS:
         return text
     return f"{text[: VALUE_CHARS - 20]}… ({len(text)} characters)"
