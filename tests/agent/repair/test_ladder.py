@@ -15,7 +15,7 @@ from greenloop.agent.repair.ladder import ladder
 from greenloop.agent.repair.prompts import failing_test_targets, repair_messages
 from greenloop.agent.repair.rungs.properties import property_reply
 from greenloop.agent.repair.splice import Target
-from greenloop.retrieval import Location, RepoIndex
+from greenloop.retrieval import Location, RepoIndex, Signal
 from greenloop_sandbox import TestFailure, TestReport
 
 ONE = "import math\n\n\ndef area(r):\n    return math.pi * r\n"
@@ -197,6 +197,25 @@ def test_several_asks_the_top_def_with_its_callees_then_the_path_from_the_test(t
              if a.why.startswith("the top-ranked functions together")]
     groups = [[t.symbol for t in (a.target, *a.also)] for a in found]
     assert groups == [["big", "helper", "rule"], ["factory", "rule"]]
+
+
+def test_with_coverage_several_never_groups_the_top_def_with_defs_no_failing_test_ran(tmp_path: Path) -> None:
+    # the failing test ran `parse` and `clean`; `save` and `log` rank high on words alone but never ran:
+    # a change to them cannot move the test, so no request of several shows them (without coverage, it may)
+    source = "".join(f"def {n}(x):\n    return x\n\n\n" for n in ("parse", "save", "clean", "log"))
+    copy = WorkingCopy(tmp_path, {"mod.py": source.encode(), "test_mod.py": b""})
+    ran = (Signal("executed", 1.0, 0.1, "line 2 ran in 1 of 1 failing tests"),)
+
+    def at(name: str, n: int, role: str = "target", signals: tuple[Signal, ...] = ()) -> Location:
+        return Location("mod.py", name, "function", 4 * n + 1, 4 * n + 2, 1.0 - n / 10, "words", role, signals)
+
+    def groups(top: Location) -> list[list[str]]:
+        found = [a for a in ladder([top, at("save", 1), at("clean", 2, "ranked", ran), at("log", 3, "ranked")],
+                                   TestReport(failed=1), copy, TestFiles()) if "functions together" in a.why]
+        return [[t.symbol for t in (a.target, *a.also)] for a in found]
+
+    assert groups(at("parse", 0, signals=ran)) == [["parse", "clean"]]
+    assert groups(at("parse", 0)) == [["parse", "save", "clean"], ["log"]]
 
 
 def test_several_then_asks_the_defs_ranked_past_its_first_group_that_no_request_showed(tmp_path: Path) -> None:

@@ -137,19 +137,29 @@ def group(order: list[Location]) -> list[Target]:
 
 def group_order(state: LadderState) -> list[Location]:
     """The functions a request of several may show, most relevant first: the top-ranked one, the defs it
-    calls that a failing test ran (related.py), the other shown functions, then the ranked ones past them."""
+    calls that a failing test ran (related.py), the other shown functions, then the ranked ones past them.
+
+    When coverage saw the failing tests run the top def, a def they never ran is left out: a change to it
+    cannot move them, and beside a top def with no executed callee it only filled the request with
+    unrelated code (a regex helper asked with two file writers no test ran). Without coverage, all are kept."""
     functions = state.functions
     if not functions:
         return []
     callees = [loc for loc in state.unshown if loc.role == "callee"]
     ranked = [loc for loc in state.unshown if loc.role == "ranked"]
+    covered = ran(functions[0])
     seen: set[str] = set()
     out: list[Location] = []
     for loc in [functions[0], *callees, *functions[1:], *ranked]:
-        if loc.key not in seen:
+        if loc.key not in seen and (not covered or ran(loc)):
             seen.add(loc.key)
             out.append(loc)
     return out
+
+
+def ran(loc: Location) -> bool:
+    """Whether coverage saw a failing test run `loc` (its `executed` signal; a callee is one by its role)."""
+    return loc.role == "callee" or any(s.name == "executed" and s.value > 0 for s in loc.signals)
 
 
 RUNG = Several()
