@@ -29,6 +29,7 @@ PY
     ); then :; else  # rebuilt rows and sums differ only in volatile fields: keep the committed ones
       (cd "$data" && python3 build.py --missing)
       git -C "$repo" checkout -- benchmarks/data/realbugs/cases.jsonl benchmarks/data/realbugs/drops.jsonl \
+        benchmarks/data/realbugs/baselines.json \
         benchmarks/data/realbugs/SHA256SUMS
     fi
     cp "$data/cases.jsonl" "$run/suite.jsonl"
