@@ -144,3 +144,40 @@ async def test_a_hung_test_points_at_the_loop_not_the_callee_the_clock_stopped_i
     found = await locate(index, output, top_k=3)
     assert found[0].symbol == "smooth", [(loc.symbol, loc.why) for loc in found]
     assert found[0].why.startswith("the loop the hung test was in")
+
+
+MONITOR = {
+    "clock/__init__.py": "",
+    "clock/monitor.py": (
+        "import time\n\nfrom clock.wrappers import retried\n\n\nclass Monitor:\n    _time = None\n\n"
+        "    def __init__(self, interval):\n        self.interval = interval\n        self.time = Monitor._time or time\n\n"
+        "    @retried\n    def exit(self):\n        return True\n"
+    ),
+    "clock/wrappers.py": (
+        "import functools\n\n\ndef retried(func):\n    @functools.wraps(func)\n    def inner(*args, **kwargs):\n"
+        "        for _ in range(3):\n            try:\n                return func(*args, **kwargs)\n"
+        "            except OSError:\n                pass\n    return inner\n\n\n"
+        "def logged(func):\n    def inner(*args):\n        print(func.__name__)\n        return func(*args)\n"
+        "    return inner\n"
+    ),
+    "tests/__init__.py": "",
+    "tests/test_monitor.py": (
+        "import functools\n\nfrom clock.monitor import Monitor\n\n\ndef patch_time(func):\n"
+        "    @functools.wraps(func)\n    def inner(*args, **kwargs):\n        Monitor._test['time'] = 0\n"
+        "        return func(*args, **kwargs)\n    return inner\n\n\n@patch_time\ndef test_monitor_sleeps():\n"
+        "    assert Monitor(1).exit()\n"
+    ),
+}
+
+
+async def test_a_failing_frame_in_a_tests_closure_names_nothing_in_the_project(tmp_path: Path) -> None:
+    # the test fails inside its decorator's `inner`: that says which test failed, but the project's own
+    # `inner` wrappers are not named like the test; the class the failure names leads
+    projects.write(tmp_path, MONITOR)
+    output = projects.pytest_output(tmp_path, "tests/test_monitor.py")
+    assert "has no attribute '_test'" in output
+    index = RepoIndex()
+    await index.update(projects.write(tmp_path, MONITOR))
+    found = await locate(index, output, top_k=5)
+    assert not any(s.name == "name_like" for loc in found for s in loc.signals)
+    assert found[0].path == "clock/monitor.py" and not any(loc.symbol.endswith(".inner") for loc in found[:2])

@@ -75,8 +75,11 @@ def offer_names_like(
     index: RepoIndex, lexical: LexicalIndex, tests: list[Definition], use: TestUse, evidence: Evidence
 ) -> None:
     """Definitions named like the failing test ("test_format_filtering" -> `_build_format_filter`),
-    or like a name on the failing line that does not exist (an AttributeError for a renamed method)."""
-    wanted = [(t.name, f"named like the failing test {t.symbol}") for t in tests]
+    or like a name on the failing line that does not exist (an AttributeError for a renamed method).
+
+    A def nested in a function (a decorator's `inner`, a local `check`) names nothing in the project: a
+    failing frame in one says which test failed, but its name would only pull in every `inner` there is."""
+    wanted = [(t.name, f"named like the failing test {t.symbol}") for t in tests if not _local(index, t)]
     wanted += [
         (n, f"named like `{n}` on the failing line")
         for n in use.failing_line
@@ -86,3 +89,10 @@ def offer_names_like(
         for definition, similarity in lexical.name_matches(name, ignore=_TEST_WORDS):
             if definition.kind in ("function", "method") and similarity >= _NAME_LIKE_MIN:
                 evidence.offer(definition, "name_like", similarity, note)
+
+
+def _local(index: RepoIndex, definition: Definition) -> bool:
+    """Whether `definition` is nested in a function or method (a closure), not in a class or at module level."""
+    if definition.parent is None:
+        return False
+    return any(d.symbol == definition.parent and d.kind in ("function", "method") for d in index.definitions(definition.path))
