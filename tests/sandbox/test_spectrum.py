@@ -60,6 +60,17 @@ async def test_each_test_has_its_own_lines_and_outcome(sandbox: DockerSandbox) -
     assert all(discount not in t.lines.get("shop/cart.py", []) for t in spectrum.passing)
 
 
+async def test_an_ini_file_in_tests_keeps_the_ids_from_the_workspace_root(sandbox: DockerSandbox) -> None:
+    # `tests/pytest.ini` makes tests/ pytest's rootdir and its node ids `test_cart.py::...`: the failing
+    # test is still found by its root id, runs last with its own lines, and every id is the root's
+    await sandbox.sync({**shop.files(), "tests/pytest.ini": b"[pytest]\n"})
+    spectrum = await run_spectrum(sandbox, [shop.FAILING])
+    assert spectrum.note == ""
+    [failing] = spectrum.failing
+    assert failing.test_id == shop.FAILING and failing.focus and failing.lines.get("shop/cart.py")
+    assert len(spectrum.passing) == 4 and all(t.test_id.startswith("tests/test_cart.py::") for t in spectrum.tests)
+
+
 async def test_coverage_lifts_the_bug_two_calls_below_the_test(sandbox: DockerSandbox) -> None:
     files = shop.files()
     await sandbox.sync(files)

@@ -6,7 +6,9 @@ Runs the test files of the `--focus` ids (the failing tests) with pytest: the fi
 other tests until `--max-tests` tests or `--seconds` have gone by, then the focus
 tests, which always run. They run last so that code that runs once per process
 (caches, lazy imports, registrations) counts for a passing test, not for them. Each test runs in its own coverage.py
-dynamic context, so the lines it executed are known per test. Prints one line,
+dynamic context, so the lines it executed are known per test. Test ids are the ones pytest
+accepts from the workspace root, whatever pytest's rootdir (an ini file in `tests/` makes that
+folder the rootdir, and pytest's node ids relative to it). Prints one line,
 `SPECTRUM <base64 of zlib'd JSON>`: {"tests": [{"id", "outcome", "focus", "lines": {path:
 "1-4,9"}}], "seconds", "note"}; paths are relative to the working directory, the
 workspace. The tests' own output goes to /dev/null (a test that floods it costs
@@ -42,24 +44,33 @@ class Spectrum:
         self.max_tests = max_tests
         self.deadline = time.monotonic() + seconds
         self.outcomes: dict[str, str] = {}
+        self.ids: dict[str, str] = {}  # pytest's node id -> the id from the workspace root
+
+    def root_id(self, nodeid: str) -> str:
+        return self.ids.get(nodeid, nodeid)
 
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        root = os.getcwd()
+        rootdir = str(getattr(config, "rootpath", None) or getattr(config, "rootdir", root))  # rootdir: pytest < 6.1
+        for item in items:
+            file, sep, name = item.nodeid.partition("::")
+            self.ids[item.nodeid] = os.path.relpath(os.path.join(rootdir, file), root).replace(os.sep, "/") + sep + name
         wanted = set(self.focus)
-        first = [i for i in items if i.nodeid in wanted]
-        rest = [i for i in items if i.nodeid not in wanted]
+        first = [i for i in items if self.root_id(i.nodeid) in wanted]
+        rest = [i for i in items if self.root_id(i.nodeid) not in wanted]
         room = max(0, self.max_tests - len(first))
         config.hook.pytest_deselected(items=rest[room:])
         items[:] = rest[:room] + first  # last: one-time setup (caches, lazy imports) runs in a passing test
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> bool | None:
-        if item.nodeid not in self.focus and time.monotonic() > self.deadline:
+        if self.root_id(item.nodeid) not in self.focus and time.monotonic() > self.deadline:
             return True  # out of time: the passing side of the spectrum stops here
         return None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        self.cov.switch_context(item.nodeid)  # setup, call and teardown: fixtures run project code too
+        self.cov.switch_context(self.root_id(item.nodeid))  # setup, call and teardown: fixtures run project code too
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, None, None]:
@@ -69,11 +80,12 @@ class Spectrum:
             self.cov.switch_context("")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        old = self.outcomes.get(report.nodeid)
+        test = self.root_id(report.nodeid)
+        old = self.outcomes.get(test)
         if report.failed:
-            self.outcomes[report.nodeid] = "failed" if report.when == "call" else "error"
+            self.outcomes[test] = "failed" if report.when == "call" else "error"
         elif report.when == "call" or (report.skipped and old is None):
-            self.outcomes.setdefault(report.nodeid, "skipped" if report.skipped else "passed")
+            self.outcomes.setdefault(test, "skipped" if report.skipped else "passed")
 
 
 def ranges(lines: list[int]) -> str:
